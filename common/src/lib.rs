@@ -1,0 +1,14 @@
+//! Shared vocabulary of dsa.
+//!
+//! * [`domain`]: user input → a normalised registrable [`domain::DomainName`] (UTS 46 + the Public
+//!   Suffix List's ICANN section).
+//! * [`catalogue`]: every IANA TLD with its lookup method chain (RDAP, WHOIS, DNS) and a reason,
+//!   loaded from the versioned data file `common/data/tld-catalogue.json`.
+//! * [`record`]: the registration facts read from a WHOIS or RDAP answer (spec §2.3).
+//! * [`verdict`]: the availability verdict the engine hands to the front (spec §2.2 plus our nested
+//!   additions).
+
+pub mod catalogue;
+pub mod domain;
+pub mod record;
+pub mod verdict;

@@ -1,0 +1,199 @@
+//! Engine configuration: every upstream the engine talks to, with its deadlines and politeness.
+//!
+//! All fields have conservative defaults for the live internet; tests, benchmarks and the offline
+//! demo point them at loopback (the registry simulator writes such a file: `dsa-sim --write-config`).
+//! Durations are in seconds (fractions allowed) unless the name says otherwise.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Top-level engine settings (`[engine]` in the dsa config file).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineConfig {
+    /// Path of a TLD catalogue file to use instead of the one compiled into the binary.
+    pub catalogue: Option<PathBuf>,
+    /// DNS probe settings.
+    pub dns: DnsConfig,
+    /// RDAP probe settings.
+    pub rdap: RdapConfig,
+    /// WHOIS probe settings.
+    pub whois: WhoisConfig,
+    /// Per-upstream politeness (rate limits, concurrency caps, cooldown).
+    pub limits: LimitsConfig,
+    /// Verdict cache.
+    pub cache: CacheConfig,
+    /// Overall deadline for one availability check, seconds (all probes included).
+    pub check_deadline_secs: f64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            catalogue: None,
+            dns: DnsConfig::default(),
+            rdap: RdapConfig::default(),
+            whois: WhoisConfig::default(),
+            limits: LimitsConfig::default(),
+            cache: CacheConfig::default(),
+            check_deadline_secs: 10.0,
+        }
+    }
+}
+
+/// DNS probe: asks a TLD's authoritative name servers for the domain's NS, recursion off.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DnsConfig {
+    /// Whether the DNS pre-check runs at all.
+    pub enabled: bool,
+    /// Name-server addresses (`ip:port`) to ask instead of the catalogue's, keyed by registry
+    /// suffix without a leading dot (`com`, `com.af`); the key `*` applies to every suffix.
+    pub nameserver_overrides: BTreeMap<String, Vec<String>>,
+    /// Per-query timeout, seconds.
+    pub timeout_secs: f64,
+    /// Attempts per name server.
+    pub attempts: usize,
+}
+
+impl Default for DnsConfig {
+    fn default() -> Self {
+        Self { enabled: true, nameserver_overrides: BTreeMap::new(), timeout_secs: 2.0, attempts: 2 }
+    }
+}
+
+/// RDAP probe (RFC 7480/7482/9083/9224).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RdapConfig {
+    /// Whether RDAP is used at all.
+    pub enabled: bool,
+    /// Base URLs (ending in `/`) to use instead of the bootstrap's, keyed by registry suffix
+    /// without a leading dot; `*` applies to every suffix that has RDAP.
+    pub base_overrides: BTreeMap<String, String>,
+    /// Whole-request timeout, seconds.
+    pub timeout_secs: f64,
+    /// Connect timeout, seconds.
+    pub connect_timeout_secs: f64,
+    /// Largest response body read, bytes; a larger one is refused (unknown verdict).
+    pub max_body_bytes: usize,
+    /// Redirects followed (only to hosts of the bootstrap set), at most.
+    pub max_redirects: usize,
+}
+
+impl Default for RdapConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            base_overrides: BTreeMap::new(),
+            timeout_secs: 6.0,
+            connect_timeout_secs: 3.0,
+            max_body_bytes: 1 << 20,
+            max_redirects: 3,
+        }
+    }
+}
+
+/// WHOIS probe (RFC 3912).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WhoisConfig {
+    /// Whether WHOIS is used at all.
+    pub enabled: bool,
+    /// Socket addresses (`ip:port`) to connect to instead of resolving a server's host name,
+    /// keyed by that host name (`whois.nic.af`). The host name still selects the reply markers.
+    pub addr_overrides: BTreeMap<String, String>,
+    /// Connect timeout, seconds.
+    pub connect_timeout_secs: f64,
+    /// Longest wait for the next bytes of an answer, seconds.
+    pub idle_timeout_secs: f64,
+    /// Whole-exchange deadline, seconds.
+    pub total_timeout_secs: f64,
+    /// Largest answer read, bytes (RFC 3912 has no length; 256 KiB is far above any registry's).
+    pub max_bytes: usize,
+}
+
+impl Default for WhoisConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            addr_overrides: BTreeMap::new(),
+            connect_timeout_secs: 3.0,
+            idle_timeout_secs: 5.0,
+            total_timeout_secs: 8.0,
+            max_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// Politeness towards one upstream host: a rate limit (governor), a concurrency cap and a cooldown.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostLimit {
+    /// Sustained queries per second.
+    pub per_second: f64,
+    /// Burst size (queries allowed at once after an idle period).
+    pub burst: u32,
+    /// Queries in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for HostLimit {
+    fn default() -> Self {
+        Self { per_second: 1.0, burst: 1, concurrency: 1 }
+    }
+}
+
+/// Politeness settings per protocol, with per-host overrides.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Default for each RDAP host.
+    pub rdap: HostLimit,
+    /// Default for each WHOIS host (registries throttle port 43 hard: 1/s is polite).
+    pub whois: HostLimit,
+    /// Default for each DNS name server.
+    pub dns: HostLimit,
+    /// Overrides keyed by upstream host name.
+    pub hosts: BTreeMap<String, HostLimit>,
+    /// Consecutive failures after which a host is left alone for `cooldown_secs`.
+    pub failures_before_cooldown: u32,
+    /// Cooldown length, seconds.
+    pub cooldown_secs: f64,
+    /// Longest wait for a rate-limit slot before giving up (unknown verdict), seconds.
+    pub max_queue_wait_secs: f64,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            rdap: HostLimit { per_second: 10.0, burst: 10, concurrency: 8 },
+            whois: HostLimit { per_second: 1.0, burst: 2, concurrency: 2 },
+            dns: HostLimit { per_second: 50.0, burst: 50, concurrency: 32 },
+            hosts: BTreeMap::new(),
+            failures_before_cooldown: 5,
+            cooldown_secs: 30.0,
+            max_queue_wait_secs: 3.0,
+        }
+    }
+}
+
+/// Verdict cache (moka) with tiered time-to-live.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Largest number of cached verdicts.
+    pub capacity: u64,
+    /// Time-to-live of taken / pending-delete / reserved / restricted verdicts, seconds.
+    pub taken_ttl_secs: u64,
+    /// Time-to-live of available verdicts, seconds (short: a name can be registered any moment).
+    pub available_ttl_secs: u64,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self { capacity: 100_000, taken_ttl_secs: 6 * 3600, available_ttl_secs: 120 }
+    }
+}

@@ -1,0 +1,2 @@
+//! dsa's availability engine.
+pub mod config;
