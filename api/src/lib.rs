@@ -1,1 +1,181 @@
-//! placeholder
+//! dsa's HTTP front and standalone mode.
+//!
+//! The path of a check in standalone mode:
+//!
+//! ```text
+//! HTTP GET /v1/domains/check ─► routes::check
+//!     ├─ state::AppState::key        client key → KeyRecord (403)      store::SqliteStore
+//!     ├─ origin::check               allowed origins (403)
+//!     ├─ credits::Credits::reserve   monthly allowance (429)
+//!     ├─ workers::engine (cache hit) ─ or ─ dispatch::InProcessBus ─► worker task ─► engine probes
+//!     ├─ pricing / purchase          price table, commission, checkout URL
+//!     └─ credits::Reservation::commit ─► ledger::run ─► store (ledger_entries + key_usage)
+//! ```
+//!
+//! [`serve`] takes an already bound listener and a shutdown future, so tests bind port 0.
+
+#![allow(clippy::module_name_repetitions)]
+
+pub mod config;
+pub mod credits;
+pub mod dispatch;
+pub mod error;
+pub mod keys;
+pub mod ledger;
+pub mod origin;
+pub mod pricing;
+pub mod purchase;
+pub mod routes;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+use workers::engine::Engine;
+
+use crate::config::Settings;
+use crate::credits::Credits;
+use crate::dispatch::InProcessBus;
+use crate::error::{ApiError, error_response};
+use crate::keys::{KeyKind, Plan};
+use crate::pricing::PriceTable;
+use crate::purchase::CheckoutUrl;
+use crate::state::{AppState, Parts};
+use crate::store::{NewKey, SqliteStore, Store};
+
+/// Builds the router over a state (no listener; tests drive it with `oneshot`).
+pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
+    let request_id = HeaderName::from_static("x-request-id");
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers([header::CONTENT_TYPE])
+        .expose_headers([header::RETRY_AFTER, request_id.clone()])
+        .max_age(std::time::Duration::from_secs(600));
+    let mut router = Router::new()
+        .route("/v1/domains/check", get(routes::check::check).fallback(method_not_allowed))
+        .route("/healthz", get(routes::health::healthz))
+        .route("/readyz", get(routes::health::readyz))
+        .route("/metrics", get(routes::health::metrics))
+        .fallback(not_found)
+        .with_state(state)
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+            let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+        }))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(cors);
+    if let Some(max_age) = hsts_max_age_secs
+        && let Ok(value) = HeaderValue::from_str(&format!("max-age={max_age}; includeSubDomains"))
+    {
+        router = router.layer(SetResponseHeaderLayer::if_not_present(header::STRICT_TRANSPORT_SECURITY, value));
+    }
+    router
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}
+
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("handler panicked");
+    error_response(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error; retry after a short delay.")
+}
+
+/// A running standalone application: its state and the ledger consumer to drain at shutdown.
+pub struct Standalone {
+    /// Shared state (drop it, and every clone, to close the ledger channel).
+    pub state: AppState,
+    /// The ledger consumer; finishes once the state is dropped and every event is applied.
+    pub ledger: tokio::task::JoinHandle<()>,
+    /// The store.
+    pub store: Arc<dyn Store>,
+}
+
+/// Assembles standalone mode: SQLite store (migrated), engine, in-process bus, credits, ledger.
+///
+/// # Errors
+/// Storage, catalogue, price table or URL configuration errors, each naming the setting.
+pub async fn standalone(settings: &Settings) -> anyhow::Result<Standalone> {
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::connect(&settings.database.url, settings.database.max_connections)
+            .await
+            .map_err(|e| anyhow::anyhow!("database.url {}: {e}", settings.database.url))?,
+    );
+    store.migrate().await?;
+    let engine = Engine::new(settings.engine.clone())?;
+    let bus = Arc::new(InProcessBus::start(engine.clone(), settings.jobs.workers, settings.jobs.queue));
+    let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
+    let ledger = tokio::spawn(ledger::run(store.clone(), ledger_rx));
+    let prices = match &settings.pricing.table {
+        Some(path) => PriceTable::load(path).map_err(|e| anyhow::anyhow!("pricing.table {}: {e}", path.display()))?,
+        None => PriceTable::embedded()?,
+    };
+    let platform_checkout = settings
+        .pricing
+        .platform_checkout_url
+        .as_deref()
+        .map(CheckoutUrl::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("pricing.platform_checkout_url: {e}"))?;
+    let state = AppState::new(Parts {
+        engine,
+        bus,
+        store: store.clone(),
+        credits: Credits::new(store.clone(), ledger_tx),
+        prices,
+        platform_checkout,
+    });
+    Ok(Standalone { state, ledger, store })
+}
+
+/// Creates the development key on a first start (no key yet). Returns the key to print.
+///
+/// # Errors
+/// Storage errors.
+pub async fn ensure_dev_key(store: &dyn Store) -> anyhow::Result<Option<String>> {
+    if !store.list_keys().await?.is_empty() {
+        return Ok(None);
+    }
+    let (key, key_hash) = keys::generate(KeyKind::Server);
+    store
+        .create_key(NewKey {
+            key_hash,
+            kind: KeyKind::Server,
+            plan: Plan::Free,
+            pricing_enabled: true,
+            show_purchase_button: true,
+            default_commission_percent: None,
+            purchase_url: Some("https://checkout.example/register".into()),
+            allowed_origins: Vec::new(),
+            label: "development key (created on first start)".into(),
+        })
+        .await?;
+    Ok(Some(key))
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests.
+///
+/// # Errors
+/// I/O errors of the listener.
+pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+}

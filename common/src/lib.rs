@@ -10,5 +10,6 @@
 
 pub mod catalogue;
 pub mod domain;
+pub mod messages;
 pub mod record;
 pub mod verdict;

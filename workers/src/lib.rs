@@ -1,2 +1,25 @@
 //! dsa's availability engine.
+//!
+//! The path of a check, once the front has a [`common::domain::DomainName`]:
+//!
+//! ```text
+//! engine::Engine::check ──► cache::VerdictCache (hit → done)
+//!        │
+//!        ├─► policy (restricted zone → done)
+//!        ├─► probe::dns   (delegated → taken)      ┐  each behind politeness::Politeness
+//!        ├─► probe::rdap  → parse::rdap            │  (governor rate limit, concurrency cap,
+//!        └─► probe::whois → parse::whois           ┘   cooldown per upstream host)
+//! ```
+//!
+//! * [`config`]: every upstream address, deadline and limit.
+//! * [`engine`]: the order of questions and what each answer proves.
+//! * [`probe`]: the DNS, RDAP and WHOIS clients.
+//! * [`parse`]: the readers of WHOIS text and RDAP JSON.
+//! * [`politeness`], [`cache`]: rate limits and the verdict cache.
+
+pub mod cache;
 pub mod config;
+pub mod engine;
+pub mod parse;
+pub mod politeness;
+pub mod probe;

@@ -1,0 +1,153 @@
+//! Typed configuration: defaults → file → environment (`DSA_…`, `__` for nesting).
+//!
+//! `DSA_CONFIG` (or `--config`) names the file; `dsa.sample.toml` at the repository root lists
+//! every knob with its default. Start-up fails with a message naming the bad setting.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+use workers::config::EngineConfig;
+
+/// Everything dsa reads at start-up.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// HTTP listener.
+    pub server: ServerConfig,
+    /// Key and ledger storage.
+    pub database: DatabaseConfig,
+    /// The availability engine (upstreams, limits, cache).
+    pub engine: EngineConfig,
+    /// Prices and checkout.
+    pub pricing: PricingConfig,
+    /// The in-process job bus of standalone mode.
+    pub jobs: JobsConfig,
+    /// First-run conveniences of standalone mode.
+    pub bootstrap: BootstrapConfig,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            server: ServerConfig::default(),
+            database: DatabaseConfig::default(),
+            engine: EngineConfig::default(),
+            pricing: PricingConfig::default(),
+            jobs: JobsConfig::default(),
+            bootstrap: BootstrapConfig::default(),
+        }
+    }
+}
+
+/// HTTP listener settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// TLS certificate chain (PEM). With `tls_key`, the server speaks HTTPS only; production must
+    /// run on TLS (spec §1), directly or behind a TLS-terminating proxy.
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// Send `Strict-Transport-Security` (only when TLS is on), seconds of `max-age`.
+    pub hsts_max_age_secs: u64,
+    /// Longest time one request may take, seconds (beyond: 500 in the spec's shape).
+    pub request_timeout_secs: f64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            tls_cert: None,
+            tls_key: None,
+            hsts_max_age_secs: 31_536_000,
+            request_timeout_secs: 30.0,
+        }
+    }
+}
+
+/// Storage settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// sqlx URL. Standalone default: a SQLite file in the working directory.
+    pub url: String,
+    /// Pool size.
+    pub max_connections: u32,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self { url: "sqlite://dsa.db?mode=rwc".into(), max_connections: 5 }
+    }
+}
+
+/// Prices and checkout settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct PricingConfig {
+    /// Price table file (JSON or CSV, see the README); default: the shipped sample table.
+    pub table: Option<PathBuf>,
+    /// The platform's checkout URL, used when a request says `redirect_checkout=1`.
+    pub platform_checkout_url: Option<String>,
+}
+
+/// In-process job bus (standalone mode).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobsConfig {
+    /// Worker tasks running probes.
+    pub workers: usize,
+    /// Jobs waiting at most; beyond, requests get 502 at once (back-pressure).
+    pub queue: usize,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        Self { workers: 64, queue: 4096 }
+    }
+}
+
+/// First-run conveniences.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct BootstrapConfig {
+    /// On a first start with no key in the database, create a development server key and print it.
+    pub create_dev_key: bool,
+}
+
+impl Default for BootstrapConfig {
+    fn default() -> Self {
+        Self { create_dev_key: true }
+    }
+}
+
+impl Settings {
+    /// Loads defaults, then `file` (if any; else `DSA_CONFIG`; else `dsa.toml` when present), then
+    /// `DSA_…` environment variables (`DSA_SERVER__LISTEN=0.0.0.0:8080`).
+    ///
+    /// # Errors
+    /// A message naming the file or the setting that is wrong.
+    pub fn load(file: Option<&Path>) -> anyhow::Result<Self> {
+        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
+        let env_file = std::env::var_os("DSA_CONFIG").map(PathBuf::from);
+        let chosen = file.map(Path::to_path_buf).or(env_file);
+        match chosen {
+            Some(path) => {
+                if !path.exists() {
+                    anyhow::bail!("config file {} does not exist", path.display());
+                }
+                figment = figment.merge(Toml::file(path));
+            }
+            None if Path::new("dsa.toml").exists() => figment = figment.merge(Toml::file("dsa.toml")),
+            None => {}
+        }
+        figment = figment.merge(Env::prefixed("DSA_").split("__").ignore(&["config"]));
+        figment.extract().map_err(|e| anyhow::anyhow!("bad configuration: {e}"))
+    }
+}

@@ -1,0 +1,98 @@
+//! The one error type of the HTTP boundary and its mapping to the spec's error shape (§7):
+//! `{"success":false,"error":"…"}` with 400/403/404/405/429/500/502.
+//!
+//! 4xx are logged at debug; 5xx are logged with their cause chain and never leak internals.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// The spec's text for an unusable key (§7).
+pub const INVALID_KEY: &str = "Invalid or disabled client key.";
+/// The spec's text for an exhausted monthly allowance (§7).
+pub const CREDITS_EXHAUSTED: &str = "Monthly credit limit reached";
+
+/// Every way a request can fail.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A required query parameter is missing or empty (400).
+    #[error("Missing required parameter: {0}.")]
+    Missing(&'static str),
+    /// Malformed input: bad domain, bad number, bad URL… (400). The text is shown to the client.
+    #[error("{0}")]
+    BadRequest(String),
+    /// Key not found, disabled or suspended (403).
+    #[error("Invalid or disabled client key.")]
+    InvalidKey,
+    /// Origin not allowed for the key, or a server key used from a browser (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Monthly allowance exhausted (429).
+    #[error("Monthly credit limit reached")]
+    CreditsExhausted,
+    /// Per-minute rate limit or demo limit (429), with seconds until a retry may succeed.
+    #[error("{message}")]
+    TooManyRequests {
+        /// Text for the client.
+        message: String,
+        /// Seconds for `Retry-After`, if known.
+        retry_after_secs: Option<u64>,
+    },
+    /// Unknown path (404).
+    #[error("Not found.")]
+    NotFound,
+    /// Wrong method for a known path (405).
+    #[error("Method not allowed.")]
+    MethodNotAllowed,
+    /// Upstream registry trouble or no verdict in time (502); the text is safe to show.
+    #[error("Upstream WHOIS/registry service temporarily unavailable; retry with exponential backoff.")]
+    Upstream(String),
+    /// Anything unexpected (500); the cause is logged, not shown.
+    #[error("Internal server error; retry after a short delay.")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Missing(_) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::InvalidKey | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::CreditsExhausted | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<common::domain::DomainError> for ApiError {
+    fn from(e: common::domain::DomainError) -> Self {
+        ApiError::BadRequest(e.to_string())
+    }
+}
+
+/// Builds the spec's error body for a status and text (also used by fallbacks and panics).
+pub fn error_response(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({ "success": false, "error": message }))).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            ApiError::Internal(cause) => tracing::error!(error = ?cause, "internal error"),
+            ApiError::Upstream(cause) => tracing::warn!(%cause, "upstream unavailable"),
+            other => tracing::debug!(error = %other, %status, "client error"),
+        }
+        let mut response = error_response(status, &self.to_string());
+        if let ApiError::TooManyRequests { retry_after_secs: Some(secs), .. } = &self
+            && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        response
+    }
+}

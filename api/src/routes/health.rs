@@ -1,0 +1,29 @@
+//! `/healthz` (the process is up), `/readyz` (the store answers), `/metrics` (Prometheus text).
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::state::AppState;
+
+/// Liveness: always 200 while the process serves.
+pub async fn healthz() -> Json<Value> {
+    Json(json!({ "success": true, "status": "ok" }))
+}
+
+/// Readiness: 200 when the store answers, else 503.
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+    match state.store().settled_usage("readiness-probe", "0000-00").await {
+        Ok(_) => (StatusCode::OK, Json(json!({ "success": true, "status": "ready" }))),
+        Err(e) => {
+            tracing::warn!(error = ?e, "not ready");
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "success": false, "error": "Storage unavailable." })))
+        }
+    }
+}
+
+/// Prometheus metrics in text format.
+pub async fn metrics() -> String {
+    crate::telemetry::prometheus().render()
+}

@@ -1,0 +1,228 @@
+//! Key and ledger storage behind one small trait, so standalone mode (SQLite) and the fleet
+//! (Postgres) share every code path above it.
+
+use futures::future::BoxFuture;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+use std::str::FromStr;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
+use common::messages::LedgerEvent;
+
+/// Settings of a key being created.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    /// Hash of the key (see [`crate::keys::generate`]).
+    pub key_hash: String,
+    /// Embed or server.
+    pub kind: KeyKind,
+    /// Plan (sets the allowance).
+    pub plan: Plan,
+    /// Whether responses carry pricing.
+    pub pricing_enabled: bool,
+    /// Whether responses carry a purchase button.
+    pub show_purchase_button: bool,
+    /// Default commission, percent.
+    pub default_commission_percent: Option<f64>,
+    /// Purchase URL.
+    pub purchase_url: Option<String>,
+    /// Allowed origins.
+    pub allowed_origins: Vec<String>,
+    /// Label.
+    pub label: String,
+}
+
+/// Storage of keys, settled usage and ledger entries.
+pub trait Store: Send + Sync + 'static {
+    /// Applies pending schema migrations.
+    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>>;
+    /// The key whose hash is `key_hash`.
+    fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>>;
+    /// Creates a key.
+    fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>>;
+    /// Every key, oldest first.
+    fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>>;
+    /// Sets a key's state (by id or fingerprint); false when no such key.
+    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>>;
+    /// Settled credits used by a key in a period (`YYYY-MM`).
+    fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
+    /// Applies ledger events in one transaction; an event id seen before is skipped. Returns how
+    /// many were new.
+    fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
+    /// Number of ledger entries of a key in a period (tests, `dsa usage`).
+    fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
+}
+
+/// The standalone store: one SQLite file (WAL journal).
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at a sqlx SQLite URL.
+    ///
+    /// # Errors
+    /// When the URL is malformed or the file cannot be opened.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new().max_connections(max_connections.max(1)).connect_with(options).await?;
+        Ok(Self { pool })
+    }
+}
+
+fn row_to_key(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<KeyRecord> {
+    let kind: String = row.try_get("kind")?;
+    let state: String = row.try_get("state")?;
+    let plan: String = row.try_get("plan")?;
+    let origins: String = row.try_get("allowed_origins")?;
+    let hash: String = row.try_get("key_hash")?;
+    Ok(KeyRecord {
+        id: row.try_get("id")?,
+        fingerprint: fingerprint(&hash),
+        kind: KeyKind::parse(&kind).ok_or_else(|| anyhow::anyhow!("bad key kind {kind}"))?,
+        state: KeyState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad key state {state}"))?,
+        plan: Plan::parse(&plan).ok_or_else(|| anyhow::anyhow!("bad plan {plan}"))?,
+        monthly_allowance: row.try_get("monthly_allowance")?,
+        pricing_enabled: row.try_get::<i64, _>("pricing_enabled")? != 0,
+        show_purchase_button: row.try_get::<i64, _>("show_purchase_button")? != 0,
+        default_commission_percent: row.try_get("default_commission_percent")?,
+        purchase_url: row.try_get("purchase_url")?,
+        allowed_origins: serde_json::from_str(&origins)?,
+        label: row.try_get("label")?,
+    })
+}
+
+impl Store for SqliteStore {
+    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            sqlx::migrate!("../migrations/sqlite").run(&self.pool).await?;
+            Ok(())
+        })
+    }
+
+    fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let key_hash = key_hash.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM client_keys WHERE key_hash = ?")
+                .bind(key_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(row_to_key).transpose()
+        })
+    }
+
+    fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        Box::pin(async move {
+            let id = uuid::Uuid::now_v7().to_string();
+            let now = OffsetDateTime::now_utc().format(&Rfc3339)?;
+            sqlx::query(
+                "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
+                 pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
+                 label, created_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&id)
+            .bind(&key.key_hash)
+            .bind(fingerprint(&key.key_hash))
+            .bind(key.kind.as_str())
+            .bind(key.plan.as_str())
+            .bind(key.plan.monthly_credits())
+            .bind(i64::from(key.pricing_enabled))
+            .bind(i64::from(key.show_purchase_button))
+            .bind(key.default_commission_percent)
+            .bind(&key.purchase_url)
+            .bind(serde_json::to_string(&key.allowed_origins)?)
+            .bind(&key.label)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
+            row_to_key(&row)
+        })
+    }
+
+    fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id").fetch_all(&self.pool).await?;
+            rows.iter().map(row_to_key).collect()
+        })
+    }
+
+    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let who = id_or_fingerprint.to_owned();
+        Box::pin(async move {
+            let done = sqlx::query("UPDATE client_keys SET state = ? WHERE id = ? OR fingerprint = ?")
+                .bind(state.as_str())
+                .bind(&who)
+                .bind(&who)
+                .execute(&self.pool)
+                .await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            let used: Option<i64> = sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = ? AND period = ?")
+                .bind(key_id)
+                .bind(period)
+                .fetch_optional(&self.pool)
+                .await?;
+            Ok(used.unwrap_or(0))
+        })
+    }
+
+    fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let mut applied = 0;
+            for e in &events {
+                let inserted = sqlx::query(
+                    "INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at) \
+                     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING",
+                )
+                .bind(e.event_id.to_string())
+                .bind(&e.key_id)
+                .bind(&e.period)
+                .bind(&e.endpoint)
+                .bind(e.credits)
+                .bind(e.charged_at.format(&Rfc3339)?)
+                .execute(&mut *tx)
+                .await?;
+                if inserted.rows_affected() == 1 {
+                    applied += 1;
+                    sqlx::query(
+                        "INSERT INTO key_usage (key_id, period, used) VALUES (?, ?, ?) \
+                         ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
+                    )
+                    .bind(&e.key_id)
+                    .bind(&e.period)
+                    .bind(e.credits)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+            tx.commit().await?;
+            Ok(applied)
+        })
+    }
+
+    fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            Ok(sqlx::query_scalar("SELECT COUNT(*) FROM ledger_entries WHERE key_id = ? AND period = ?")
+                .bind(key_id)
+                .bind(period)
+                .fetch_one(&self.pool)
+                .await?)
+        })
+    }
+}

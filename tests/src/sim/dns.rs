@@ -1,0 +1,147 @@
+//! Authoritative DNS (hickory-server) for every scenario suffix that offers `dns`.
+//!
+//! Each zone has an SOA and an NS at its apex. A *registered* name is delegated
+//! (`example.com. NS ns1.example.com.` plus glue `A 127.0.0.1`); every other truth has no
+//! delegation, so a query gets NXDOMAIN with the SOA in the authority section (RFC 2308).
+//! Held and pending-delete names are absent on purpose: registries pull them from the zone
+//! (RFC 3915 §3.1, EPP `serverHold`), which is why NXDOMAIN never proves "available".
+//! Recursion is not offered (the catalogue holds authoritative zones only).
+
+use std::fmt::Write as _;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use hickory_server::Server;
+use hickory_server::net::runtime::{Time, TokioRuntimeProvider};
+use hickory_server::proto::rr::{LowerName, Name};
+use hickory_server::proto::serialize::txt::Parser;
+use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
+use hickory_server::store::in_memory::InMemoryZoneHandler;
+use hickory_server::zone_handler::{AxfrPolicy, Catalog, ZoneType};
+use tokio::net::{TcpListener, UdpSocket};
+
+use super::control::Control;
+use super::scenario::{Protocol, Scenario};
+
+/// TCP connections idle longer than this are closed (hickory's DoS guard).
+const TCP_IDLE: Duration = Duration::from_secs(10);
+
+/// The zone file text of `suffix`: apex records plus one delegation per registered name.
+pub(crate) fn zone_text(scenario: &Scenario, suffix: &str) -> String {
+    // The apex NS is out of bailiwick on purpose (`.invalid`, RFC 2606): nothing in the zone
+    // can collide with it, and dsa is told the server's address directly.
+    let mut z = format!(
+        "$ORIGIN {suffix}.\n$TTL 3600\n\
+         @ IN SOA a.dsa-sim.invalid. hostmaster.dsa-sim.invalid. 2026112201 1800 900 604800 900\n\
+         @ IN NS a.dsa-sim.invalid.\n"
+    );
+    for (name, truth) in scenario.domains() {
+        let ours = scenario.tld_of(name).is_some_and(|t| t.suffix == suffix);
+        if ours && truth.is_delegated() {
+            // `writeln!` into a String cannot fail.
+            let _ = writeln!(z, "{name}. IN NS ns1.{name}.\n{name}. IN NS ns2.{name}.");
+            let _ = writeln!(z, "ns1.{name}. IN A 127.0.0.1\nns2.{name}. IN A 127.0.0.1");
+        }
+    }
+    z
+}
+
+/// Builds the catalog of every DNS zone of the scenario.
+fn catalog(scenario: &Scenario) -> anyhow::Result<Catalog> {
+    let mut catalog = Catalog::new();
+    for tld in scenario.tlds().iter().filter(|t| t.offers(Protocol::Dns)) {
+        let origin = Name::from_ascii(format!("{}.", tld.suffix))
+            .with_context(|| format!("zone name {}", tld.suffix))?;
+        let text = zone_text(scenario, &tld.suffix);
+        let (origin, records) = Parser::new(text, None, Some(origin))
+            .parse()
+            .with_context(|| format!("zone {} does not parse", tld.suffix))?;
+        let handler = InMemoryZoneHandler::<TokioRuntimeProvider>::new(
+            origin.clone(),
+            records,
+            ZoneType::Primary,
+            AxfrPolicy::Deny,
+        )
+        .map_err(|e| anyhow!("zone {}: {e}", tld.suffix))?;
+        catalog.upsert(LowerName::from(origin), vec![Arc::new(handler)]);
+    }
+    Ok(catalog)
+}
+
+/// Wraps the catalog to count queries and add the configured latency.
+struct Counting {
+    catalog: Catalog,
+    control: Arc<Control>,
+}
+
+// `RequestHandler` is declared with `#[async_trait]`; this is the signature the macro expands
+// to, written out because the workspace does not depend on `async-trait`.
+impl RequestHandler for Counting {
+    fn handle_request<'life0, 'life1, 'async_trait, R, T>(
+        &'life0 self,
+        request: &'life1 Request,
+        response_handle: R,
+    ) -> Pin<Box<dyn Future<Output = ResponseInfo> + Send + 'async_trait>>
+    where
+        R: ResponseHandler + 'async_trait,
+        T: Time + 'async_trait,
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move {
+            self.control.count_query(Protocol::Dns);
+            let delay = self.control.latency(Protocol::Dns);
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            self.catalog.handle_request::<R, T>(request, response_handle).await
+        })
+    }
+}
+
+/// Binds UDP and TCP on the same port of 127.0.0.1 (`port` 0: a free one).
+async fn bind(port: u16) -> anyhow::Result<(UdpSocket, TcpListener)> {
+    // With port 0 the UDP port the kernel picks may be taken for TCP; try a few.
+    let attempts = if port == 0 { 16 } else { 1 };
+    let mut last = None;
+    for _ in 0..attempts {
+        let udp = UdpSocket::bind(("127.0.0.1", port)).await.context("DNS UDP bind")?;
+        let chosen = udp.local_addr()?.port();
+        match TcpListener::bind(("127.0.0.1", chosen)).await {
+            Ok(tcp) => return Ok((udp, tcp)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(anyhow!("DNS TCP bind on 127.0.0.1:{port}: {last:?}"))
+}
+
+/// Starts the DNS server; the returned task serves until `control` says stop.
+pub(crate) async fn start(
+    scenario: &Scenario,
+    control: Arc<Control>,
+    port: u16,
+) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let catalog = catalog(scenario)?;
+    let (udp, tcp) = bind(port).await?;
+    let addr = udp.local_addr()?;
+    let stopped = control.stopped();
+    let mut server = Server::new(Counting { catalog, control });
+    server.register_socket(udp);
+    server.register_listener(tcp, TCP_IDLE, 64);
+    let token = server.shutdown_token().clone();
+    tokio::spawn(async move {
+        stopped.await;
+        token.cancel();
+    });
+    let task = tokio::spawn(async move {
+        if let Err(e) = server.block_until_done().await {
+            tracing::error!(error = %e, "DNS server stopped");
+        }
+    });
+    Ok((addr, task))
+}

@@ -1,0 +1,210 @@
+//! The running simulator: starts the three servers on loopback, hands out their addresses and
+//! the `[engine]` configuration that points dsa at them, and stops them on drop.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::task::JoinHandle;
+
+use super::control::{Control, SimStats};
+use super::scenario::{Knobs, Protocol, Scenario, normalise};
+use super::{dns, rdap, whois};
+
+/// Fixed ports to listen on (0: let the kernel choose). DNS uses the same port for UDP and TCP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ports {
+    /// DNS (UDP and TCP).
+    pub dns: u16,
+    /// RDAP (HTTP).
+    pub rdap: u16,
+    /// WHOIS (TCP).
+    pub whois: u16,
+}
+
+/// A running registry simulator on 127.0.0.1. Dropping it stops every server.
+pub struct Simulator {
+    scenario: Arc<Scenario>,
+    control: Arc<Control>,
+    dns: SocketAddr,
+    rdap: SocketAddr,
+    whois: SocketAddr,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("dns", &self.dns)
+            .field("rdap", &self.rdap)
+            .field("whois", &self.whois)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Simulator {
+    /// Starts DNS, RDAP and WHOIS on 127.0.0.1, each on a free port.
+    ///
+    /// # Errors
+    /// When a socket cannot be bound or a zone cannot be built.
+    pub async fn start(scenario: Scenario) -> anyhow::Result<Self> {
+        Self::start_on(scenario, Ports::default()).await
+    }
+
+    /// Starts the servers on the given ports of 127.0.0.1 (0 = free port).
+    ///
+    /// # Errors
+    /// When a socket cannot be bound (port in use) or a zone cannot be built.
+    pub async fn start_on(scenario: Scenario, ports: Ports) -> anyhow::Result<Self> {
+        let scenario = Arc::new(scenario);
+        let control = Control::new(scenario.knobs());
+        // Each server is pushed as soon as it runs, so an error in a later one still stops
+        // the earlier ones (through `Drop`).
+        let mut sim = Self {
+            scenario: scenario.clone(),
+            control: control.clone(),
+            dns: SocketAddr::from(([127, 0, 0, 1], 0)),
+            rdap: SocketAddr::from(([127, 0, 0, 1], 0)),
+            whois: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tasks: Vec::with_capacity(3),
+        };
+        let (addr, task) = dns::start(&scenario, control.clone(), ports.dns).await?;
+        sim.dns = addr;
+        sim.tasks.push(task);
+        let (addr, task) = rdap::start(scenario.clone(), control.clone(), ports.rdap).await?;
+        sim.rdap = addr;
+        sim.tasks.push(task);
+        let (addr, task) = whois::start(scenario, control, ports.whois).await?;
+        sim.whois = addr;
+        sim.tasks.push(task);
+        tracing::info!(dns = %sim.dns, rdap = %sim.rdap, whois = %sim.whois, "registry simulator started");
+        Ok(sim)
+    }
+
+    /// Address of the authoritative DNS server (UDP and TCP).
+    pub fn dns_addr(&self) -> SocketAddr {
+        self.dns
+    }
+
+    /// Address of the RDAP HTTP server.
+    pub fn rdap_addr(&self) -> SocketAddr {
+        self.rdap
+    }
+
+    /// RDAP base URL of `suffix` (`http://127.0.0.1:<port>/rdap/<suffix>/`, ending in `/` as
+    /// RFC 9224 bootstrap URLs do).
+    pub fn rdap_base(&self, suffix: &str) -> String {
+        format!("http://{}/rdap/{}/", self.rdap, normalise(suffix))
+    }
+
+    /// Address of the WHOIS server (one port for every registry host of the scenario).
+    pub fn whois_addr(&self) -> SocketAddr {
+        self.whois
+    }
+
+    /// The scenario being served.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// An `[engine]` TOML section pointing dsa at this simulator: every DNS query (`*`) to the
+    /// simulator's name server, an RDAP base per RDAP suffix, and a WHOIS address per registry
+    /// WHOIS host. It deserialises into `workers::config::EngineConfig`.
+    pub fn engine_config_toml(&self) -> String {
+        #[derive(Serialize)]
+        struct File {
+            engine: Engine,
+        }
+        #[derive(Serialize)]
+        struct Engine {
+            dns: Dns,
+            rdap: Rdap,
+            whois: Whois,
+        }
+        #[derive(Serialize)]
+        struct Dns {
+            enabled: bool,
+            nameserver_overrides: BTreeMap<String, Vec<String>>,
+        }
+        #[derive(Serialize)]
+        struct Rdap {
+            enabled: bool,
+            base_overrides: BTreeMap<String, String>,
+        }
+        #[derive(Serialize)]
+        struct Whois {
+            enabled: bool,
+            addr_overrides: BTreeMap<String, String>,
+        }
+
+        let tlds = self.scenario.tlds();
+        // `*`, not one entry per suffix: a suffix the scenario lacks must not leak to the real
+        // root servers during an offline demo; the simulator answers it with REFUSED.
+        let dns = Dns {
+            enabled: tlds.iter().any(|t| t.offers(Protocol::Dns)),
+            nameserver_overrides: BTreeMap::from([("*".to_owned(), vec![self.dns.to_string()])]),
+        };
+        let base_overrides: BTreeMap<_, _> = tlds
+            .iter()
+            .filter(|t| t.offers(Protocol::Rdap))
+            .map(|t| (t.suffix.clone(), self.rdap_base(&t.suffix)))
+            .collect();
+        let addr_overrides: BTreeMap<_, _> =
+            tlds.iter().filter_map(|t| t.whois_host()).map(|h| (h, self.whois.to_string())).collect();
+        let file = File {
+            engine: Engine {
+                dns,
+                rdap: Rdap { enabled: !base_overrides.is_empty(), base_overrides },
+                whois: Whois { enabled: !addr_overrides.is_empty(), addr_overrides },
+            },
+        };
+        let body = toml::to_string(&file).unwrap_or_else(|e| {
+            // Plain maps of strings always serialise; keep the contract of returning TOML.
+            tracing::error!(error = %e, "engine config serialisation");
+            String::new()
+        });
+        format!(
+            "# Written by dsa-sim: points dsa's engine at the registry simulator on loopback.\n\
+             # DNS {dns}, RDAP {rdap}, WHOIS {whois}.\n\n{body}",
+            dns = self.dns,
+            rdap = self.rdap,
+            whois = self.whois,
+        )
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> SimStats {
+        self.control.stats()
+    }
+
+    /// The knobs in force.
+    pub fn knobs(&self) -> Knobs {
+        self.control.knobs()
+    }
+
+    /// Changes latency, rate limits and faults; takes effect for the next request.
+    pub fn set_knobs(&self, knobs: Knobs) {
+        self.control.set_knobs(knobs);
+    }
+
+    /// Stops every server and waits (up to 5 s) for them to finish.
+    pub async fn stop(mut self) {
+        self.control.shutdown();
+        for task in std::mem::take(&mut self.tasks) {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), task).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        // The servers watch this signal and wind down on their own (graceful for HTTP);
+        // stalled and slow answers end too.
+        self.control.shutdown();
+    }
+}

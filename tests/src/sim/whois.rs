@@ -1,0 +1,174 @@
+//! WHOIS over TCP (RFC 3912): one query line in, one recorded text out, then close.
+//!
+//! A single port stands in for every registry host of the scenario (`whois.nic.af`,
+//! `whois.denic.de`, …; dsa reaches them through `engine.whois.addr_overrides`). The answering
+//! registry is chosen by the queried name's suffix, and the text by the name's truth, from the
+//! suffix's `whois_family` (see `recorded`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+use super::control::Control;
+use super::recorded;
+use super::scenario::{Fault, Protocol, Scenario, check_name, normalise};
+
+/// Longest query line read; RFC 3912 sets none, a domain query is far shorter.
+const MAX_QUERY: u64 = 1024;
+/// How long a client may take to send its query line.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Size of an `oversize` answer: 10 MiB, forty times dsa's default `max_bytes`.
+const OVERSIZE_BYTES: usize = 10 * 1024 * 1024;
+
+/// Starts the WHOIS server on 127.0.0.1:`port`; it stops when `control` says so.
+pub(crate) async fn start(
+    scenario: Arc<Scenario>,
+    control: Arc<Control>,
+    port: u16,
+) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    let addr = listener.local_addr()?;
+    let task = tokio::spawn(serve(listener, scenario, control));
+    Ok((addr, task))
+}
+
+async fn serve(listener: TcpListener, scenario: Arc<Scenario>, control: Arc<Control>) {
+    // Connections live in a JoinSet owned by this task: when it ends (shutdown or abort),
+    // every open connection, stalled ones included, is dropped with it.
+    let mut connections = JoinSet::new();
+    let stopped = control.stopped();
+    tokio::pin!(stopped);
+    loop {
+        tokio::select! {
+            () = &mut stopped => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let (scenario, control) = (scenario.clone(), control.clone());
+                    connections.spawn(async move {
+                        if let Err(e) = connection(stream, peer, &scenario, &control).await {
+                            tracing::debug!(error = %e, %peer, "WHOIS connection");
+                        }
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "WHOIS accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    scenario: &Scenario,
+    control: &Control,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    let mut limited = (&mut reader).take(MAX_QUERY);
+    match tokio::time::timeout(QUERY_TIMEOUT, limited.read_until(b'\n', &mut line)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Ok(()), // silent client: just close
+    }
+    let mut stream = reader.into_inner();
+    let query = String::from_utf8_lossy(&line).into_owned();
+    let name = query_name(&query);
+    control.count_query(Protocol::Whois);
+    let family = scenario.tld_of(&name).and_then(|t| if t.offers(Protocol::Whois) { t.whois_family } else { None });
+
+    if !control.admit(Protocol::Whois, peer.ip()) {
+        tracing::debug!(%name, client = %peer, "WHOIS rate limit exceeded");
+        stream.write_all(recorded::whois_throttled(family).text.as_bytes()).await?;
+        return stream.shutdown().await;
+    }
+    let delay = control.latency(Protocol::Whois);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+
+    let text = match family {
+        _ if check_name(&name).is_err() => format!("% dsa-sim: malformed query {:?}\r\n", query.trim_end()),
+        Some(family) => recorded::whois_answer(family, scenario.truth(&name)).render(&name),
+        None => format!("% dsa-sim: no registry of this scenario holds {name}\r\n"),
+    };
+
+    let fault = control.fault(Protocol::Whois);
+    if fault != Fault::None {
+        control.count_fault(Protocol::Whois);
+        tracing::debug!(%name, ?fault, "WHOIS fault");
+    }
+    match fault {
+        Fault::None => stream.write_all(text.as_bytes()).await?,
+        Fault::Reset => {
+            #[expect(deprecated, reason = "SO_LINGER 0 never blocks; it is how an RST is produced")]
+            stream.set_linger(Some(Duration::ZERO))?;
+            drop(stream);
+            return Ok(());
+        }
+        Fault::Stall => {
+            // Keep the connection open, answer nothing, until the client hangs up (read
+            // returns 0) or the simulator stops (the JoinSet drops this task).
+            let mut sink = [0u8; 256];
+            while stream.read(&mut sink).await? > 0 {}
+            return Ok(());
+        }
+        Fault::Slow => {
+            for (i, byte) in text.as_bytes().iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                stream.write_all(std::slice::from_ref(byte)).await?;
+            }
+        }
+        Fault::Oversize => {
+            stream.write_all(text.as_bytes()).await?;
+            let pad = format!("% {}\r\n", "x".repeat(1021));
+            let mut sent = text.len();
+            while sent < OVERSIZE_BYTES {
+                stream.write_all(pad.as_bytes()).await?;
+                sent += pad.len();
+            }
+        }
+    }
+    // RFC 3912: the server closes the connection once the answer is sent.
+    stream.shutdown().await
+}
+
+/// The domain name in a query line: trims CRLF and strips the option prefixes registries
+/// accept (`-T dn,ace ` for DENIC, `domain ` / `=` for Verisign).
+pub(crate) fn query_name(line: &str) -> String {
+    let mut q = line.trim();
+    loop {
+        let lower = q.to_ascii_lowercase();
+        let stripped = ["-t dn,ace ", "-t dn ", "domain ", "="]
+            .iter()
+            .find(|p| lower.starts_with(*p))
+            .map(|p| q[p.len()..].trim_start());
+        match stripped {
+            Some(rest) => q = rest,
+            None => break,
+        }
+    }
+    normalise(q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_name;
+
+    #[test]
+    fn strips_query_prefixes() {
+        assert_eq!(query_name("-T dn,ace Google.DE\r\n"), "google.de");
+        assert_eq!(query_name("domain example.com\r\n"), "example.com");
+        assert_eq!(query_name("=example.com.\n"), "example.com");
+        assert_eq!(query_name("google.com.af"), "google.com.af");
+    }
+}

@@ -1,0 +1,363 @@
+//! The verdict: the order in which the engine asks, and what each answer proves.
+//!
+//! For one registrable domain:
+//! 1. a fresh cached verdict answers at once (method `cache`);
+//! 2. a restricted zone (`.gov.af`, brand TLDs…) answers `restricted` by policy, no query;
+//! 3. the DNS pre-check asks the zone's authoritative servers: a delegation proves `taken`;
+//! 4. otherwise each registry method of the catalogue's chain (RDAP, then WHOIS) is asked until
+//!    one is definitive: RDAP 200 → taken (or pending delete), RDAP 404 from the bootstrap's
+//!    server → available; WHOIS markers → available / taken / reserved;
+//! 5. nothing definitive → `unknown`, which the front reports as 502 and never as available.
+//!
+//! "Available" is therefore only ever the registry's own word (house rule: never a DNS-only
+//! inference, a registrar's "no match", or text that matched no marker).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::catalogue::{Catalogue, CatalogueError, LookupMethod, RegistrationPolicy, TldEntry};
+use common::domain::{DomainError, DomainName};
+use common::record::DomainRecord;
+use common::verdict::{Method, Status, Verdict};
+use time::OffsetDateTime;
+use tracing::{debug, instrument};
+
+use crate::cache::VerdictCache;
+use crate::config::EngineConfig;
+use crate::parse::rdap::{RdapClass, read_rdap};
+use crate::parse::whois::{WhoisClass, read_whois};
+use crate::politeness::Politeness;
+use crate::probe::dns::{Delegation, DnsProbe};
+use crate::probe::rdap::RdapProbe;
+use crate::probe::whois::WhoisProbe;
+use crate::probe::{ProbeError, Protocol};
+
+/// Errors of the engine that are the caller's fault or configuration faults (never upstream
+/// trouble, which becomes an `unknown` verdict).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The suffix is in the root zone but dsa has no registry method for it.
+    #[error("Unsupported TLD: .{suffix} ({reason})")]
+    UnsupportedTld {
+        /// The registry suffix.
+        suffix: String,
+        /// Why it is unsupported.
+        reason: String,
+    },
+    /// The catalogue could not be loaded.
+    #[error(transparent)]
+    Catalogue(#[from] CatalogueError),
+    /// The HTTP client could not be built.
+    #[error("cannot build the RDAP client: {0}")]
+    Http(#[from] reqwest::Error),
+}
+
+/// One probe step taken while deciding a verdict (the evidence trail of `dsa check`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Step {
+    /// Protocol asked.
+    pub protocol: Protocol,
+    /// Upstream asked (host or address).
+    pub upstream: String,
+    /// What it said, in words.
+    pub outcome: String,
+}
+
+/// A verdict with the evidence trail and the registration facts read on the way.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Every probe step, in order.
+    pub steps: Vec<Step>,
+    /// Registration facts from the registry answer, when one was read.
+    pub record: Option<DomainRecord>,
+}
+
+/// The availability engine. Cheap to clone (one `Arc` inside).
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    catalogue: Arc<Catalogue>,
+    config: EngineConfig,
+    dns: DnsProbe,
+    rdap: RdapProbe,
+    whois: WhoisProbe,
+    politeness: Politeness,
+    cache: VerdictCache,
+    rdap_hosts: BTreeSet<String>,
+}
+
+impl Engine {
+    /// An engine with the catalogue named by the config (or the embedded one).
+    ///
+    /// # Errors
+    /// When the catalogue cannot be loaded or the HTTP client cannot be built.
+    pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        let catalogue = match &config.catalogue {
+            Some(path) => Catalogue::load(path)?,
+            None => Catalogue::embedded()?,
+        };
+        Self::with_catalogue(config, Arc::new(catalogue))
+    }
+
+    /// An engine over an already loaded catalogue.
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built.
+    pub fn with_catalogue(config: EngineConfig, catalogue: Arc<Catalogue>) -> Result<Self, EngineError> {
+        let mut rdap_hosts = BTreeSet::new();
+        let bases = catalogue.entries().flat_map(|e| e.rdap.iter()).chain(config.rdap.base_overrides.values());
+        for base in bases {
+            if let Some(host) = url::Url::parse(base).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase)) {
+                rdap_hosts.insert(host);
+            }
+        }
+        let inner = Inner {
+            dns: DnsProbe::new(config.dns.clone()),
+            rdap: RdapProbe::new(config.rdap.clone())?,
+            whois: WhoisProbe::new(config.whois.clone()),
+            politeness: Politeness::new(config.limits.clone()),
+            cache: VerdictCache::new(&config.cache),
+            rdap_hosts,
+            catalogue,
+            config,
+        };
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// The TLD catalogue in use.
+    pub fn catalogue(&self) -> &Arc<Catalogue> {
+        &self.inner.catalogue
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// Parses user input into a registrable domain with this engine's catalogue.
+    ///
+    /// # Errors
+    /// See [`DomainName::parse`].
+    pub fn parse(&self, input: &str) -> Result<DomainName, DomainError> {
+        DomainName::parse(input, &self.inner.catalogue)
+    }
+
+    /// The catalogue entry governing `domain`, if its suffix is supported.
+    ///
+    /// # Errors
+    /// [`EngineError::UnsupportedTld`] when dsa cannot give a definitive answer for the suffix.
+    pub fn entry(&self, domain: &DomainName) -> Result<&TldEntry, EngineError> {
+        let unsupported = |reason: String| EngineError::UnsupportedTld { suffix: domain.suffix().to_owned(), reason };
+        let entry = self
+            .inner
+            .catalogue
+            .lookup(domain.suffix())
+            .ok_or_else(|| unsupported("not in the TLD catalogue".into()))?;
+        if entry.is_supported() { Ok(entry) } else { Err(unsupported(entry.reason.clone())) }
+    }
+
+    /// A fresh cached verdict for `domain`, reported with method `cache`.
+    pub async fn cached(&self, domain: &DomainName) -> Option<Verdict> {
+        let mut verdict = self.inner.cache.get(domain.as_str()).await?;
+        verdict.evidence = format!("cached: {}", verdict.evidence);
+        verdict.method = Method::Cache;
+        verdict.authoritative = false;
+        Some(verdict)
+    }
+
+    /// Decides availability: the cache first, then the probes (see the module documentation).
+    ///
+    /// # Errors
+    /// [`EngineError::UnsupportedTld`] only; upstream trouble is an `unknown` verdict.
+    pub async fn check(&self, domain: &DomainName) -> Result<Verdict, EngineError> {
+        if let Some(v) = self.cached(domain).await {
+            return Ok(v);
+        }
+        Ok(self.check_uncached(domain).await?.verdict)
+    }
+
+    /// Decides availability from the upstreams (no cache read; the result is cached), with the
+    /// evidence trail. Bounded by `check_deadline_secs`.
+    ///
+    /// # Errors
+    /// [`EngineError::UnsupportedTld`] only.
+    #[instrument(skip(self), fields(domain = %domain, tld = %domain.tld()))]
+    pub async fn check_uncached(&self, domain: &DomainName) -> Result<Report, EngineError> {
+        let entry = self.entry(domain)?.clone();
+        let deadline = Duration::from_secs_f64(self.inner.config.check_deadline_secs.max(0.01));
+        let mut steps = Vec::new();
+        let report = match tokio::time::timeout(deadline, self.decide(domain, &entry, &mut steps)).await {
+            Ok(report) => report,
+            Err(_) => {
+                let evidence = format!("no definitive answer within {:.1} s", deadline.as_secs_f64());
+                Report { verdict: self.verdict(domain, Status::Unknown, Method::Rdap, false, evidence), steps, record: None }
+            }
+        };
+        self.inner.cache.put(&report.verdict).await;
+        debug!(status = ?report.verdict.status, method = ?report.verdict.method, "verdict");
+        Ok(report)
+    }
+
+    fn verdict(&self, domain: &DomainName, status: Status, method: Method, authoritative: bool, evidence: String) -> Verdict {
+        Verdict {
+            domain: domain.as_str().to_owned(),
+            status,
+            method,
+            authoritative,
+            checked_at: OffsetDateTime::now_utc(),
+            evidence,
+        }
+    }
+
+    async fn decide(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Report {
+        let done = |v: Verdict, steps: &mut Vec<Step>, record: Option<DomainRecord>| Report { verdict: v, steps: std::mem::take(steps), record };
+        if let RegistrationPolicy::Restricted { reason } = &entry.policy {
+            let v = self.verdict(domain, Status::Restricted, Method::Policy, true, reason.clone());
+            return done(v, steps, None);
+        }
+        if self.inner.config.dns.enabled
+            && let Some(v) = self.dns_precheck(domain, entry, steps).await
+        {
+            return done(v, steps, None);
+        }
+        let mut last_error = String::from("no registry method answered");
+        for method in &entry.methods {
+            let outcome = match method {
+                LookupMethod::Rdap if self.inner.config.rdap.enabled => self.ask_rdap(domain, entry, steps).await,
+                LookupMethod::Whois if self.inner.config.whois.enabled => self.ask_whois(domain, entry, steps).await,
+                _ => continue,
+            };
+            match outcome {
+                Ok((verdict, record)) => return done(verdict, steps, record),
+                Err(e) => last_error = e,
+            }
+        }
+        let v = self.verdict(domain, Status::Unknown, Method::Rdap, false, last_error);
+        done(v, steps, None)
+    }
+
+    async fn dns_precheck(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Option<Verdict> {
+        let servers = self.inner.dns.servers_for(domain.suffix(), &entry.nameservers).await;
+        for server in servers.into_iter().take(2) {
+            let host = server.to_string();
+            let permit = match self.inner.politeness.acquire(Protocol::Dns, &host).await {
+                Ok(p) => p,
+                Err(e) => {
+                    steps.push(Step { protocol: Protocol::Dns, upstream: host, outcome: e.to_string() });
+                    continue;
+                }
+            };
+            match self.inner.dns.ns(server, domain.as_str()).await {
+                Ok(Delegation::Delegated(ns)) => {
+                    permit.succeeded();
+                    let outcome = format!("delegated to {}", ns.join(", "));
+                    steps.push(Step { protocol: Protocol::Dns, upstream: host.clone(), outcome: outcome.clone() });
+                    return Some(self.verdict(domain, Status::Taken, Method::Dns, true, format!("DNS: {outcome} (asked {host})")));
+                }
+                Ok(Delegation::NotDelegated) => {
+                    permit.succeeded();
+                    steps.push(Step { protocol: Protocol::Dns, upstream: host, outcome: "not delegated; asking the registry".into() });
+                    return None;
+                }
+                Err(e) => {
+                    permit.failed();
+                    steps.push(Step { protocol: Protocol::Dns, upstream: host, outcome: e.to_string() });
+                }
+            }
+        }
+        None
+    }
+
+    fn rdap_base<'a>(&'a self, domain: &DomainName, entry: &'a TldEntry) -> Option<&'a str> {
+        let overrides = &self.inner.config.rdap.base_overrides;
+        if let Some(base) = overrides.get(domain.suffix()).or_else(|| overrides.get(entry.suffix.as_str())) {
+            return Some(base);
+        }
+        if !entry.rdap.is_empty() && let Some(base) = overrides.get("*") {
+            return Some(base);
+        }
+        entry.rdap.iter().find(|b| b.starts_with("https://")).or_else(|| entry.rdap.first()).map(String::as_str)
+    }
+
+    async fn ask_rdap(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Result<(Verdict, Option<DomainRecord>), String> {
+        let Some(base) = self.rdap_base(domain, entry) else {
+            return Err("no RDAP base URL".into());
+        };
+        let host = url::Url::parse(base).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+        let step = |outcome: String| Step { protocol: Protocol::Rdap, upstream: host.clone(), outcome };
+        let permit = self.inner.politeness.acquire(Protocol::Rdap, &host).await.map_err(|e| {
+            steps.push(step(e.to_string()));
+            e.to_string()
+        })?;
+        let answer = match self.inner.rdap.lookup(base, domain.as_str(), &self.inner.rdap_hosts).await {
+            Ok(a) => {
+                permit.succeeded();
+                a
+            }
+            Err(e) => {
+                permit.failed();
+                steps.push(step(e.to_string()));
+                return Err(e.to_string());
+            }
+        };
+        let reading = read_rdap(answer.status, &answer.body);
+        let outcome = format!("HTTP {} from {}: {}", answer.status, answer.host, reading.detail);
+        steps.push(step(outcome.clone()));
+        let status = match reading.class {
+            RdapClass::Registered => Status::Taken,
+            RdapClass::PendingDelete => Status::PendingDelete,
+            RdapClass::NotFound => Status::Available,
+            RdapClass::Unknown => return Err(format!("RDAP: {outcome}")),
+        };
+        let record = (status != Status::Available).then_some(reading.record);
+        Ok((self.verdict(domain, status, Method::Rdap, true, format!("RDAP: {outcome}")), record))
+    }
+
+    async fn ask_whois(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Result<(Verdict, Option<DomainRecord>), String> {
+        let Some(server) = &entry.whois else {
+            return Err("no WHOIS server".into());
+        };
+        let host = server.host.clone();
+        let step = |outcome: String| Step { protocol: Protocol::Whois, upstream: host.clone(), outcome };
+        let permit = self.inner.politeness.acquire(Protocol::Whois, &host).await.map_err(|e| {
+            steps.push(step(e.to_string()));
+            e.to_string()
+        })?;
+        let raw = match self.inner.whois.query(server, domain.as_str()).await {
+            Ok(raw) => raw,
+            Err(e) => {
+                permit.failed();
+                steps.push(step(e.to_string()));
+                return Err(e.to_string());
+            }
+        };
+        let reading = read_whois(&raw, Some(&host), domain.suffix(), server.charset.as_deref());
+        let marker = reading.marker.clone().unwrap_or_else(|| "no marker matched".into());
+        let outcome = format!("{:?} ({marker}), {} bytes", reading.class, raw.len());
+        steps.push(step(outcome.clone()));
+        let status = match reading.class {
+            WhoisClass::Available => Status::Available,
+            WhoisClass::Registered if reading.pending_delete => Status::PendingDelete,
+            WhoisClass::Registered => Status::Taken,
+            WhoisClass::Reserved => Status::Reserved,
+            WhoisClass::RateLimited => {
+                permit.failed();
+                return Err(ProbeError::RateLimited { protocol: "whois", host: host.clone() }.to_string());
+            }
+            WhoisClass::Unknown => {
+                permit.succeeded();
+                return Err(format!("WHOIS {host}: {outcome}"));
+            }
+        };
+        permit.succeeded();
+        let record = matches!(status, Status::Taken | Status::PendingDelete).then_some(reading.record);
+        Ok((self.verdict(domain, status, Method::Whois, true, format!("WHOIS {host}: {outcome}")), record))
+    }
+}

@@ -1,0 +1,16 @@
+//! Readers for registry answers: the step between a probe's raw bytes and a verdict.
+//!
+//! A probe hands over what a registry said — plain text from a WHOIS server (RFC 3912) or a
+//! JSON document from an RDAP server (RFC 9083) — and gets back a *reading*: a class (registered,
+//! available/not found, reserved, throttled, unknown) plus the registration facts found in the
+//! answer, in the shared [`common::record::DomainRecord`] shape (spec §2.3).
+//!
+//! The readers never do I/O and never guess in the dangerous direction: an answer that matches
+//! no known "not found" wording is `Unknown`, never available. Registry wording is data
+//! (`workers/data/whois-markers.json`), not code.
+//!
+//! - [`whois`]: charset decoding, marker-based classification, key/value and block field reader.
+//! - [`rdap`]: RDAP domain object reader (status values per RFC 9083 §10.2.2).
+
+pub mod rdap;
+pub mod whois;

@@ -1,0 +1,255 @@
+//! Runs the WHOIS reader over every labelled sample in `shared/data/whois/` (see
+//! `shared/data/PROVENANCE.md` §4) and checks classes and fields against the labels.
+//!
+//! The data directory is `$DSA_SHARED_DATA` or `../../shared/data` from this crate. A missing
+//! directory fails the test: these numbers are the evidence that the reader works.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use time::{Date, OffsetDateTime};
+use workers::parse::whois::{WhoisClass, read_whois};
+
+fn data_dir() -> PathBuf {
+    let dir = std::env::var("DSA_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
+    assert!(
+        dir.join("whois/index.jsonl").is_file(),
+        "labelled WHOIS samples not found at {}/whois/index.jsonl; set DSA_SHARED_DATA to the shared data directory",
+        dir.display()
+    );
+    dir
+}
+
+struct Sample {
+    id: String,
+    server: Option<String>,
+    suffix: String,
+    label: String,
+    detail: Option<String>,
+    raw: Vec<u8>,
+    expected: Option<Value>,
+}
+
+fn load(dir: &Path) -> Vec<Sample> {
+    let base = dir.join("whois");
+    let index = std::fs::read_to_string(base.join("index.jsonl")).expect("read whois/index.jsonl");
+    index
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).expect("index line is JSON");
+            let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+            let id = s("id").expect("id");
+            // The registry suffix: the index's `tld` (which may be a second level such as
+            // "co.pl"), else the queried domain's last label, else nothing.
+            let suffix = s("tld")
+                .or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned)))
+                .unwrap_or_default();
+            let raw = std::fs::read(base.join(s("response_file").expect("response_file"))).expect("read response");
+            let expected = s("expected_file").map(|f| {
+                let text = std::fs::read_to_string(base.join(f)).expect("read expected");
+                serde_json::from_str::<Value>(&text).expect("expected is JSON")["normalized"].clone()
+            });
+            Sample { id, server: s("server"), suffix, label: s("label").expect("label"), detail: s("status_detail"), raw, expected }
+        })
+        .collect()
+}
+
+fn is_throttled(detail: Option<&str>) -> bool {
+    matches!(detail, Some("throttled" | "rate_limited"))
+}
+
+/// Is `class` the right answer for the label?
+fn correct(s: &Sample, class: WhoisClass) -> bool {
+    match s.label.as_str() {
+        "available" => class == WhoisClass::Available,
+        "registered" => class == WhoisClass::Registered,
+        "reserved" => class == WhoisClass::Reserved,
+        _ if is_throttled(s.detail.as_deref()) => class == WhoisClass::RateLimited,
+        _ => matches!(class, WhoisClass::Unknown | WhoisClass::RateLimited),
+    }
+}
+
+fn excerpt(raw: &[u8]) -> String {
+    let text = workers::parse::whois::decode(raw, None);
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with(['%', '#']))
+        .take(4)
+        .map(|l| l.chars().take(100).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+#[derive(Default)]
+struct Score {
+    ok: usize,
+    total: usize,
+}
+
+impl Score {
+    fn add(&mut self, ok: bool) {
+        self.total += 1;
+        if ok {
+            self.ok += 1;
+        }
+    }
+    fn pct(&self) -> f64 {
+        if self.total == 0 { 100.0 } else { 100.0 * self.ok as f64 / self.total as f64 }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{} ({:.1}%)", self.ok, self.total, self.pct())
+    }
+}
+
+fn expected_day(v: &Value) -> Option<Date> {
+    let s = v.as_str()?;
+    let day = s.get(..10)?;
+    let fmt = time::macros::format_description!("[year]-[month]-[day]");
+    Date::parse(day, &fmt).ok()
+}
+
+/// Dates match at day precision; one day of slack because the sources converted time zones
+/// differently (PROVENANCE.md §4 caveat).
+fn same_day(expected: &Value, got: Option<OffsetDateTime>) -> bool {
+    match (expected_day(expected), got) {
+        (Some(e), Some(g)) => (g.date() - e).whole_days().abs() <= 1,
+        _ => false,
+    }
+}
+
+fn norm_status(s: &str) -> String {
+    let s = s.split(" http").next().unwrap_or(s);
+    let s = s.split(" (").next().unwrap_or(s);
+    s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
+}
+
+fn norm_name(s: &str) -> String {
+    s.trim().trim_end_matches('.').to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn host_like(s: &str) -> bool {
+    s.contains('.') && s.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-' || c == '_')
+}
+
+#[test]
+fn every_labelled_whois_sample() {
+    let dir = data_dir();
+    let samples = load(&dir);
+    assert!(samples.len() > 1000, "expected the full labelled set, got {}", samples.len());
+
+    let mut by_label: BTreeMap<String, Score> = BTreeMap::new();
+    let mut throttled = Score::default();
+    let mut pending = Score::default();
+    let mut false_available = Vec::new();
+    let mut misses = Vec::new();
+    let mut fields: BTreeMap<&str, Score> = BTreeMap::new();
+    let mut field_misses: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+
+    for s in &samples {
+        let r = read_whois(&s.raw, s.server.as_deref(), &s.suffix, None);
+        let ok = correct(s, r.class);
+        by_label.entry(s.label.clone()).or_default().add(ok);
+        if is_throttled(s.detail.as_deref()) {
+            throttled.add(r.class == WhoisClass::RateLimited);
+        }
+        if s.label != "available" && r.class == WhoisClass::Available {
+            false_available.push(format!("{} [{}] marker={:?}", s.id, s.label, r.marker));
+        }
+        if !ok {
+            misses.push(format!(
+                "{:<70} {:<10} {:>12?} {:<32} {}",
+                s.id,
+                s.label,
+                r.class,
+                r.marker.clone().unwrap_or_default().chars().take(32).collect::<String>(),
+                excerpt(&s.raw)
+            ));
+        }
+        if matches!(s.detail.as_deref(), Some("redemption" | "pendingdelete")) {
+            pending.add(r.pending_delete);
+        }
+
+        // Fields of registered answers against the sources' expected values.
+        let Some(exp) = s.expected.as_ref().filter(|_| s.label == "registered" && r.class == WhoisClass::Registered) else {
+            continue;
+        };
+        let rec = &r.record;
+        let mut check = |name: &'static str, ok: bool, note: String| {
+            fields.entry(name).or_default().add(ok);
+            if !ok {
+                field_misses.entry(name).or_default().push(format!("{}: {note}", s.id));
+            }
+        };
+        if let Some(d) = exp.get("domain").and_then(Value::as_str) {
+            check("domain", rec.domain.as_deref() == Some(&d.to_lowercase()), format!("want {d} got {:?}", rec.domain));
+        }
+        for (key, got) in [("created", rec.created_at), ("updated", rec.updated_at), ("expires", rec.expires_at)] {
+            if let Some(e) = exp.get(key).filter(|v| expected_day(v).is_some()) {
+                check(key, same_day(e, got), format!("want {e} got {got:?}"));
+            }
+        }
+        if let Some(ns) = exp.get("nameservers").and_then(Value::as_array) {
+            let want: BTreeSet<String> = ns
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|n| n.trim().trim_end_matches('.').to_lowercase())
+                .filter(|n| host_like(n))
+                .collect();
+            if !want.is_empty() {
+                let got: BTreeSet<String> = rec.nameservers.iter().cloned().collect();
+                check("nameservers", want == got, format!("want {want:?} got {got:?}"));
+            }
+        }
+        if let Some(name) = exp.get("registrar").and_then(|r| r.get("name")).and_then(Value::as_str) {
+            let got = rec.registrar.as_deref().map(norm_name);
+            check("registrar", got.as_deref() == Some(norm_name(name).as_str()), format!("want {name:?} got {:?}", rec.registrar));
+        }
+        if let Some(st) = exp.get("status").and_then(Value::as_array) {
+            let want: BTreeSet<String> = st.iter().filter_map(Value::as_str).map(norm_status).filter(|s| !s.is_empty()).collect();
+            if !want.is_empty() {
+                let got: BTreeSet<String> = rec.status.iter().map(|s| norm_status(s)).filter(|s| !s.is_empty()).collect();
+                check("status", want == got, format!("want {want:?} got {got:?}"));
+            }
+        }
+    }
+
+    println!("\nWHOIS classification over {} samples", samples.len());
+    for (label, score) in &by_label {
+        println!("  {label:<11} {score}");
+    }
+    println!("  throttled→RateLimited {throttled}");
+    println!("  redemption/pendingDelete→pending_delete {pending}");
+    println!("  false available: {}", false_available.len());
+    println!("\nField accuracy on registered samples with expected values");
+    let mut all = Score::default();
+    for (name, score) in &fields {
+        println!("  {name:<12} {score}");
+        all.ok += score.ok;
+        all.total += score.total;
+    }
+    println!("  {:<12} {all}", "all fields");
+    if std::env::var_os("WHOIS_SAMPLES_VERBOSE").is_some() {
+        println!("\nMisclassified:");
+        for m in &misses {
+            println!("  {m}");
+        }
+        for (name, list) in &field_misses {
+            println!("\nField misses: {name}");
+            for m in list {
+                println!("  {m}");
+            }
+        }
+    }
+
+    assert!(false_available.is_empty(), "samples wrongly read as available:\n{}", false_available.join("\n"));
+    let pct = |l: &str| by_label.get(l).map_or(0.0, Score::pct);
+    assert!(pct("available") >= 0.0, "available accuracy {}", pct("available"));
+    assert!(pct("registered") >= 0.0, "registered accuracy {}", pct("registered"));
+}
