@@ -200,7 +200,9 @@ impl Decimal {
             if !b.is_ascii_digit() {
                 return None;
             }
-            mantissa = mantissa.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+            mantissa = mantissa
+                .checked_mul(10)?
+                .checked_add(i128::from(b - b'0'))?;
         }
         let scale = u32::try_from(frac.len()).ok()?;
         Some(Self {
@@ -366,7 +368,8 @@ impl Price {
     /// Checks and builds a price: `register` and `renew` in major units (finite, ≥ 0),
     /// `currency` an ISO 4217 code (any case; stored upper-case).
     pub fn new(register: f64, renew: f64, currency: &str) -> Result<Self, PricingError> {
-        Self::check(register, renew, currency).map_err(|reason| PricingError::invalid("price", reason))
+        Self::check(register, renew, currency)
+            .map_err(|reason| PricingError::invalid("price", reason))
     }
 
     fn check(register: f64, renew: f64, currency: &str) -> Result<Self, String> {
@@ -675,13 +678,13 @@ impl PriceTable {
                 PricingError::Json(e)
             }
         })?;
-        if let Some(format) = &file.format {
-            if format != PRICES_FORMAT {
-                return Err(PricingError::invalid(
-                    "header",
-                    format!("format {format:?} is not supported (expected {PRICES_FORMAT:?})"),
-                ));
-            }
+        if let Some(format) = &file.format
+            && format != PRICES_FORMAT
+        {
+            return Err(PricingError::invalid(
+                "header",
+                format!("format {format:?} is not supported (expected {PRICES_FORMAT:?})"),
+            ));
         }
         let mut builder = Builder::default();
         for (suffix, p) in &file.prices.0 {
@@ -748,10 +751,7 @@ impl PriceTable {
                 continue;
             }
             if line.contains('"') {
-                return Err(PricingError::invalid(
-                    at,
-                    "quoted fields are not supported",
-                ));
+                return Err(PricingError::invalid(at, "quoted fields are not supported"));
             }
             let [suffix, register, renew, currency] = fields[..] else {
                 return Err(PricingError::invalid(
@@ -762,8 +762,10 @@ impl PriceTable {
                     ),
                 ));
             };
-            let register = parse_csv_amount("register", register).map_err(|r| PricingError::invalid(&at, r))?;
-            let renew = parse_csv_amount("renew", renew).map_err(|r| PricingError::invalid(&at, r))?;
+            let register = parse_csv_amount("register", register)
+                .map_err(|r| PricingError::invalid(&at, r))?;
+            let renew =
+                parse_csv_amount("renew", renew).map_err(|r| PricingError::invalid(&at, r))?;
             builder.add(at, suffix, register, renew, currency)?;
         }
         if !header_seen {
@@ -804,13 +806,19 @@ impl PriceTable {
             ));
         }
         let Some(pricing) = response.pricing else {
-            return Err(PricingError::invalid("Porkbun response", "no `pricing` member"));
+            return Err(PricingError::invalid(
+                "Porkbun response",
+                "no `pricing` member",
+            ));
         };
         let mut builder = Builder::default();
         let mut skipped = Vec::new();
         for (tld, entry) in pricing.0 {
             if let Some(kind) = entry.special_type {
-                skipped.push((tld, format!("specialType {kind:?}: not a DNS registry suffix")));
+                skipped.push((
+                    tld,
+                    format!("specialType {kind:?}: not a DNS registry suffix"),
+                ));
                 continue;
             }
             let at = format!("Porkbun TLD {tld:?}");
@@ -822,7 +830,9 @@ impl PriceTable {
         }
         let table = builder.finish(
             Provenance {
-                source: Some("Porkbun public pricing API (v3 pricing/get), USD retail prices".to_owned()),
+                source: Some(
+                    "Porkbun public pricing API (v3 pricing/get), USD retail prices".to_owned(),
+                ),
                 ..Provenance::default()
             },
             "Porkbun response",
@@ -952,7 +962,8 @@ fn porkbun_amount(what: &str, value: &serde_json::Value) -> Result<f64, String> 
             .ok_or_else(|| format!("{what} {n} is not a number")),
         serde_json::Value::String(s) => {
             let well_formed = !s.is_empty()
-                && s.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
                 && s.bytes().filter(|&b| b == b'.').count() <= 1
                 && s.bytes().next().is_some_and(|b| b.is_ascii_digit());
             let plain: String = s.chars().filter(|&c| c != ',').collect();

@@ -267,7 +267,12 @@ mod tests {
     #[test]
     fn empty_query_segments_are_dropped() {
         assert_eq!(
-            checkout_url(&url("https://shop.example/buy?a=1&&b=2&"), "x.com", "x", "com"),
+            checkout_url(
+                &url("https://shop.example/buy?a=1&&b=2&"),
+                "x.com",
+                "x",
+                "com"
+            ),
             "https://shop.example/buy?a=1&b=2&domain=x.com&sld=x&tld=.com"
         );
         assert_eq!(
@@ -291,8 +296,7 @@ mod tests {
 
     #[test]
     fn serde_round_trip_checks() {
-        let u: CheckoutUrl =
-            serde_json::from_str("\"https://shop.example/buy\"").expect("valid");
+        let u: CheckoutUrl = serde_json::from_str("\"https://shop.example/buy\"").expect("valid");
         assert_eq!(
             serde_json::to_string(&u).expect("serializes"),
             "\"https://shop.example/buy\""

@@ -49,7 +49,7 @@ fn normalises_common_inputs() {
 fn rejects_with_a_precise_reason() {
     let long_label = format!("{}.com", "a".repeat(64));
     let long_name = format!("{}.com", vec!["a".repeat(60); 5].join("."));
-    let cases: Vec<(&str, fn(&DomainError) -> bool)> = vec![
+    let cases: Vec<(&str, Expect)> = vec![
         ("", |e| matches!(e, DomainError::Empty)),
         ("   ", |e| matches!(e, DomainError::Empty)),
         (".", |e| matches!(e, DomainError::Empty)),
@@ -83,6 +83,9 @@ fn rejects_with_a_precise_reason() {
         }
     }
 }
+
+/// A predicate on the rejection reason.
+type Expect = fn(&DomainError) -> bool;
 
 fn is_ldh_name(s: &str) -> bool {
     s.len() <= 253

@@ -35,14 +35,20 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .init();
     let args = Args::parse();
     let scenario = match &args.scenario {
         Some(path) => Scenario::load(path)?,
         None => Scenario::demo(),
     };
-    let ports = Ports { dns: args.dns_port, rdap: args.rdap_port, whois: args.whois_port };
+    let ports = Ports {
+        dns: args.dns_port,
+        rdap: args.rdap_port,
+        whois: args.whois_port,
+    };
     let sim = Simulator::start_on(scenario, ports).await?;
 
     println!("dsa-sim running on 127.0.0.1");

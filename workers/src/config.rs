@@ -27,6 +27,10 @@ pub struct EngineConfig {
     pub cache: CacheConfig,
     /// Overall deadline for one availability check, seconds (all probes included).
     pub check_deadline_secs: f64,
+    /// Only query upstreams named in the overrides (`dns.nameserver_overrides`,
+    /// `rdap.base_overrides`, `whois.addr_overrides`); every other method is skipped. For offline
+    /// demos and tests against the registry simulator, so nothing leaks to the internet.
+    pub overrides_only: bool,
 }
 
 impl Default for EngineConfig {
@@ -39,6 +43,7 @@ impl Default for EngineConfig {
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
             check_deadline_secs: 10.0,
+            overrides_only: false,
         }
     }
 }

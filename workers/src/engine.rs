@@ -119,7 +119,7 @@ impl Engine {
             }
         }
         let inner = Inner {
-            dns: DnsProbe::new(config.dns.clone()),
+            dns: DnsProbe::new(config.dns.clone(), config.overrides_only),
             rdap: RdapProbe::new(config.rdap.clone())?,
             whois: WhoisProbe::new(config.whois.clone()),
             politeness: Politeness::new(config.limits.clone()),
@@ -283,6 +283,9 @@ impl Engine {
         if !entry.rdap.is_empty() && let Some(base) = overrides.get("*") {
             return Some(base);
         }
+        if self.inner.config.overrides_only {
+            return None;
+        }
         entry.rdap.iter().find(|b| b.starts_with("https://")).or_else(|| entry.rdap.first()).map(String::as_str)
     }
 
@@ -324,6 +327,9 @@ impl Engine {
         let Some(server) = &entry.whois else {
             return Err("no WHOIS server".into());
         };
+        if self.inner.config.overrides_only && !self.inner.config.whois.addr_overrides.contains_key(&server.host) {
+            return Err(format!("WHOIS {} skipped: not in whois.addr_overrides (overrides_only)", server.host));
+        }
         let host = server.host.clone();
         let step = |outcome: String| Step { protocol: Protocol::Whois, upstream: host.clone(), outcome };
         let permit = self.inner.politeness.acquire(Protocol::Whois, &host).await.map_err(|e| {

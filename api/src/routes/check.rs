@@ -15,7 +15,7 @@ use time::OffsetDateTime;
 use super::Params;
 use crate::error::ApiError;
 use crate::pricing::{CommissionPercent, Pricing, quote};
-use crate::purchase::{CheckoutUrl, Purchase, resolve_purchase};
+use crate::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
 use crate::state::AppState;
 
 /// Credits per availability check (spec §8).
@@ -99,12 +99,15 @@ pub async fn check(State(state): State<AppState>, headers: HeaderMap, RawQuery(r
         None
     };
     let key_url = key.purchase_url.as_deref().and_then(|u| CheckoutUrl::parse(u).ok());
-    let purchase = resolve_purchase(
-        redirect_url.as_ref(),
+    let inputs = PurchaseInputs {
+        redirect_url: redirect_url.as_ref(),
         redirect_checkout,
-        state.platform_checkout(),
-        key_url.as_ref(),
-        key.show_purchase_button,
+        platform_checkout: state.platform_checkout(),
+        key_purchase_url: key_url.as_ref(),
+        show_purchase_button: key.show_purchase_button,
+    };
+    let purchase = resolve_purchase(
+        &inputs,
         available,
         domain.as_str(),
         domain.sld(),

@@ -99,7 +99,9 @@ impl RequestHandler for Counting {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            self.catalog.handle_request::<R, T>(request, response_handle).await
+            self.catalog
+                .handle_request::<R, T>(request, response_handle)
+                .await
         })
     }
 }
@@ -110,7 +112,9 @@ async fn bind(port: u16) -> anyhow::Result<(UdpSocket, TcpListener)> {
     let attempts = if port == 0 { 16 } else { 1 };
     let mut last = None;
     for _ in 0..attempts {
-        let udp = UdpSocket::bind(("127.0.0.1", port)).await.context("DNS UDP bind")?;
+        let udp = UdpSocket::bind(("127.0.0.1", port))
+            .await
+            .context("DNS UDP bind")?;
         let chosen = udp.local_addr()?.port();
         match TcpListener::bind(("127.0.0.1", chosen)).await {
             Ok(tcp) => return Ok((udp, tcp)),

@@ -27,7 +27,10 @@ impl Recorded {
 
 macro_rules! fixture {
     ($path:literal, $domain:literal) => {
-        Recorded { text: include_str!(concat!("../../fixtures/registry/", $path)), domain: $domain }
+        Recorded {
+            text: include_str!(concat!("../../fixtures/registry/", $path)),
+            domain: $domain,
+        }
     };
 }
 
@@ -37,8 +40,10 @@ const VERISIGN_REGISTERED: Recorded =
     fixture!("whois/verisign/status_registered.txt", "google.com");
 const VERISIGN_AVAILABLE: Recorded =
     fixture!("whois/verisign/status_available.txt", "u34jedzcq.com");
-const VERISIGN_PENDING_DELETE: Recorded =
-    fixture!("whois/verisign/property_status_pendingdelete.txt", "killianestates.com");
+const VERISIGN_PENDING_DELETE: Recorded = fixture!(
+    "whois/verisign/property_status_pendingdelete.txt",
+    "killianestates.com"
+);
 const NIC_AF_REGISTERED: Recorded = fixture!("whois/nic_af/google.com.af.txt", "google.com.af");
 const NIC_AF_AVAILABLE: Recorded = fixture!("whois/nic_af/status_available.txt", "u34jedzcq.af");
 const DENIC_REGISTERED: Recorded = fixture!("whois/denic/status_registered.txt", "google.de");
@@ -76,7 +81,9 @@ pub(crate) fn whois_answer(family: WhoisFamily, truth: Truth) -> Recorded {
 pub(crate) fn whois_throttled(family: Option<WhoisFamily>) -> Recorded {
     match family {
         Some(WhoisFamily::Denic) => DENIC_THROTTLED,
-        Some(WhoisFamily::Verisign | WhoisFamily::NicAf | WhoisFamily::NicIo) | None => PIR_THROTTLED,
+        Some(WhoisFamily::Verisign | WhoisFamily::NicAf | WhoisFamily::NicIo) | None => {
+            PIR_THROTTLED
+        }
     }
 }
 
@@ -123,7 +130,8 @@ pub(crate) fn rewrite_domain(text: &str, sample: &str, name: &str) -> String {
     let mut from = 0;
     while let Some(pos) = lower[from..].find(&needle).map(|p| p + from) {
         let end = pos + needle.len();
-        let before_ok = pos == 0 || !(is_label(bytes[pos - 1]) || matches!(bytes[pos - 1], b'.' | b'@'));
+        let before_ok =
+            pos == 0 || !(is_label(bytes[pos - 1]) || matches!(bytes[pos - 1], b'.' | b'@'));
         let after_ok = match bytes.get(end) {
             None => true,
             Some(&b) if is_label(b) => false,
@@ -133,7 +141,9 @@ pub(crate) fn rewrite_domain(text: &str, sample: &str, name: &str) -> String {
         if before_ok && after_ok {
             let found = &text[pos..end];
             out.push_str(&text[copied..pos]);
-            if found.bytes().any(|b| b.is_ascii_uppercase()) && !found.bytes().any(|b| b.is_ascii_lowercase()) {
+            if found.bytes().any(|b| b.is_ascii_uppercase())
+                && !found.bytes().any(|b| b.is_ascii_lowercase())
+            {
                 out.push_str(&name.to_ascii_uppercase());
             } else {
                 out.push_str(name);
@@ -164,11 +174,25 @@ mod tests {
 
     #[test]
     fn every_sample_mentions_its_domain() {
-        for family in [WhoisFamily::Verisign, WhoisFamily::NicAf, WhoisFamily::Denic, WhoisFamily::NicIo] {
-            for truth in [Truth::Registered, Truth::Available, Truth::Reserved, Truth::PendingDelete] {
+        for family in [
+            WhoisFamily::Verisign,
+            WhoisFamily::NicAf,
+            WhoisFamily::Denic,
+            WhoisFamily::NicIo,
+        ] {
+            for truth in [
+                Truth::Registered,
+                Truth::Available,
+                Truth::Reserved,
+                Truth::PendingDelete,
+            ] {
                 let rec = whois_answer(family, truth);
                 let rendered = rec.render("zz-probe.test");
-                assert_eq!(rendered.contains("zz-probe.test") || rendered.contains("ZZ-PROBE.TEST"), !rec.domain.is_empty(), "{family:?}/{truth:?}");
+                assert_eq!(
+                    rendered.contains("zz-probe.test") || rendered.contains("ZZ-PROBE.TEST"),
+                    !rec.domain.is_empty(),
+                    "{family:?}/{truth:?}"
+                );
             }
         }
     }

@@ -137,7 +137,9 @@ impl TldSpec {
         if !self.offers(Protocol::Whois) {
             return None;
         }
-        self.whois_host.clone().or_else(|| self.whois_family.map(|f| f.default_host().to_owned()))
+        self.whois_host
+            .clone()
+            .or_else(|| self.whois_family.map(|f| f.default_host().to_owned()))
     }
 }
 
@@ -280,11 +282,18 @@ impl Scenario {
                 bail!("[[tld]] suffix {:?} is listed twice", tld.suffix);
             }
             if tld.offers(Protocol::Whois) && tld.whois_family.is_none() {
-                bail!("[[tld]] {:?} offers whois but has no whois_family", tld.suffix);
+                bail!(
+                    "[[tld]] {:?} offers whois but has no whois_family",
+                    tld.suffix
+                );
             }
             tlds_out.push(tld);
         }
-        let mut scenario = Self { tlds: tlds_out, truths: BTreeMap::new(), knobs };
+        let mut scenario = Self {
+            tlds: tlds_out,
+            truths: BTreeMap::new(),
+            knobs,
+        };
         for domain in domains {
             let name = normalise(&domain.name);
             check_name(&name).with_context(|| format!("[[domain]] name {:?}", domain.name))?;
@@ -302,7 +311,10 @@ impl Scenario {
     /// The truth about `name` (case-insensitive, trailing dot allowed); unlisted names are
     /// [`Truth::Available`].
     pub fn truth(&self, name: &str) -> Truth {
-        self.truths.get(&normalise(name)).copied().unwrap_or(Truth::Available)
+        self.truths
+            .get(&normalise(name))
+            .copied()
+            .unwrap_or(Truth::Available)
     }
 
     /// The registry holding `name`: the longest scenario suffix it ends with (`google.com.af`
@@ -351,7 +363,9 @@ pub(crate) fn check_name(name: &str) -> anyhow::Result<()> {
     for label in name.split('.') {
         let ok = !label.is_empty()
             && label.len() <= 63
-            && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && !label.starts_with('-')
             && !label.ends_with('-');
         if !ok {
@@ -375,11 +389,20 @@ mod tests {
             Truth::PendingDelete,
             Truth::Reserved,
         ] {
-            assert!(demo.domains().any(|(_, t)| t == truth), "demo lacks {truth}");
+            assert!(
+                demo.domains().any(|(_, t)| t == truth),
+                "demo lacks {truth}"
+            );
         }
         assert_eq!(demo.truth("EXAMPLE.com."), Truth::Registered);
-        assert_eq!(demo.truth("surely-not-listed-anywhere.com"), Truth::Available);
-        assert_eq!(demo.tld_of("google.com.af").map(|t| t.suffix.as_str()), Some("com.af"));
+        assert_eq!(
+            demo.truth("surely-not-listed-anywhere.com"),
+            Truth::Available
+        );
+        assert_eq!(
+            demo.tld_of("google.com.af").map(|t| t.suffix.as_str()),
+            Some("com.af")
+        );
     }
 
     #[test]

@@ -82,11 +82,19 @@ async fn connection(
     let query = String::from_utf8_lossy(&line).into_owned();
     let name = query_name(&query);
     control.count_query(Protocol::Whois);
-    let family = scenario.tld_of(&name).and_then(|t| if t.offers(Protocol::Whois) { t.whois_family } else { None });
+    let family = scenario.tld_of(&name).and_then(|t| {
+        if t.offers(Protocol::Whois) {
+            t.whois_family
+        } else {
+            None
+        }
+    });
 
     if !control.admit(Protocol::Whois, peer.ip()) {
         tracing::debug!(%name, client = %peer, "WHOIS rate limit exceeded");
-        stream.write_all(recorded::whois_throttled(family).text.as_bytes()).await?;
+        stream
+            .write_all(recorded::whois_throttled(family).text.as_bytes())
+            .await?;
         return stream.shutdown().await;
     }
     let delay = control.latency(Protocol::Whois);
@@ -95,7 +103,9 @@ async fn connection(
     }
 
     let text = match family {
-        _ if check_name(&name).is_err() => format!("% dsa-sim: malformed query {:?}\r\n", query.trim_end()),
+        _ if check_name(&name).is_err() => {
+            format!("% dsa-sim: malformed query {:?}\r\n", query.trim_end())
+        }
         Some(family) => recorded::whois_answer(family, scenario.truth(&name)).render(&name),
         None => format!("% dsa-sim: no registry of this scenario holds {name}\r\n"),
     };
@@ -108,7 +118,10 @@ async fn connection(
     match fault {
         Fault::None => stream.write_all(text.as_bytes()).await?,
         Fault::Reset => {
-            #[expect(deprecated, reason = "SO_LINGER 0 never blocks; it is how an RST is produced")]
+            #[expect(
+                deprecated,
+                reason = "SO_LINGER 0 never blocks; it is how an RST is produced"
+            )]
             stream.set_linger(Some(Duration::ZERO))?;
             drop(stream);
             return Ok(());

@@ -34,6 +34,7 @@ pub enum Delegation {
 #[derive(Clone)]
 pub struct DnsProbe {
     config: DnsConfig,
+    overrides_only: bool,
     /// System resolver, used only to find the addresses of a zone's name servers.
     system: Option<TokioResolver>,
 }
@@ -47,10 +48,10 @@ impl std::fmt::Debug for DnsProbe {
 impl DnsProbe {
     /// A probe with the given settings. The system resolver (from `/etc/resolv.conf`) is used to
     /// find name-server addresses when no override applies; without one, only overridden suffixes
-    /// get a DNS pre-check.
-    pub fn new(config: DnsConfig) -> Self {
+    /// get a DNS pre-check. With `overrides_only`, suffixes without an override get none.
+    pub fn new(config: DnsConfig, overrides_only: bool) -> Self {
         let system = TokioResolver::builder_tokio().ok().and_then(|b| b.build().ok());
-        Self { config, system }
+        Self { config, overrides_only, system }
     }
 
     /// The name-server addresses to ask for `suffix`: the configured override (exact suffix, then
@@ -63,6 +64,9 @@ impl DnsProbe {
             .or_else(|| self.config.nameserver_overrides.get("*"));
         if let Some(list) = overridden {
             return list.iter().filter_map(|a| a.parse().ok()).collect();
+        }
+        if self.overrides_only {
+            return Vec::new();
         }
         let Some(resolver) = &self.system else { return Vec::new() };
         let mut addrs = Vec::new();
