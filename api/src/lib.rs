@@ -57,6 +57,8 @@ use crate::store::{NewKey, SqliteStore, Store};
 
 /// Builds the router over a state (no listener; tests drive it with `oneshot`).
 pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
+    // Install the metrics recorder before the first request counts anything.
+    telemetry::prometheus();
     let request_id = HeaderName::from_static("x-request-id");
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
@@ -129,6 +131,9 @@ pub async fn standalone(settings: &Settings) -> anyhow::Result<Standalone> {
         Some(path) => PriceTable::load(path).map_err(|e| anyhow::anyhow!("pricing.table {}: {e}", path.display()))?,
         None => PriceTable::embedded()?,
     };
+    if prices.provenance().sample {
+        tracing::warn!("serving the shipped SAMPLE price table; set pricing.table to your own prices");
+    }
     let platform_checkout = settings
         .pricing
         .platform_checkout_url

@@ -133,6 +133,9 @@ enum Prices {
         /// Porkbun pricing API response (JSON).
         #[arg(long)]
         porkbun: PathBuf,
+        /// Date the prices were valid (YYYY-MM-DD), recorded in the table's header.
+        #[arg(long)]
+        as_of: Option<String>,
         /// Output file (JSON).
         #[arg(long)]
         out: PathBuf,
@@ -165,11 +168,18 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check { domains, json } => check(settings, domains, json).await,
         Command::Explain { what } => explain(what).map(|()| ExitCode::SUCCESS),
         Command::Keys { action } => keys(settings, action).await.map(|()| ExitCode::SUCCESS),
-        Command::Prices { action: Prices::Import { porkbun, out } } => {
+        Command::Prices { action: Prices::Import { porkbun, as_of, out } } => {
             let text = std::fs::read_to_string(&porkbun)?;
-            let table = api::pricing::PriceTable::from_porkbun_json(&text)?;
+            let import = api::pricing::PriceTable::import_porkbun(&text)?;
+            let mut provenance = import.table.provenance().clone();
+            provenance.sample = false;
+            if let Some(date) = as_of {
+                let format = time::macros::format_description!("[year]-[month]-[day]");
+                provenance.as_of = Some(time::Date::parse(&date, &format).map_err(|e| anyhow::anyhow!("--as-of {date}: {e}"))?);
+            }
+            let table = import.table.with_provenance(provenance);
             std::fs::write(&out, table.to_json()?)?;
-            println!("wrote {} prices to {}", table.len(), out.display());
+            println!("wrote {} prices to {} ({} entries skipped: not in the IANA root zone)", table.len(), out.display(), import.skipped.len());
             Ok(ExitCode::SUCCESS)
         }
     }

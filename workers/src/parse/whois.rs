@@ -169,6 +169,8 @@ struct ListsDef {
     #[serde(default)]
     available: Option<Vec<String>>,
     #[serde(default)]
+    unknown: Vec<String>,
+    #[serde(default)]
     reserved: Vec<String>,
     #[serde(default)]
     rate_limited: Vec<String>,
@@ -196,6 +198,8 @@ struct FamilyDef {
     #[serde(default)]
     available: Option<Vec<String>>,
     #[serde(default)]
+    unknown: Vec<String>,
+    #[serde(default)]
     reserved: Vec<String>,
     #[serde(default)]
     rate_limited: Vec<String>,
@@ -222,13 +226,14 @@ struct Marker {
     rule: String,
     anchor: Anchor,
     parts: Vec<String>,
-    /// The rule ends in `:` — a key whose value must not be empty.
+    /// The rule ends in `:` or `]` — a key whose value must not be empty.
     needs_value: bool,
 }
 
 #[derive(Debug, Default)]
 struct Lists {
     available: Option<Vec<Marker>>,
+    unknown: Vec<Marker>,
     reserved: Vec<Marker>,
     rate_limited: Vec<Marker>,
     registered: Vec<Marker>,
@@ -273,14 +278,8 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
     if def.version != 1 {
         return Err(MarkerDataError::Invalid(format!("unsupported version {}", def.version)));
     }
-    let generic = compile_lists(
-        "generic",
-        def.generic.available,
-        def.generic.reserved,
-        def.generic.rate_limited,
-        def.generic.registered,
-        def.generic.pending_delete,
-    )?;
+    let g = def.generic;
+    let generic = compile_lists("generic", g.available, g.unknown, g.reserved, g.rate_limited, g.registered, g.pending_delete)?;
     if generic.available.is_none() {
         return Err(MarkerDataError::Invalid("generic.available is required".into()));
     }
@@ -305,7 +304,8 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
         let mut suffixes = Vec::with_capacity(f.suffixes.len());
         for s in &f.suffixes {
             let s = s.trim_start_matches('.').to_ascii_lowercase();
-            if s.is_empty() {
+            let bare = s.strip_prefix("*.").unwrap_or(&s);
+            if bare.is_empty() || bare.contains('*') {
                 return Err(MarkerDataError::Invalid(format!("family {name}: empty suffix")));
             }
             if by_suffix.insert(s.clone(), idx).is_some() {
@@ -316,7 +316,8 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
         if f.exclusive && suffixes.is_empty() {
             return Err(MarkerDataError::Invalid(format!("family {name}: `exclusive` needs `suffixes`")));
         }
-        let lists = compile_lists(&name, f.available, f.reserved, f.rate_limited, f.registered, f.pending_delete)?;
+        let lists =
+            compile_lists(&name, f.available, f.unknown, f.reserved, f.rate_limited, f.registered, f.pending_delete)?;
         families.push(Family {
             name,
             suffixes,
@@ -332,6 +333,7 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
 fn compile_lists(
     owner: &str,
     available: Option<Vec<String>>,
+    unknown: Vec<String>,
     reserved: Vec<String>,
     rate_limited: Vec<String>,
     registered: Vec<String>,
@@ -356,6 +358,7 @@ fn compile_lists(
     }
     Ok(Lists {
         available,
+        unknown: compile_all("unknown", unknown)?,
         reserved: compile_all("reserved", reserved)?,
         rate_limited: compile_all("rate_limited", rate_limited)?,
         registered: compile_all("registered", registered)?,
@@ -384,7 +387,7 @@ fn compile_marker(rule: &str) -> Result<Marker, String> {
     if parts.iter().skip(1).take(parts.len().saturating_sub(2)).any(String::is_empty) {
         return Err(format!("{rule:?}: `**` is not allowed"));
     }
-    Ok(Marker { rule: rule.to_owned(), anchor, needs_value: body.ends_with(':'), parts })
+    Ok(Marker { rule: rule.to_owned(), anchor, needs_value: body.ends_with([':', ']']), parts })
 }
 
 impl Markers {
@@ -392,25 +395,33 @@ impl Markers {
         let host = server.map(|s| s.trim().trim_end_matches('.').to_ascii_lowercase());
         if let Some(idx) = host.as_deref().and_then(|h| self.by_host.get(h)) {
             let family = &self.families[*idx];
-            let wrong_server = family.exclusive && !suffix.is_empty() && !family.suffixes.iter().any(|s| s == suffix);
+            let wrong_server = family.exclusive && !suffix.is_empty() && !family.covers(suffix);
             return Selected { family: Some(family), by_host: true, wrong_server };
         }
-        // Unknown (or no) host: the registry suffix names the family, most specific first
-        // ("com.af" before "af").
-        let mut rest = suffix;
-        loop {
-            if rest.is_empty() {
-                break;
+        // Unknown (or no) host: the registry suffix names the family — an exact entry ("com.af"),
+        // else a wildcard entry of a parent ("*.af" covers every second level under .af).
+        let by_suffix = self.by_suffix.get(suffix).or_else(|| {
+            let mut rest = suffix;
+            while let Some((_, parent)) = rest.split_once('.') {
+                if let Some(idx) = self.by_suffix.get(&format!("*.{parent}")) {
+                    return Some(idx);
+                }
+                rest = parent;
             }
-            if let Some(idx) = self.by_suffix.get(rest) {
-                return Selected { family: Some(&self.families[*idx]), by_host: false, wrong_server: false };
-            }
-            match rest.split_once('.') {
-                Some((_, tail)) => rest = tail,
-                None => break,
-            }
-        }
-        Selected { family: None, by_host: false, wrong_server: false }
+            None
+        });
+        let family = by_suffix.map(|idx| &self.families[*idx]);
+        Selected { family, by_host: false, wrong_server: false }
+    }
+}
+
+impl Family {
+    /// Is `suffix` one of this family's suffixes (exactly, or under a `*.parent` entry)?
+    fn covers(&self, suffix: &str) -> bool {
+        self.suffixes.iter().any(|s| match s.strip_prefix("*.") {
+            Some(parent) => suffix.len() > parent.len() + 1 && suffix.ends_with(&format!(".{parent}")),
+            None => s == suffix,
+        })
     }
 }
 
@@ -449,7 +460,13 @@ impl Marker {
 }
 
 fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
-    markers.iter().find(|m| lines.iter().any(|l| m.matches(&l.norm)))
+    markers.iter().find(|m| {
+        lines.iter().any(|l| {
+            // An anchored rule reads a line as a statement of its own; the tail of a wrapped
+            // sentence ("All rights\nreserved.") is not one.
+            !(l.continuation && m.anchor != Anchor::Contains) && m.matches(&l.norm)
+        })
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -464,16 +481,25 @@ struct Line<'a> {
     /// leaders turned into `": "`, trailing `. ! < >` removed — the form markers match against.
     norm: String,
     comment: bool,
+    /// The line continues the previous line's sentence (previous line ends mid-sentence and
+    /// this one starts in lower case).
+    continuation: bool,
 }
 
 fn prepare_lines(text: &str) -> Vec<Line<'_>> {
+    let content = |raw: &str| raw.trim().trim_start_matches(['%', '#', ' ', '\t']).to_owned();
+    let mut prev: Option<String> = None;
     text.lines()
         .map(|raw| raw.trim_end_matches(['\r', '\u{feff}']))
         .filter(|raw| !is_client_artifact(raw.trim()))
         .map(|raw| {
             let trimmed = raw.trim_start();
             let indent = raw[..raw.len() - trimmed.len()].chars().map(|c| if c == '\t' { 8 } else { 1 }).sum();
-            Line { raw, indent, norm: normalise(raw), comment: trimmed.starts_with(['%', '#']) }
+            let here = content(raw);
+            let continuation = prev.as_deref().is_some_and(|p| p.ends_with(|c: char| c.is_alphanumeric() || c == ','))
+                && here.starts_with(|c: char| c.is_lowercase());
+            prev = Some(here).filter(|h| !h.is_empty());
+            Line { raw, indent, norm: normalise(raw), comment: trimmed.starts_with(['%', '#']), continuation }
         })
         .collect()
 }
@@ -554,6 +580,9 @@ fn classify(data: &Markers, sel: &Selected<'_>, lines: &[Line<'_>], record: &Dom
 
     if let Some(rule) = family_then_generic(|l| &l.rate_limited) {
         return (WhoisClass::RateLimited, Some(rule));
+    }
+    if let Some(rule) = family_then_generic(|l| &l.unknown) {
+        return (WhoisClass::Unknown, Some(rule));
     }
     if let Some(rule) = family_then_generic(|l| &l.reserved) {
         return (WhoisClass::Reserved, Some(rule));
@@ -672,6 +701,8 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("domain", Field::Domain),
     ("domainname", Field::Domain),
     ("domain name (ascii)", Field::Domain),
+    ("complete domain name", Field::Domain),
+    ("nom de domaine", Field::Domain),
     ("nome de domínio", Field::Domain),
     ("nombre de dominio", Field::Domain),
     ("dominio", Field::Domain),
@@ -687,6 +718,7 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("eppstatus", Field::Status),
     ("estado", Field::Status),
     ("estatus", Field::Status),
+    ("estatus del dominio", Field::Status),
     ("statut", Field::Status),
     ("状態", Field::Status),
     ("registrar", Field::Registrar),
@@ -716,6 +748,8 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("titular", Field::RegistrantNameOrOrg),
     ("등록인", Field::RegistrantNameOrOrg),
     ("登録者名", Field::RegistrantNameOrOrg),
+    ("registered for", Field::RegistrantNameOrOrg),
+    ("domain owner", Field::RegistrantNameOrOrg),
     ("registrant country", Field::RegistrantCountry),
     ("registrant country code", Field::RegistrantCountry),
     ("registrant country/economy", Field::RegistrantCountry),
@@ -733,6 +767,16 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("primary server", Field::Nameserver),
     ("secondary server", Field::Nameserver),
     ("domain nameservers", Field::Nameserver),
+    ("domain name servers", Field::Nameserver),
+    ("name server information", Field::Nameserver),
+    ("dns name", Field::Nameserver),
+    ("primary name server", Field::Nameserver),
+    ("secondary name server", Field::Nameserver),
+    ("primary ns", Field::Nameserver),
+    ("secondary ns", Field::Nameserver),
+    ("primary server hostname", Field::Nameserver),
+    ("secondary server hostname", Field::Nameserver),
+    ("servers", Field::Nameserver),
     ("ネームサーバ", Field::Nameserver),
     ("호스트이름", Field::Nameserver),
     ("creation date", Field::Created(0)),
@@ -750,6 +794,11 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("domain registration date", Field::Created(1)),
     ("domain record activated", Field::Created(1)),
     ("record created", Field::Created(1)),
+    ("record created on", Field::Created(1)),
+    ("entry created", Field::Created(1)),
+    ("activated on", Field::Created(1)),
+    ("date de creation", Field::Created(1)),
+    ("date de création", Field::Created(1)),
     ("activated", Field::Created(1)),
     ("domain name commencement date", Field::Created(1)),
     ("commencement date", Field::Created(1)),
@@ -773,6 +822,8 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("domain last updated date", Field::Updated(1)),
     ("record last updated", Field::Updated(1)),
     ("record last updated on", Field::Updated(1)),
+    ("record last modified", Field::Updated(1)),
+    ("entry updated", Field::Updated(1)),
     ("ultima actualizacion", Field::Updated(1)),
     ("última actualización", Field::Updated(1)),
     ("最終更新", Field::Updated(1)),
@@ -792,6 +843,10 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("domain expiration date", Field::Expires(1)),
     ("domain expires", Field::Expires(1)),
     ("record will expire on", Field::Expires(1)),
+    ("record expires on", Field::Expires(1)),
+    ("record expired", Field::Expires(1)),
+    ("expires at", Field::Expires(1)),
+    ("valid date", Field::Expires(1)),
     ("renewal date", Field::Expires(1)),
     ("fecha de vencimiento", Field::Expires(1)),
     ("fecha de expiracion", Field::Expires(1)),
@@ -828,6 +883,10 @@ const BLOCK_KEYS: &[(&str, Block)] = &[
     ("dns servers", Block::Nameservers),
     ("name servers information", Block::Nameservers),
     ("servidores de nombre", Block::Nameservers),
+    ("servidor(es) de nombres de dominio", Block::Nameservers),
+    ("servers", Block::Nameservers),
+    ("name server information", Block::Nameservers),
+    ("domain name servers", Block::Nameservers),
     ("registration status", Block::Status),
     ("status", Block::Status),
     ("domain status", Block::Status),
@@ -838,6 +897,11 @@ const BLOCK_KEYS: &[(&str, Block)] = &[
     ("technical contact(s)", Block::OtherContact),
     ("tech contact", Block::OtherContact),
     ("billing contact", Block::OtherContact),
+    ("admin contact(s)", Block::OtherContact),
+    ("billing contact(s)", Block::OtherContact),
+    ("administrative contact code", Block::OtherContact),
+    ("technical contact code", Block::OtherContact),
+    ("billing contact code", Block::OtherContact),
     ("registrar technical contacts", Block::OtherContact),
     ("onsite contacts", Block::OtherContact),
     ("zone contact", Block::OtherContact),
@@ -849,7 +913,7 @@ const BLOCK_KEYS: &[(&str, Block)] = &[
 fn normalise_key(key: &str) -> String {
     let mut k: String = key
         .trim()
-        .trim_end_matches(['.', ':', ' '])
+        .trim_end_matches(['.', ':', ' ', '#'])
         .chars()
         .map(|c| if c == '_' || c == '-' || c == '\t' { ' ' } else { c })
         .collect::<String>()
@@ -890,10 +954,47 @@ fn block_for(key: &str) -> Option<Block> {
     key_candidates(key).iter().find_map(|k| BLOCK_KEYS.iter().find(|(name, _)| name == k).map(|(_, b)| *b))
 }
 
+/// Keys that describe a contact (its name, address, ...): inside a contact block they belong to
+/// that contact even when printed without indentation.
+fn is_contact_subkey(key: &str) -> bool {
+    const SUBKEYS: &[&str] = &[
+        "name", "org", "organization", "organisation", "company", "address", "street", "city", "state",
+        "state or province", "province", "postal code", "zip", "country", "country code", "region", "phone",
+        "fax", "fax no", "e mail", "email", "handle", "id", "contact id", "nic handle", "type", "url", "web",
+    ];
+    key_candidates(key).iter().any(|k| SUBKEYS.contains(&k.as_str()))
+}
+
+/// Finds a dot leader (three or more dots, possibly spaced) and returns its byte range.
+fn find_leader(t: &str) -> Option<(usize, usize)> {
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'.' {
+            let start = i;
+            let mut j = i;
+            let mut dots = 0;
+            while j < b.len() && (b[j] == b'.' || (b[j] == b' ' && b.get(j + 1) == Some(&b'.'))) {
+                if b[j] == b'.' {
+                    dots += 1;
+                }
+                j += 1;
+            }
+            if dots >= 3 {
+                return Some((start, j));
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
 /// Splits one trimmed line into key and value, or returns `None` for a plain line.
 fn split_key_value(text: &str) -> Option<(String, String)> {
-    // "a. [Domain Name]   GOOGLE.JP" (JPRS) and "[Name Server]  ns1.google.com".
     let t = strip_enumeration(text);
+    // "[Domain Name]   GOOGLE.JP" (JPRS, MYNIC).
     if let Some(rest) = t.strip_prefix('[') {
         if let Some(close) = rest.find(']') {
             let key = normalise_key(&rest[..close]);
@@ -906,16 +1007,30 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
         let (k, v) = (&t[..colon], &t[colon + 1..]);
         let k = strip_dot_leader(k);
         if key_is_plausible(k) && !v.starts_with("//") {
+            // rwhois "domain:Created:20090324" (class:attribute:value).
+            if let Some((attr, value)) = rwhois_attribute(k, v) {
+                return Some((attr, value));
+            }
             let v = v.trim().trim_start_matches(['.', ' ']).trim();
             return Some((normalise_key(k), v.to_owned()));
         }
     }
-    // "Domain Name........ x" without a colon.
-    if let Some(p) = t.find("...") {
-        let k = &t[..p];
+    // "Domain Name........ x" or "Nom de domaine#. . . . .x" without a colon.
+    if let Some((start, end)) = find_leader(t) {
+        let k = &t[..start];
         if key_is_plausible(k) {
-            let v = t[p..].trim_start_matches(['.', ' ', '\t']);
-            return Some((normalise_key(k), v.trim().to_owned()));
+            return Some((normalise_key(k), t[end..].trim().to_owned()));
+        }
+    }
+    // "Record created on 2005-04-15 21:43:27": a date key without a colon.
+    let lower = t.to_lowercase();
+    for (name, field) in KEY_FIELDS {
+        if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_)) {
+            if let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' ')) {
+                if rest.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+                    return Some(((*name).to_owned(), t[t.len() - rest.len()..].trim().to_owned()));
+                }
+            }
         }
     }
     // "Domain-status       DOM_HELD": key, a tab or two spaces, value.
@@ -927,13 +1042,39 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
     None
 }
 
-fn strip_enumeration(t: &str) -> &str {
-    let b = t.as_bytes();
-    if b.len() > 3 && b[0].is_ascii_lowercase() && b[1] == b'.' && b[2] == b' ' {
-        t[3..].trim_start()
-    } else {
-        t
+fn rwhois_attribute(class: &str, rest: &str) -> Option<(String, String)> {
+    if class.contains(' ') || class.is_empty() || rest.starts_with(' ') {
+        return None;
     }
+    let (attr, value) = rest.split_once(':')?;
+    let attr = attr.split(';').next().unwrap_or(attr);
+    if attr.is_empty() || !attr.chars().all(|c| c.is_ascii_alphabetic() || c == '-') {
+        return None;
+    }
+    Some((normalise_key(attr), value.trim().to_owned()))
+}
+
+/// Drops list enumerations: "a. [Domain Name]" (JPRS), "a [Domain Name]" (MYNIC),
+/// "1a.        Domain Name : x" (.gov.za).
+fn strip_enumeration(t: &str) -> &str {
+    let Some((head, rest)) = t.split_once(char::is_whitespace) else { return t };
+    let rest = rest.trim_start();
+    let core = head.trim_end_matches(['.', ')']);
+    let short = !core.is_empty()
+        && core.len() <= 2
+        && core.chars().all(|c| c.is_ascii_alphanumeric())
+        && head.len() - core.len() <= 1;
+    if !short {
+        return t;
+    }
+    if rest.starts_with('[') {
+        return rest;
+    }
+    let dotted = head.len() > core.len();
+    if dotted && core.starts_with(|c: char| c.is_ascii_digit()) {
+        return rest;
+    }
+    t
 }
 
 fn strip_dot_leader(k: &str) -> &str {
@@ -947,7 +1088,7 @@ fn key_is_plausible(k: &str) -> bool {
     }
     // A dot followed by a letter or digit means a host name or an address, not a key.
     let b: Vec<char> = k.chars().collect();
-    !b.windows(2).any(|w| w[0] == '.' && w[1].is_alphanumeric()) && !k.contains("http")
+    !b.windows(2).any(|w| w[0] == '.' && w[1].is_alphanumeric()) && !k.contains("http") && !k.contains('@')
 }
 
 #[derive(Default)]
@@ -959,10 +1100,22 @@ struct FieldState {
     name_or_org: Option<String>,
 }
 
+/// A block opened by an empty-valued key, waiting for its indented lines.
+struct OpenBlock {
+    kind: Block,
+    key: String,
+    indent: usize,
+    children: usize,
+}
+
+/// Lines made only of rule characters ("-----", "=====") carry nothing.
+fn is_decoration(t: &str) -> bool {
+    t.chars().all(|c| matches!(c, '-' | '=' | '_' | '*' | '+' | '~' | ' '))
+}
+
 fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
     let mut st = FieldState::default();
-    // The open block: its kind, the indentation of its key, and whether it has children yet.
-    let mut open: Option<(Block, usize, usize)> = None;
+    let mut stack: Vec<OpenBlock> = Vec::new();
     let mut prev_blank = false;
     for line in lines {
         let text = line.raw.trim();
@@ -971,80 +1124,132 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
             continue;
         }
         if line.comment {
-            open = None;
+            stack.clear();
+            prev_blank = false;
+            continue;
+        }
+        if is_decoration(text) {
             continue;
         }
         let kv = split_key_value(text);
-        // Decide whether this line is a child of the open block.
-        if let Some((block, indent, children)) = open {
-            let child = if line.indent > indent {
-                true
-            } else {
-                // Unindented children ("Registrant:\nGoogle Inc.\n"), never across a blank
-                // line once started and never a line that is itself a key.
-                line.indent == indent && kv.is_none() && !(prev_blank && children > 0)
-            };
+        // Close the blocks this line is not part of.
+        while let Some(top) = stack.last() {
+            let child = line.indent > top.indent
+                || (line.indent == top.indent && accepts_unindented(top, kv.as_ref(), prev_blank));
             if child {
-                open = Some((block, indent, children + 1));
-                prev_blank = false;
-                apply_child(&mut st, block, children, kv, text, order);
-                continue;
+                break;
             }
-            open = None;
+            stack.pop();
         }
         prev_blank = false;
-        match kv {
-            Some((key, value)) if value.is_empty() => {
-                open = Some((block_for(&key).unwrap_or(Block::Plain), line.indent, 0));
+        let ignored = stack.iter().any(|b| b.kind == Block::OtherContact);
+        if let Some((key, value)) = kv.as_ref().filter(|(_, v)| v.is_empty()) {
+            // A nested or top-level block header.
+            let kind = if ignored { Block::OtherContact } else { block_for(key).unwrap_or(Block::Plain) };
+            if let Some(top) = stack.last_mut() {
+                top.children += 1;
             }
-            Some((key, value)) => {
-                if let Some(f) = field_for(&key) {
-                    apply(&mut st, f, &value, order);
+            let _ = value;
+            stack.push(OpenBlock { kind, key: key.clone(), indent: line.indent, children: 0 });
+            continue;
+        }
+        if ignored {
+            if let Some(top) = stack.last_mut() {
+                top.children += 1;
+            }
+            continue;
+        }
+        match stack.last_mut() {
+            Some(top) => {
+                let index = top.children;
+                top.children += 1;
+                let (kind, key) = (top.kind, top.key.clone());
+                apply_child(&mut st, kind, &key, index, kv, text, order);
+            }
+            None => match kv {
+                Some((key, value)) => {
+                    if let Some(f) = field_for(&key) {
+                        apply(&mut st, f, &value, order);
+                    }
                 }
-            }
-            None => {
-                // "Nameservers" (DK Hostmaster) or "Domain servers in listed order" without a colon.
-                let key = normalise_key(text);
-                if let Some(block) = block_for(&key).filter(|b| *b == Block::Nameservers) {
-                    open = Some((block, line.indent, 0));
+                None => {
+                    // "Nameservers" (DK Hostmaster, .ai) without a colon opens a block too.
+                    let key = normalise_key(text);
+                    if let Some(kind) = block_for(&key).filter(|b| *b == Block::Nameservers) {
+                        stack.push(OpenBlock { kind, key, indent: line.indent, children: 0 });
+                    }
                 }
-            }
+            },
         }
     }
     finish(st)
 }
 
-fn apply_child(st: &mut FieldState, block: Block, index: usize, kv: Option<(String, String)>, text: &str, order: DateOrder) {
+/// May a line printed at the same indentation as the open block's key still belong to it?
+fn accepts_unindented(top: &OpenBlock, kv: Option<&(String, String)>, prev_blank: bool) -> bool {
+    match kv {
+        // "REGISTRANT:\nGoogle Inc.\n" — but a blank line after some children ends the block.
+        None => !(prev_blank && top.children > 0),
+        // "Registrant:\n----\nOrg: X\nName: Y" — contact details without indentation.
+        Some((k, v)) => {
+            !v.is_empty()
+                && !prev_blank
+                && matches!(top.kind, Block::Registrant | Block::Registrar | Block::OtherContact)
+                && is_contact_subkey(k)
+        }
+    }
+}
+
+fn apply_child(st: &mut FieldState, block: Block, block_key: &str, index: usize, kv: Option<(String, String)>, text: &str, order: DateOrder) {
+    let top_level = |st: &mut FieldState, k: &str, v: &str| {
+        if let Some(f) = field_for(k) {
+            apply(st, f, v, order);
+        }
+    };
     match (block, kv) {
         (Block::OtherContact, _) => {}
         (Block::Domain, None) if index == 0 => apply(st, Field::Domain, text, order),
         (Block::Registrant, None) if index == 0 => apply(st, Field::RegistrantNameOrOrg, text, order),
-        (Block::Registrant, Some((k, v))) => match k.as_str() {
-            "organization" | "organisation" | "org" | "company" | "company name" | "organization name" => {
+        (Block::Registrant, Some((k, v))) => {
+            let cands = key_candidates(&k);
+            let has = |names: &[&str]| cands.iter().any(|c| names.contains(&c.as_str()));
+            if has(&["organization", "organisation", "org", "company", "company name", "organization name"]) {
                 apply(st, Field::RegistrantOrg, &v, order);
+            } else if has(&["name"]) {
+                apply(st, Field::RegistrantNameOrOrg, &v, order);
+            } else if has(&["country", "country code", "countrycode"]) {
+                apply(st, Field::RegistrantCountry, &v, order);
+            } else if !is_contact_subkey(&k) {
+                // GoDaddy prints the whole record indented under "Registrant:".
+                top_level(st, &k, &v);
             }
-            "name" if v.len() > 1 => apply(st, Field::RegistrantNameOrOrg, &v, order),
-            "country" | "country code" | "countrycode" => apply(st, Field::RegistrantCountry, &v, order),
-            _ => {}
-        },
+        }
         (Block::Registrar, None) if index == 0 => apply(st, Field::Registrar, text, order),
         (Block::Registrar, Some((k, v))) => match k.as_str() {
             "name" | "organization" | "organisation" | "registrar name" => apply(st, Field::Registrar, &v, order),
             "whois" | "whois server" => apply(st, Field::RegistrarWhois, &v, order),
+            _ if !is_contact_subkey(&k) => top_level(st, &k, &v),
             _ => {}
         },
-        (Block::Nameservers, None) => apply(st, Field::Nameserver, text, order),
+        (Block::Nameservers, None) => apply(st, Field::Nameserver, text.trim_start_matches(['-', '*', ' ']), order),
         (Block::Nameservers, Some((k, v))) => {
-            if matches!(field_for(&k), Some(Field::Nameserver)) || k == "name" {
+            let is_ns = matches!(field_for(&k), Some(Field::Nameserver))
+                || ((k.contains("name") || k.contains("server") || k.contains("host"))
+                    && !k.contains("address")
+                    && !k.contains("ip"));
+            if is_ns {
                 apply(st, Field::Nameserver, &v, order);
+            } else {
+                top_level(st, &k, &v);
             }
         }
         (Block::Status, None) => apply(st, Field::Status, text, order),
-        (Block::Plain | Block::Domain | Block::Status, Some((k, v))) => {
-            if let Some(f) = field_for(&k) {
-                apply(st, f, &v, order);
+        (Block::Plain, None) => {
+            if let Some(f) = field_for(block_key) {
+                apply(st, f, text, order);
             }
         }
+        (_, Some((k, v))) => top_level(st, &k, &v),
         _ => {}
     }
 }
@@ -1339,10 +1544,14 @@ fn date_at(t: &[Tok], i: usize, order: DateOrder) -> Option<(Date, usize)> {
                 Some(Tok::Word(w)) => {
                     let m = month_from_word(w)?;
                     let k = skip(j + 1);
+                    // Four-digit year, or two digits as in GoDaddy's "13-Apr-10".
                     let (y, yl) = num(at(k))?;
-                    if yl != 4 {
-                        return None;
-                    }
+                    let y = match yl {
+                        4 => y,
+                        2 if y < 70 => 2000 + y,
+                        2 => 1900 + y,
+                        _ => return None,
+                    };
                     make_date(y, u32::from(u8::from(m)), *a).map(|date| (date, k + 1))
                 }
                 // DD.MM.YYYY, DD/MM/YYYY, MM/DD/YYYY

@@ -1,0 +1,188 @@
+//! Test harness: a real dsa front (standalone mode, fresh SQLite file) on 127.0.0.1:0 in front of
+//! the registry simulator.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use api::config::Settings;
+use api::keys::{KeyKind, KeyState, Plan};
+use api::store::{NewKey, Store};
+use dsa_tests::sim::{Knobs, Scenario, Simulator};
+use tokio::sync::oneshot;
+use workers::config::EngineConfig;
+
+/// A running front + simulator.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub http: reqwest::Client,
+    pub sim: Simulator,
+    pub store: Arc<dyn Store>,
+    db_path: PathBuf,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+    ledger: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Settings of a key created for a test.
+#[derive(Debug, Clone)]
+pub struct KeyOpts {
+    pub kind: KeyKind,
+    pub plan: Plan,
+    pub pricing_enabled: bool,
+    pub show_purchase_button: bool,
+    pub default_commission_percent: Option<f64>,
+    pub purchase_url: Option<String>,
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for KeyOpts {
+    fn default() -> Self {
+        Self {
+            kind: KeyKind::Server,
+            plan: Plan::Free,
+            pricing_enabled: true,
+            show_purchase_button: true,
+            default_commission_percent: None,
+            purchase_url: Some("https://shop.example/checkout?ref=dsa".into()),
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct EngineFile {
+    engine: EngineConfig,
+}
+
+/// Engine settings pointing at `sim` with short deadlines.
+pub fn engine_config(sim: &Simulator) -> EngineConfig {
+    let mut config = toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("simulator config parses").engine;
+    config.overrides_only = true;
+    config.rdap.timeout_secs = 1.5;
+    config.whois.idle_timeout_secs = 1.0;
+    config.whois.total_timeout_secs = 2.0;
+    config.dns.timeout_secs = 0.5;
+    config.check_deadline_secs = 3.0;
+    config.limits.whois.per_second = 100.0;
+    config.limits.whois.burst = 100;
+    config.limits.whois.concurrency = 16;
+    config
+}
+
+impl TestApp {
+    /// Starts the simulator (demo scenario, no latency) and a front on port 0.
+    pub async fn spawn() -> Self {
+        Self::spawn_with(|_| {}).await
+    }
+
+    /// Same, with a hook to adjust the settings.
+    pub async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let sim = Simulator::start(Scenario::demo()).await.expect("simulator starts");
+        sim.set_knobs(Knobs::default());
+        let db_path = std::env::temp_dir().join(format!("dsa-test-{}.db", uuid::Uuid::now_v7()));
+        let mut settings = Settings::default();
+        settings.database.url = format!("sqlite://{}?mode=rwc", db_path.display());
+        settings.engine = engine_config(&sim);
+        settings.pricing.platform_checkout_url = Some("https://platform.example/checkout".into());
+        settings.jobs.workers = 8;
+        adjust(&mut settings);
+        let app = api::standalone(&settings).await.expect("standalone starts");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let router = api::router(app.state.clone(), None);
+        let (tx, rx) = oneshot::channel::<()>();
+        let api::Standalone { state, ledger, store } = app;
+        let server = tokio::spawn(async move {
+            let _keep = state;
+            api::serve(listener, router, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("serve");
+        });
+        Self {
+            addr,
+            http: reqwest::Client::builder().build().expect("client"),
+            sim,
+            store,
+            db_path,
+            shutdown: Some(tx),
+            server: Some(server),
+            ledger: Some(ledger),
+        }
+    }
+
+    /// Creates a key; returns the key string.
+    pub async fn key(&self, opts: KeyOpts) -> String {
+        let (key, key_hash) = api::keys::generate(opts.kind);
+        self.store
+            .create_key(NewKey {
+                key_hash,
+                kind: opts.kind,
+                plan: opts.plan,
+                pricing_enabled: opts.pricing_enabled,
+                show_purchase_button: opts.show_purchase_button,
+                default_commission_percent: opts.default_commission_percent,
+                purchase_url: opts.purchase_url,
+                allowed_origins: opts.allowed_origins,
+                label: "test".into(),
+            })
+            .await
+            .expect("create key");
+        key
+    }
+
+    /// Sets a key's state by its key string.
+    pub async fn set_state(&self, key: &str, state: KeyState) {
+        let hash = api::keys::hash_key(key);
+        let record = self.store.find_key(&hash).await.expect("store").expect("key exists");
+        assert!(self.store.set_key_state(&record.id, state).await.expect("store"));
+    }
+
+    /// Key id of a key string.
+    pub async fn key_id(&self, key: &str) -> String {
+        self.store.find_key(&api::keys::hash_key(key)).await.expect("store").expect("key exists").id
+    }
+
+    /// URL of a path.
+    pub fn url(&self, path_and_query: &str) -> String {
+        format!("http://{}{}", self.addr, path_and_query)
+    }
+
+    /// GET, returning status, headers and JSON body.
+    pub async fn get(&self, path_and_query: &str) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+        let response = self.http.get(self.url(path_and_query)).send().await.expect("request");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.json().await.unwrap_or(serde_json::Value::Null);
+        (status, headers, body)
+    }
+
+    /// Stops the front, drains the ledger and returns the number of ledger entries for `key`
+    /// this month (the teardown check: charges = entries).
+    pub async fn finish(mut self, key: Option<&str>) -> i64 {
+        let key_id = match key {
+            Some(k) => Some(self.key_id(k).await),
+            None => None,
+        };
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.await.expect("server task");
+        }
+        if let Some(ledger) = self.ledger.take() {
+            tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await.expect("ledger drains").expect("ledger task");
+        }
+        let count = match key_id {
+            Some(id) => self.store.ledger_count(&id, &common::messages::billing_period(time::OffsetDateTime::now_utc())).await.expect("count"),
+            None => 0,
+        };
+        let _ = std::fs::remove_file(&self.db_path);
+        count
+    }
+}
