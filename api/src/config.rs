@@ -27,6 +27,8 @@ pub struct Settings {
     pub jobs: JobsConfig,
     /// First-run conveniences of standalone mode.
     pub bootstrap: BootstrapConfig,
+    /// Rate limits, demo mode, origin defaults.
+    pub policy: crate::policy::PolicyConfig,
 }
 
 impl Default for Settings {
@@ -38,6 +40,7 @@ impl Default for Settings {
             pricing: PricingConfig::default(),
             jobs: JobsConfig::default(),
             bootstrap: BootstrapConfig::default(),
+            policy: crate::policy::PolicyConfig::default(),
         }
     }
 }

@@ -144,6 +144,10 @@ pub struct KeyRecord {
     pub allowed_origins: Vec<String>,
     /// Free-text label.
     pub label: String,
+    /// When the key was created (RFC 3339, UTC). Empty in records serialised before the field
+    /// existed.
+    #[serde(default)]
+    pub created_at: String,
 }
 
 /// Generates a new key of `kind`; returns the key (show once) and its stored hash.
@@ -166,6 +170,112 @@ pub fn fingerprint(hash: &str) -> String {
     hash.chars().take(8).collect()
 }
 
+/// What the store looks a key up by, for a key as an operator types it on the command line: a
+/// full key (`dsa_…`) becomes its hash, anything else (an id or an 8-hex fingerprint) is
+/// lower-cased, as ids and fingerprints are stored.
+pub fn lookup_ref(typed: &str) -> String {
+    let typed = typed.trim();
+    if typed.starts_with("dsa_") { hash_key(typed) } else { typed.to_ascii_lowercase() }
+}
+
+/// Checks an allowed-origin entry (spec §5.3) and returns it normalised: lower case, a trailing
+/// `/` dropped, a default port (`:443` for https, `:80` for http) dropped and a Unicode host turned
+/// into its `xn--` form, because that is how browsers write the `Origin` header
+/// ([RFC 6454 §6.1]) and [`crate::origin::matches`] compares strings.
+///
+/// Accepted: `scheme://host[:port]` or `scheme://*.domain[:port]` (any subdomain of `domain`, not
+/// `domain` itself), scheme `http` or `https`. Refused, with a message saying why: a path, query
+/// or fragment, user-info, a bad port, a host that is not a DNS name or IP address, and a
+/// wildcard over a whole TLD (`https://*.com`).
+///
+/// [RFC 6454 §6.1]: https://www.rfc-editor.org/rfc/rfc6454#section-6.1
+pub fn parse_origin(text: &str) -> Result<String, String> {
+    let trimmed = text.trim();
+    let lower = trimmed.to_lowercase();
+    let fail = |why: &str| Err(format!("{trimmed:?} is not an origin (scheme://host[:port]): {why}"));
+    let Some((scheme, rest)) = lower.split_once("://") else {
+        return fail("missing scheme, e.g. https://");
+    };
+    let default_port = match scheme {
+        "https" => 443,
+        "http" => 80,
+        _ => return fail("the scheme must be http or https"),
+    };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if let Some(c) = rest.chars().find(|c| matches!(c, '/' | '?' | '#' | '@' | '\\') || c.is_whitespace() || c.is_control()) {
+        return fail(match c {
+            '/' => "an origin has no path",
+            '?' => "an origin has no query",
+            '#' => "an origin has no fragment",
+            '@' => "an origin has no user:password@",
+            _ => "contains white space, a control character or a backslash",
+        });
+    }
+    // An IPv6 literal keeps its colons inside brackets; the port is after the last `]:` or `:`.
+    let (host, port) = match rest.rfind(':') {
+        Some(i) if !rest[i..].contains(']') => (&rest[..i], Some(&rest[i + 1..])),
+        _ => (rest, None),
+    };
+    let port = match port {
+        None => None,
+        Some(p) => match p.parse::<u16>() {
+            Ok(0) | Err(_) => return fail("the port must be a number from 1 to 65535"),
+            Ok(p) if p == default_port => None,
+            Ok(p) => Some(p),
+        },
+    };
+    let (wildcard, host) = match host.strip_prefix("*.") {
+        Some(domain) => (true, domain),
+        None => (false, host),
+    };
+    if host.is_empty() {
+        return fail("missing host");
+    }
+    if host.contains('*') {
+        return fail("a wildcard is allowed only as the first label (https://*.example.com)");
+    }
+    let host = match url::Host::parse(host) {
+        Ok(url::Host::Domain(name)) => {
+            let name = name.strip_suffix('.').unwrap_or(&name).to_owned();
+            if let Err(why) = check_host_name(&name) {
+                return fail(why);
+            }
+            if wildcard && !name.contains('.') {
+                return fail("a wildcard must cover a domain, not a whole TLD");
+            }
+            name
+        }
+        Ok(_) if wildcard => return fail("a wildcard cannot cover an IP address"),
+        Ok(ip) => ip.to_string(),
+        Err(e) => return fail(&format!("bad host: {e}")),
+    };
+    let star = if wildcard { "*." } else { "" };
+    Ok(match port {
+        Some(port) => format!("{scheme}://{star}{host}:{port}"),
+        None => format!("{scheme}://{star}{host}"),
+    })
+}
+
+/// Letters, digits and hyphens, labels of 1–63 characters not starting or ending with a hyphen,
+/// 253 characters at most (RFC 1123 §2.1, RFC 1035 §2.3.4).
+fn check_host_name(name: &str) -> Result<(), &'static str> {
+    if name.len() > 253 {
+        return Err("the host name is longer than 253 characters");
+    }
+    for label in name.split('.') {
+        if label.is_empty() || label.len() > 63 {
+            return Err("each label of the host must be 1 to 63 characters");
+        }
+        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err("the host may contain only letters, digits, hyphens and dots");
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err("a label of the host cannot start or end with a hyphen");
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +290,50 @@ mod tests {
         assert_eq!(ha, hash_key(&a));
         assert_eq!(ha.len(), 64);
         assert!(!ha.contains(&a[10..]));
+    }
+
+    #[test]
+    fn lookup_refs() {
+        let (key, hash) = generate(KeyKind::Server);
+        assert_eq!(lookup_ref(&key), hash);
+        assert_eq!(lookup_ref(&format!(" {key}\n")), hash);
+        assert_eq!(lookup_ref("3FA2B9C1"), "3fa2b9c1");
+    }
+
+    #[test]
+    fn origins_are_checked_and_normalised() {
+        let ok = |s: &str| parse_origin(s).expect(s);
+        assert_eq!(ok("https://Shop.Example"), "https://shop.example");
+        assert_eq!(ok("https://shop.example/"), "https://shop.example");
+        assert_eq!(ok("https://shop.example:443"), "https://shop.example");
+        assert_eq!(ok("http://shop.example:80"), "http://shop.example");
+        assert_eq!(ok("https://shop.example:8443"), "https://shop.example:8443");
+        assert_eq!(ok("https://*.Example.com"), "https://*.example.com");
+        assert_eq!(ok("http://localhost:3000"), "http://localhost:3000");
+        assert_eq!(ok("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert_eq!(ok("http://[::1]:8080"), "http://[::1]:8080");
+        assert_eq!(ok("https://bücher.de"), "https://xn--bcher-kva.de");
+        for (bad, why) in [
+            ("shop.example", "missing scheme"),
+            ("ftp://shop.example", "http or https"),
+            ("https://shop.example/buy", "no path"),
+            ("https://shop.example?x=1", "no query"),
+            ("https://shop.example#top", "no fragment"),
+            ("https://user@shop.example", "user:password"),
+            ("https://shop.example:0", "port"),
+            ("https://shop.example:99999", "port"),
+            ("https://shop.example:abc", "port"),
+            ("https://", "missing host"),
+            ("https://*.com", "whole TLD"),
+            ("https://a.*.example.com", "first label"),
+            ("https://*.127.0.0.1", "IP address"),
+            ("https://shop_x.example", "letters, digits"),
+            ("https://-shop.example", "hyphen"),
+            ("https://shop..example", "1 to 63"),
+            ("https://shop example", "white space"),
+        ] {
+            let err = parse_origin(bad).expect_err(bad);
+            assert!(err.contains(why), "{bad}: {err}");
+        }
     }
 }

@@ -23,6 +23,7 @@ pub mod error;
 pub mod keys;
 pub mod ledger;
 pub mod origin;
+pub mod policy;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
@@ -71,6 +72,7 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::health::metrics))
+        .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .fallback(not_found)
         .with_state(state)
         .layer(CatchPanicLayer::custom(panic_response))
@@ -117,6 +119,14 @@ pub struct Standalone {
 /// # Errors
 /// Storage, catalogue, price table or URL configuration errors, each naming the setting.
 pub async fn standalone(settings: &Settings) -> anyhow::Result<Standalone> {
+    standalone_with_clock(settings, state::system_clock()).await
+}
+
+/// [`standalone`] with an injected clock (tests cross minute and month boundaries with it).
+///
+/// # Errors
+/// As [`standalone`].
+pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> anyhow::Result<Standalone> {
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::connect(&settings.database.url, settings.database.max_connections)
             .await
@@ -148,6 +158,9 @@ pub async fn standalone(settings: &Settings) -> anyhow::Result<Standalone> {
         credits: Credits::new(store.clone(), ledger_tx),
         prices,
         platform_checkout,
+        policy: settings.policy.clone(),
+        clock,
+        tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
     });
     Ok(Standalone { state, ledger, store })
 }
@@ -182,5 +195,7 @@ pub async fn ensure_dev_key(store: &dyn Store) -> anyhow::Result<Option<String>>
 /// # Errors
 /// I/O errors of the listener.
 pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await
 }

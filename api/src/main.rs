@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use api::config::Settings;
-use api::keys::{KeyKind, Plan};
-use api::store::{NewKey, SqliteStore, Store};
+use anyhow::Context as _;
+use api::keys::{KeyKind, KeyRecord, KeyState, Plan};
+use api::store::{KeyUpdate, NewKey, SqliteStore, Store};
 use clap::{Parser, Subcommand};
 use tokio::net::TcpListener;
 use workers::engine::Engine;
@@ -40,10 +41,27 @@ enum Command {
         #[command(subcommand)]
         what: Explain,
     },
-    /// Manages client keys.
+    /// Manages client keys. A key is named by its id, its 8-hex fingerprint or the full key.
     Keys {
+        /// Print JSON (stable field names, never the key's hash) instead of tables.
+        #[arg(long, global = true)]
+        json: bool,
         #[command(subcommand)]
         action: Keys,
+    },
+    /// Shows a key's settled credit usage in a month: used, remaining and credits by endpoint.
+    ///
+    /// Usage is what the ledger has settled; a running server writes its charges in batches, so
+    /// the last few seconds of traffic may not be counted yet.
+    Usage {
+        /// The key: id, 8-hex fingerprint or the full key.
+        key: String,
+        /// Month, YYYY-MM (UTC); default: the current month.
+        #[arg(long, value_parser = parse_period)]
+        period: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Manages the price table.
     Prices {
@@ -80,28 +98,28 @@ enum Explain {
 
 #[derive(Debug, Subcommand)]
 enum Keys {
-    /// Creates a key and prints it once.
+    /// Creates a key and prints it once on standard output (details on standard error).
     Create {
         /// embed (browser-side) or server (secret).
-        #[arg(long, default_value = "server")]
-        kind: String,
+        #[arg(long, default_value = "server", value_parser = parse_kind)]
+        kind: KeyKind,
         /// free, starter, pro or reseller.
-        #[arg(long, default_value = "free")]
-        plan: String,
+        #[arg(long, default_value = "free", value_parser = parse_plan)]
+        plan: Plan,
         /// Responses carry pricing.
         #[arg(long)]
         pricing: bool,
         /// Responses carry a purchase button (needs --purchase-url or redirect_url).
         #[arg(long)]
         purchase_button: bool,
-        /// Default commission, percent.
-        #[arg(long)]
+        /// Default commission, percent (0 to 1000).
+        #[arg(long, value_parser = parse_commission)]
         commission: Option<f64>,
-        /// Checkout URL.
-        #[arg(long)]
+        /// Checkout URL (absolute http or https).
+        #[arg(long, value_parser = parse_purchase_url)]
         purchase_url: Option<String>,
-        /// Allowed origin (repeatable).
-        #[arg(long = "origin")]
+        /// Allowed origin, scheme://host[:port] or scheme://*.domain[:port] (repeatable).
+        #[arg(long = "origin", value_name = "ORIGIN", value_parser = parse_origin)]
         origins: Vec<String>,
         /// Label.
         #[arg(long, default_value = "")]
@@ -109,19 +127,56 @@ enum Keys {
     },
     /// Lists keys (fingerprints, never the keys).
     List,
-    /// Disables a key (by id or fingerprint).
-    Disable {
-        /// Key id or fingerprint.
+    /// Shows a key's settings and this month's usage.
+    Show {
+        /// The key: id, 8-hex fingerprint or the full key.
         key: String,
     },
-    /// Suspends a key.
+    /// Changes a key's settings.
+    Set {
+        /// The key: id, 8-hex fingerprint or the full key.
+        key: String,
+        /// New plan (free, starter, pro, reseller); also sets the monthly allowance to its credits.
+        #[arg(long, value_parser = parse_plan)]
+        plan: Option<Plan>,
+        /// Responses carry pricing.
+        #[arg(long, value_name = "on|off", value_parser = parse_switch)]
+        pricing: Option<bool>,
+        /// Responses carry a purchase button.
+        #[arg(long, value_name = "on|off", value_parser = parse_switch)]
+        purchase_button: Option<bool>,
+        /// Default commission, percent (0 to 1000), or none.
+        #[arg(long, value_name = "N|none", value_parser = parse_commission_or_none)]
+        commission: Option<Clearable<f64>>,
+        /// Checkout URL (absolute http or https), or none.
+        #[arg(long, value_name = "URL|none", value_parser = parse_purchase_url_or_none)]
+        purchase_url: Option<Clearable<String>>,
+        /// Adds an allowed origin, scheme://host[:port] or scheme://*.domain[:port] (repeatable).
+        #[arg(long = "origin", value_name = "ORIGIN", value_parser = parse_origin)]
+        origins: Vec<String>,
+        /// Removes an allowed origin (repeatable).
+        #[arg(long = "remove-origin", value_name = "ORIGIN", value_parser = parse_origin)]
+        remove_origins: Vec<String>,
+        /// Empties the allowed-origins list first (--origin then adds to the empty list).
+        #[arg(long)]
+        clear_origins: bool,
+        /// Label.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Disables a key (turned off by its owner or the operator).
+    Disable {
+        /// The key: id, 8-hex fingerprint or the full key.
+        key: String,
+    },
+    /// Suspends a key (turned off by the operator: abuse, unpaid).
     Suspend {
-        /// Key id or fingerprint.
+        /// The key: id, 8-hex fingerprint or the full key.
         key: String,
     },
     /// Re-enables a key.
     Enable {
-        /// Key id or fingerprint.
+        /// The key: id, 8-hex fingerprint or the full key.
         key: String,
     },
 }
@@ -167,7 +222,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve => serve(settings).await.map(|()| ExitCode::SUCCESS),
         Command::Check { domains, json } => check(settings, domains, json).await,
         Command::Explain { what } => explain(what).map(|()| ExitCode::SUCCESS),
-        Command::Keys { action } => keys(settings, action).await.map(|()| ExitCode::SUCCESS),
+        Command::Keys { json, action } => keys(settings, action, json).await.map(|()| ExitCode::SUCCESS),
+        Command::Usage { key, period, json } => usage(settings, &key, period, json).await.map(|()| ExitCode::SUCCESS),
         Command::Prices { action: Prices::Import { porkbun, as_of, out } } => {
             let text = std::fs::read_to_string(&porkbun)?;
             let import = api::pricing::PriceTable::import_porkbun(&text)?;
@@ -222,7 +278,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             h.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
         });
         tracing::info!(listen = %settings.server.listen, ready_ms = started.elapsed().as_millis() as u64, "dsa standalone listening (https)");
-        axum_server::bind_rustls(settings.server.listen, tls_config).handle(handle).serve(router.into_make_service()).await?;
+        axum_server::bind_rustls(settings.server.listen, tls_config).handle(handle).serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await?;
     } else {
         let listener = TcpListener::bind(settings.server.listen)
             .await
@@ -312,18 +368,221 @@ fn explain(what: Explain) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn keys(settings: Settings, action: Keys) -> anyhow::Result<()> {
-    let store = SqliteStore::connect(&settings.database.url, 1).await?;
-    store.migrate().await?;
+// ---------------------------------------------------------------------------------------------
+// dsa keys / dsa usage: operator tools over the same store and configuration as `serve`.
+
+/// A setting that `dsa keys set` can change or remove (`none`).
+#[derive(Debug, Clone, PartialEq)]
+enum Clearable<T> {
+    /// Remove the setting.
+    Clear,
+    /// Set it to this value.
+    Set(T),
+}
+
+impl<T> Clearable<T> {
+    fn into_option(self) -> Option<T> {
+        match self {
+            Clearable::Clear => None,
+            Clearable::Set(value) => Some(value),
+        }
+    }
+}
+
+// Argument parsers: clap reports their errors with the argument's name and exits with status 2.
+
+fn parse_kind(text: &str) -> Result<KeyKind, String> {
+    KeyKind::parse(&text.to_ascii_lowercase()).ok_or_else(|| format!("unknown key kind {text:?}; expected embed or server"))
+}
+
+fn parse_plan(text: &str) -> Result<Plan, String> {
+    Plan::parse(text).ok_or_else(|| format!("unknown plan {text:?}; expected free, starter, pro or reseller"))
+}
+
+fn parse_switch(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "on" | "yes" | "true" | "1" => Ok(true),
+        "off" | "no" | "false" | "0" => Ok(false),
+        _ => Err(format!("{text:?}: expected on or off")),
+    }
+}
+
+fn parse_commission(text: &str) -> Result<f64, String> {
+    api::pricing::CommissionPercent::parse(text)
+        .map(api::pricing::CommissionPercent::value)
+        .map_err(|_| format!("{text:?}: the commission must be a number of percent from 0 to 1000"))
+}
+
+fn parse_commission_or_none(text: &str) -> Result<Clearable<f64>, String> {
+    if text.eq_ignore_ascii_case("none") { Ok(Clearable::Clear) } else { parse_commission(text).map(Clearable::Set) }
+}
+
+/// Stores the URL as [`api::purchase::CheckoutUrl`] serialises it, the form responses use.
+fn parse_purchase_url(text: &str) -> Result<String, String> {
+    match api::purchase::CheckoutUrl::parse(text) {
+        Ok(url) => Ok(url.as_str().to_owned()),
+        Err(api::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => Err(format!("must be an absolute http(s) URL: it {reason}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_purchase_url_or_none(text: &str) -> Result<Clearable<String>, String> {
+    if text.eq_ignore_ascii_case("none") { Ok(Clearable::Clear) } else { parse_purchase_url(text).map(Clearable::Set) }
+}
+
+fn parse_origin(text: &str) -> Result<String, String> {
+    api::keys::parse_origin(text)
+}
+
+/// A billing period as the ledger writes it (`YYYY-MM`, see `common::messages::billing_period`).
+fn parse_period(text: &str) -> Result<String, String> {
+    let bad = || format!("{text:?}: expected a month as YYYY-MM, e.g. 2026-07");
+    let (year, month) = text.split_once('-').ok_or_else(bad)?;
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(year, 4) || !digits(month, 2) || !matches!(month.parse::<u8>(), Ok(1..=12)) {
+        return Err(bad());
+    }
+    Ok(text.to_owned())
+}
+
+/// Opens the configured SQLite database and brings its schema up to date, as `serve` does.
+async fn open_store(settings: &Settings) -> anyhow::Result<SqliteStore> {
+    // The URL is not echoed: a mistyped Postgres URL would carry a password.
+    let store = SqliteStore::connect(&settings.database.url, 1)
+        .await
+        .context("cannot open the database named by database.url (DSA_DATABASE__URL)")?;
+    store.migrate().await.context("cannot migrate the database named by database.url")?;
+    Ok(store)
+}
+
+/// The key an operator named by id, fingerprint or full key.
+async fn resolve(store: &SqliteStore, typed: &str) -> anyhow::Result<KeyRecord> {
+    let typed = typed.trim();
+    if typed.is_empty() {
+        anyhow::bail!("the key argument is empty; give the key's id, its 8-hex fingerprint or the full key");
+    }
+    let reference = api::keys::lookup_ref(typed);
+    match store.find_key_by_ref(&reference).await? {
+        Some(key) => Ok(key),
+        // Never echo a full key: name it by the fingerprint of its hash.
+        None if typed.starts_with("dsa_") => anyhow::bail!(
+            "no key matches the full key given (its fingerprint would be {}); is this the right database?",
+            api::keys::fingerprint(&reference)
+        ),
+        None => anyhow::bail!("no key with id or fingerprint {typed:?}; give the key's id, its 8-hex fingerprint or the full key (see `dsa keys list`)"),
+    }
+}
+
+/// The stable JSON form of a key for scripts: every setting, never the key or its hash.
+fn key_json(k: &KeyRecord) -> serde_json::Value {
+    serde_json::json!({
+        "id": k.id,
+        "fingerprint": k.fingerprint,
+        "kind": k.kind.as_str(),
+        "state": k.state.as_str(),
+        "plan": k.plan.as_str(),
+        "monthly_allowance": k.monthly_allowance,
+        "pricing_enabled": k.pricing_enabled,
+        "show_purchase_button": k.show_purchase_button,
+        "default_commission_percent": k.default_commission_percent,
+        "purchase_url": k.purchase_url,
+        "allowed_origins": k.allowed_origins,
+        "label": k.label,
+        "created_at": k.created_at,
+    })
+}
+
+fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+fn print_key(k: &KeyRecord) {
+    println!("{:<20}{}", "key", k.fingerprint);
+    println!("{:<20}{}", "id", k.id);
+    println!("{:<20}{}", "kind", k.kind.as_str());
+    println!("{:<20}{}", "state", k.state.as_str());
+    println!("{:<20}{}", "plan", k.plan.as_str());
+    println!("{:<20}{} credits", "monthly allowance", k.monthly_allowance);
+    println!("{:<20}{}", "pricing", on_off(k.pricing_enabled));
+    println!("{:<20}{}", "purchase button", on_off(k.show_purchase_button));
+    println!("{:<20}{}", "default commission", k.default_commission_percent.map_or_else(|| "none".to_owned(), |c| format!("{c}%")));
+    println!("{:<20}{}", "purchase url", k.purchase_url.as_deref().unwrap_or("none"));
+    match (k.allowed_origins.as_slice(), k.kind) {
+        ([], KeyKind::Embed) => println!("{:<20}none: any origin is accepted", "allowed origins"),
+        ([], KeyKind::Server) => println!("{:<20}none (server keys are refused from browsers)", "allowed origins"),
+        (origins, _) => {
+            for (i, origin) in origins.iter().enumerate() {
+                println!("{:<20}{origin}", if i == 0 { "allowed origins" } else { "" });
+            }
+        }
+    }
+    println!("{:<20}{}", "label", k.label);
+    println!("{:<20}{}", "created", k.created_at);
+}
+
+/// A key's settled usage in one period.
+struct Usage {
+    period: String,
+    used: i64,
+    remaining: i64,
+    by_endpoint: Vec<(String, i64)>,
+}
+
+impl Usage {
+    async fn of(store: &SqliteStore, key: &KeyRecord, period: String) -> anyhow::Result<Self> {
+        let used = store.settled_usage(&key.id, &period).await?;
+        let by_endpoint = store.usage_by_endpoint(&key.id, &period).await?;
+        // Remaining is measured against today's allowance, also for past months.
+        Ok(Self { remaining: (key.monthly_allowance - used).max(0), used, by_endpoint, period })
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let by_endpoint: serde_json::Map<String, serde_json::Value> = self.by_endpoint.iter().map(|(e, c)| (e.clone(), (*c).into())).collect();
+        serde_json::json!({
+            "period": self.period,
+            "used": self.used,
+            "remaining": self.remaining,
+            "by_endpoint": by_endpoint,
+        })
+    }
+
+    fn print(&self, key: &KeyRecord) {
+        println!("usage of {} in {} (UTC)", key.fingerprint, self.period);
+        println!("  {:<18}{:>9}", "used", self.used);
+        println!("  {:<18}{:>9}", "allowance", key.monthly_allowance);
+        println!("  {:<18}{:>9}", "remaining", self.remaining);
+        if self.by_endpoint.is_empty() {
+            println!("  no charges");
+        } else {
+            println!("  {:<18}{:>9}", "endpoint", "credits");
+            for (endpoint, credits) in &self.by_endpoint {
+                println!("  {endpoint:<18}{credits:>9}");
+            }
+        }
+    }
+}
+
+fn this_month() -> String {
+    common::messages::billing_period(time::OffsetDateTime::now_utc())
+}
+
+async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()> {
+    let store = open_store(&settings).await?;
     match action {
         Keys::Create { kind, plan, pricing, purchase_button, commission, purchase_url, origins, label } => {
-            let kind = KeyKind::parse(&kind).ok_or_else(|| anyhow::anyhow!("--kind must be embed or server"))?;
-            let plan = Plan::parse(&plan).ok_or_else(|| anyhow::anyhow!("--plan must be free, starter, pro or reseller"))?;
-            if let Some(c) = commission {
-                api::pricing::CommissionPercent::new(c)?;
+            if kind == KeyKind::Server && !origins.is_empty() {
+                eprintln!("note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys");
             }
-            if let Some(u) = &purchase_url {
-                api::purchase::CheckoutUrl::parse(u)?;
+            let mut allowed_origins: Vec<String> = Vec::new();
+            for origin in origins {
+                if !allowed_origins.contains(&origin) {
+                    allowed_origins.push(origin);
+                }
             }
             let (key, key_hash) = api::keys::generate(kind);
             let record = store
@@ -335,31 +594,161 @@ async fn keys(settings: Settings, action: Keys) -> anyhow::Result<()> {
                     show_purchase_button: purchase_button,
                     default_commission_percent: commission,
                     purchase_url,
-                    allowed_origins: origins,
+                    allowed_origins,
                     label,
                 })
                 .await?;
-            println!("{key}");
-            eprintln!("created {} key {} ({} plan, {} credits a month); the key is shown only now", kind.as_str(), record.fingerprint, plan.as_str(), record.monthly_allowance);
+            if json {
+                let mut value = key_json(&record);
+                value["key"] = key.into();
+                print_json(&value)?;
+            } else {
+                println!("{key}");
+            }
+            eprintln!(
+                "created {} key {} ({} plan, {} credits a month); the key is shown only now",
+                kind.as_str(),
+                record.fingerprint,
+                plan.as_str(),
+                record.monthly_allowance
+            );
         }
         Keys::List => {
-            println!("{:<10} {:<7} {:<10} {:<9} {:>9}  label", "key", "kind", "state", "plan", "allowance");
-            for k in store.list_keys().await? {
-                println!("{:<10} {:<7} {:<10} {:<9} {:>9}  {}", k.fingerprint, k.kind.as_str(), k.state.as_str(), k.plan.as_str(), k.monthly_allowance, k.label);
+            let keys = store.list_keys().await?;
+            if json {
+                return print_json(&keys.iter().map(key_json).collect());
+            }
+            println!("{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  label", "key", "kind", "state", "plan", "allowance", "created");
+            for k in &keys {
+                let created = k.created_at.get(..10).unwrap_or(&k.created_at);
+                println!(
+                    "{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  {}",
+                    k.fingerprint,
+                    k.kind.as_str(),
+                    k.state.as_str(),
+                    k.plan.as_str(),
+                    k.monthly_allowance,
+                    created,
+                    k.label
+                );
+            }
+            if keys.is_empty() {
+                eprintln!("no keys yet; create one with `dsa keys create`");
             }
         }
-        Keys::Disable { key } => set_state(&store, &key, api::keys::KeyState::Disabled).await?,
-        Keys::Suspend { key } => set_state(&store, &key, api::keys::KeyState::Suspended).await?,
-        Keys::Enable { key } => set_state(&store, &key, api::keys::KeyState::Active).await?,
+        Keys::Show { key } => {
+            let record = resolve(&store, &key).await?;
+            let usage = Usage::of(&store, &record, this_month()).await?;
+            if json {
+                let mut value = key_json(&record);
+                value["usage"] = usage.json();
+                print_json(&value)?;
+            } else {
+                print_key(&record);
+                usage.print(&record);
+            }
+        }
+        Keys::Set { key, plan, pricing, purchase_button, commission, purchase_url, origins, remove_origins, clear_origins, label } => {
+            let record = resolve(&store, &key).await?;
+            let allowed_origins = if clear_origins || !origins.is_empty() || !remove_origins.is_empty() {
+                // Entries stored before origins were validated are compared in normalised form.
+                let same = |have: &String, want: &String| api::keys::parse_origin(have).as_ref().unwrap_or(have) == want;
+                let mut list = if clear_origins { Vec::new() } else { record.allowed_origins.clone() };
+                for gone in &remove_origins {
+                    let before = list.len();
+                    list.retain(|have| !same(have, gone));
+                    if list.len() == before && !clear_origins {
+                        anyhow::bail!("--remove-origin {gone}: not in the key's allowed origins");
+                    }
+                }
+                for origin in origins {
+                    if !list.iter().any(|have| same(have, &origin)) {
+                        list.push(origin);
+                    }
+                }
+                if record.kind == KeyKind::Server && !list.is_empty() {
+                    eprintln!("note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys");
+                }
+                Some(list)
+            } else {
+                None
+            };
+            let update = KeyUpdate {
+                plan,
+                pricing_enabled: pricing,
+                show_purchase_button: purchase_button,
+                default_commission_percent: commission.map(Clearable::into_option),
+                purchase_url: purchase_url.map(Clearable::into_option),
+                allowed_origins,
+                label,
+            };
+            if update.is_empty() {
+                anyhow::bail!(
+                    "nothing to change: give at least one of --plan, --pricing, --purchase-button, --commission, --purchase-url, --origin, --remove-origin, --clear-origins, --label"
+                );
+            }
+            let updated = store
+                .update_key(&record.id, update)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint))?;
+            if json {
+                print_json(&key_json(&updated))?;
+            } else {
+                print_changes(&record, &updated);
+            }
+        }
+        Keys::Disable { key } => set_state(&store, &key, KeyState::Disabled, json).await?,
+        Keys::Suspend { key } => set_state(&store, &key, KeyState::Suspended, json).await?,
+        Keys::Enable { key } => set_state(&store, &key, KeyState::Active, json).await?,
     }
     Ok(())
 }
 
-async fn set_state(store: &SqliteStore, key: &str, state: api::keys::KeyState) -> anyhow::Result<()> {
-    if store.set_key_state(key, state).await? {
-        println!("{key}: {}", state.as_str());
-        Ok(())
+/// Prints `fingerprint: field old → new` for every setting that changed.
+fn print_changes(before: &KeyRecord, after: &KeyRecord) {
+    let (old, new) = (key_json(before), key_json(after));
+    let mut changed = false;
+    if let (Some(old), Some(new)) = (old.as_object(), new.as_object()) {
+        for (field, value) in new {
+            let was = old.get(field).unwrap_or(&serde_json::Value::Null);
+            if was != value {
+                changed = true;
+                println!("{}: {field} {was} → {value}", after.fingerprint);
+            }
+        }
+    }
+    if !changed {
+        println!("{}: no change", after.fingerprint);
+    }
+}
+
+async fn set_state(store: &SqliteStore, key: &str, state: KeyState, json: bool) -> anyhow::Result<()> {
+    let record = resolve(store, key).await?;
+    // By id, so a fingerprint shared by two keys can never change both.
+    if !store.set_key_state(&record.id, state).await? {
+        anyhow::bail!("key {} was deleted meanwhile", record.fingerprint);
+    }
+    if json {
+        let updated = store.find_key_by_ref(&record.id).await?.ok_or_else(|| anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint))?;
+        print_json(&key_json(&updated))
     } else {
-        anyhow::bail!("no key with id or fingerprint {key}")
+        println!("{}: {} → {} (a running server notices within 5 s)", record.fingerprint, record.state.as_str(), state.as_str());
+        Ok(())
+    }
+}
+
+async fn usage(settings: Settings, key: &str, period: Option<String>, json: bool) -> anyhow::Result<()> {
+    let store = open_store(&settings).await?;
+    let record = resolve(&store, key).await?;
+    let usage = Usage::of(&store, &record, period.unwrap_or_else(this_month)).await?;
+    if json {
+        let mut value = usage.json();
+        value["id"] = record.id.clone().into();
+        value["fingerprint"] = record.fingerprint.clone().into();
+        value["monthly_allowance"] = record.monthly_allowance.into();
+        print_json(&value)
+    } else {
+        usage.print(&record);
+        Ok(())
     }
 }

@@ -14,15 +14,17 @@ use crate::keys::{KeyKind, KeyRecord};
 ///
 /// # Errors
 /// [`ApiError::Forbidden`] for a server key with an `Origin` header, or an embed key whose
-/// non-empty allowed list does not contain the origin.
-pub fn check(key: &KeyRecord, headers: &HeaderMap) -> Result<(), ApiError> {
+/// allowed list does not contain the origin.
+/// `empty_allows_all` is the `policy.empty_origins_allow_all` setting: whether an embed key with
+/// an empty list works from any origin (development) or from none (production default).
+pub fn check(key: &KeyRecord, headers: &HeaderMap, empty_allows_all: bool) -> Result<(), ApiError> {
     let Some(origin) = headers.get(ORIGIN) else { return Ok(()) };
     let origin = origin.to_str().unwrap_or("null");
     match key.kind {
         KeyKind::Server => Err(ApiError::Forbidden(
             "Server keys must stay secret and out of front-end code; use an embed key in browsers.".into(),
         )),
-        KeyKind::Embed if key.allowed_origins.is_empty() => Ok(()),
+        KeyKind::Embed if key.allowed_origins.is_empty() && empty_allows_all => Ok(()),
         KeyKind::Embed => {
             if key.allowed_origins.iter().any(|allowed| matches(allowed, origin)) {
                 Ok(())

@@ -10,7 +10,9 @@ use crate::credits::Credits;
 use crate::dispatch::JobBus;
 use crate::error::ApiError;
 use crate::keys::{KeyRecord, hash_key};
+use crate::policy::{Demo, MinuteWindows, PolicyConfig, RateState};
 use crate::pricing::PriceTable;
+use time::OffsetDateTime;
 use crate::purchase::CheckoutUrl;
 use crate::store::Store;
 
@@ -33,6 +35,19 @@ struct Inner {
     platform_checkout: Option<CheckoutUrl>,
     keys: Cache<String, Option<Arc<KeyRecord>>>,
     check_deadline: Duration,
+    policy: PolicyConfig,
+    windows: MinuteWindows,
+    demo: Demo,
+    clock: Clock,
+    tls: bool,
+}
+
+/// The time source (UTC). Tests inject a controllable one to cross month and minute boundaries.
+pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;
+
+/// The real clock.
+pub fn system_clock() -> Clock {
+    Arc::new(OffsetDateTime::now_utc)
 }
 
 impl std::fmt::Debug for AppState {
@@ -55,6 +70,12 @@ pub struct Parts {
     pub prices: PriceTable,
     /// Platform checkout URL (`redirect_checkout=1`).
     pub platform_checkout: Option<CheckoutUrl>,
+    /// Rate limits, demo mode, origin defaults.
+    pub policy: PolicyConfig,
+    /// Time source.
+    pub clock: Clock,
+    /// Whether the server speaks TLS (demo cookies get `Secure`).
+    pub tls: bool,
 }
 
 impl AppState {
@@ -72,6 +93,11 @@ impl AppState {
                 platform_checkout: parts.platform_checkout,
                 keys,
                 check_deadline,
+                windows: MinuteWindows::default(),
+                demo: Demo::new(parts.policy.demo.clone(), parts.policy.trust_forwarded_for),
+                policy: parts.policy,
+                clock: parts.clock,
+                tls: parts.tls,
             }),
         }
     }
@@ -104,6 +130,35 @@ impl AppState {
     /// Platform checkout URL.
     pub fn platform_checkout(&self) -> Option<&CheckoutUrl> {
         self.inner.platform_checkout.as_ref()
+    }
+
+    /// Now, from the state's clock.
+    pub fn now(&self) -> OffsetDateTime {
+        (self.inner.clock)()
+    }
+
+    /// Policy settings.
+    pub fn policy(&self) -> &PolicyConfig {
+        &self.inner.policy
+    }
+
+    /// Demo-mode state.
+    pub fn demo(&self) -> &Demo {
+        &self.inner.demo
+    }
+
+    /// Whether the server speaks TLS.
+    pub fn tls(&self) -> bool {
+        self.inner.tls
+    }
+
+    /// Counts one request of `key` in its per-minute window.
+    ///
+    /// # Errors
+    /// 429 with the state for the headers when over the plan's limit.
+    pub fn rate_limit(&self, key: &KeyRecord) -> Result<RateState, (ApiError, RateState)> {
+        let limit = self.inner.policy.per_minute.of(key.plan);
+        self.inner.windows.hit(&key.id, limit, self.now())
     }
 
     /// Deadline of one fresh check (the job bus wait).

@@ -34,6 +34,32 @@ pub struct NewKey {
     pub label: String,
 }
 
+/// A change to a key's settings (`dsa keys set`): `None` leaves a setting as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyUpdate {
+    /// New plan; also sets the monthly allowance to the plan's credits (spec §8).
+    pub plan: Option<Plan>,
+    /// Whether responses carry pricing.
+    pub pricing_enabled: Option<bool>,
+    /// Whether responses carry a purchase button.
+    pub show_purchase_button: Option<bool>,
+    /// Default commission, percent; `Some(None)` removes it.
+    pub default_commission_percent: Option<Option<f64>>,
+    /// Purchase URL; `Some(None)` removes it.
+    pub purchase_url: Option<Option<String>>,
+    /// The whole allowed-origins list (replaces the current one).
+    pub allowed_origins: Option<Vec<String>>,
+    /// Label.
+    pub label: Option<String>,
+}
+
+impl KeyUpdate {
+    /// Whether the update changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// Storage of keys, settled usage and ledger entries.
 pub trait Store: Send + Sync + 'static {
     /// Applies pending schema migrations.
@@ -53,6 +79,18 @@ pub trait Store: Send + Sync + 'static {
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
     /// Number of ledger entries of a key in a period (tests, `dsa usage`).
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
+    /// The key whose id, fingerprint or hash is `reference` (see [`crate::keys::lookup_ref`]).
+    ///
+    /// # Errors
+    /// When a fingerprint matches more than one key (8 hex digits can collide): the message
+    /// asks for the id.
+    fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>>;
+    /// Changes a key's settings in one statement and returns the updated key; `None` when no key
+    /// has that id.
+    fn update_key(&self, id: &str, update: KeyUpdate) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>>;
+    /// Credits a key was charged in a period (`YYYY-MM`) per endpoint, from the ledger entries,
+    /// by endpoint name.
+    fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>>;
 }
 
 /// The standalone store: one SQLite file (WAL journal).
@@ -97,6 +135,7 @@ fn row_to_key(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<KeyRecord> {
         purchase_url: row.try_get("purchase_url")?,
         allowed_origins: serde_json::from_str(&origins)?,
         label: row.try_get("label")?,
+        created_at: row.try_get("created_at")?,
     })
 }
 
@@ -223,6 +262,77 @@ impl Store for SqliteStore {
                 .bind(period)
                 .fetch_one(&self.pool)
                 .await?)
+        })
+    }
+
+    fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let reference = reference.to_owned();
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys WHERE id = ? OR fingerprint = ? OR key_hash = ? LIMIT 2")
+                .bind(&reference)
+                .bind(&reference)
+                .bind(&reference)
+                .fetch_all(&self.pool)
+                .await?;
+            match rows.as_slice() {
+                [] => Ok(None),
+                [row] => row_to_key(row).map(Some),
+                _ => anyhow::bail!("fingerprint {reference} matches more than one key; give the key's id instead"),
+            }
+        })
+    }
+
+    fn update_key(&self, id: &str, update: KeyUpdate) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            // One UPDATE whatever the fields: the two-valued options ("change it", "to what") are
+            // a flag and a value, so "remove the purchase URL" and "leave it" stay distinct.
+            let origins = update.allowed_origins.as_ref().map(serde_json::to_string).transpose()?;
+            let done = sqlx::query(
+                "UPDATE client_keys SET \
+                 plan = COALESCE(?, plan), \
+                 monthly_allowance = COALESCE(?, monthly_allowance), \
+                 pricing_enabled = COALESCE(?, pricing_enabled), \
+                 show_purchase_button = COALESCE(?, show_purchase_button), \
+                 default_commission_percent = CASE WHEN ? THEN ? ELSE default_commission_percent END, \
+                 purchase_url = CASE WHEN ? THEN ? ELSE purchase_url END, \
+                 allowed_origins = COALESCE(?, allowed_origins), \
+                 label = COALESCE(?, label) \
+                 WHERE id = ?",
+            )
+            .bind(update.plan.map(Plan::as_str))
+            .bind(update.plan.map(Plan::monthly_credits))
+            .bind(update.pricing_enabled.map(i64::from))
+            .bind(update.show_purchase_button.map(i64::from))
+            .bind(update.default_commission_percent.is_some())
+            .bind(update.default_commission_percent.flatten())
+            .bind(update.purchase_url.is_some())
+            .bind(update.purchase_url.flatten())
+            .bind(origins)
+            .bind(update.label)
+            .bind(&id)
+            .execute(&self.pool)
+            .await?;
+            if done.rows_affected() == 0 {
+                return Ok(None);
+            }
+            let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
+            row_to_key(&row).map(Some)
+        })
+    }
+
+    fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT endpoint, SUM(credits) AS credits FROM ledger_entries WHERE key_id = ? AND period = ? \
+                 GROUP BY endpoint ORDER BY endpoint",
+            )
+            .bind(key_id)
+            .bind(period)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
         })
     }
 }

@@ -30,3 +30,19 @@ pub fn prometheus() -> &'static PrometheusHandle {
         handle
     })
 }
+
+/// Middleware recording `dsa_http_requests_total{route,status}` and
+/// `dsa_http_request_seconds{route}` (the matched route, never the raw path or query, so client
+/// keys and domains stay out of metric labels).
+pub async fn record_request(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("dsa_http_requests_total", "route" => route.clone(), "status" => status).increment(1);
+    metrics::histogram!("dsa_http_request_seconds", "route" => route).record(started.elapsed().as_secs_f64());
+    response
+}

@@ -134,7 +134,7 @@ async fn bad_input_is_400_in_the_spec_shape() {
     let app = TestApp::spawn().await;
     let key = app.key(KeyOpts::default()).await;
     let cases = [
-        "/v1/domains/check?domain=example.com".to_owned(),
+        // (A missing client_key is a demo check while demo mode is on: see tests/policy.rs.)
         format!("/v1/domains/check?client_key={key}"),
         format!("/v1/domains/check?client_key={key}&domain="),
         check_path(&key, "exa_mple.com", ""),
@@ -267,5 +267,8 @@ async fn methods_paths_cors_and_panics_keep_the_shape() {
     assert_eq!(app.get("/readyz").await.0, 200);
     let metrics = app.http.get(app.url("/metrics")).send().await.expect("metrics").text().await.expect("text");
     assert!(metrics.contains("dsa_verdicts_total"), "{metrics}");
+    assert!(metrics.contains("dsa_http_requests_total{route=\"/v1/domains/check\",status=\"200\"}"), "{metrics}");
+    assert!(metrics.contains("dsa_upstream_seconds"), "{metrics}");
+    assert!(!metrics.contains("dsa_server_"), "no key in metrics");
     app.finish(None).await;
 }

@@ -341,7 +341,7 @@ async fn rdap_answers_by_truth() {
     let err: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(err["errorCode"], 400);
 
-    assert_eq!(sim.stats().rdap.queries, 10);
+    assert_eq!(sim.stats().rdap.queries, 9);
 }
 
 #[tokio::test]

@@ -254,7 +254,10 @@ impl Engine {
                     continue;
                 }
             };
-            match self.inner.dns.ns(server, domain.as_str()).await {
+            let started = std::time::Instant::now();
+            let answer = self.inner.dns.ns(server, domain.as_str()).await;
+            observe(Protocol::Dns, started, answer.is_ok());
+            match answer {
                 Ok(Delegation::Delegated(ns)) => {
                     permit.succeeded();
                     let outcome = format!("delegated to {}", ns.join(", "));
@@ -299,7 +302,10 @@ impl Engine {
             steps.push(step(e.to_string()));
             e.to_string()
         })?;
-        let answer = match self.inner.rdap.lookup(base, domain.as_str(), &self.inner.rdap_hosts).await {
+        let started = std::time::Instant::now();
+        let answer = self.inner.rdap.lookup(base, domain.as_str(), &self.inner.rdap_hosts).await;
+        observe(Protocol::Rdap, started, answer.is_ok());
+        let answer = match answer {
             Ok(a) => {
                 permit.succeeded();
                 a
@@ -336,7 +342,10 @@ impl Engine {
             steps.push(step(e.to_string()));
             e.to_string()
         })?;
-        let raw = match self.inner.whois.query(server, domain.as_str()).await {
+        let started = std::time::Instant::now();
+        let raw = self.inner.whois.query(server, domain.as_str()).await;
+        observe(Protocol::Whois, started, raw.is_ok());
+        let raw = match raw {
             Ok(raw) => raw,
             Err(e) => {
                 permit.failed();
@@ -366,4 +375,10 @@ impl Engine {
         let record = matches!(status, Status::Taken | Status::PendingDelete).then_some(reading.record);
         Ok((self.verdict(domain, status, Method::Whois, true, format!("WHOIS {host}: {outcome}")), record))
     }
+}
+
+/// Records one upstream exchange: `dsa_upstream_seconds{protocol,outcome}` (histogram).
+fn observe(protocol: Protocol, started: std::time::Instant, ok: bool) {
+    metrics::histogram!("dsa_upstream_seconds", "protocol" => protocol.as_str(), "outcome" => if ok { "answer" } else { "error" })
+        .record(started.elapsed().as_secs_f64());
 }

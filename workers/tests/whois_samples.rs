@@ -130,8 +130,32 @@ fn norm_status(s: &str) -> String {
     s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
 }
 
+/// Registrar names compared case-insensitively and without what the sources disagree on: a
+/// trailing registry handle ("(R22-LRCC)", "(292)", "[Tag = X]") or URL.
 fn norm_name(s: &str) -> String {
-    s.trim().trim_end_matches('.').to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut s = s.trim();
+    if let Some(p) = s.find("(http").or_else(|| s.find("http")) {
+        s = s[..p].trim_end();
+    }
+    loop {
+        let before = s;
+        if s.ends_with(']') {
+            if let Some(p) = s.rfind('[') {
+                s = s[..p].trim_end();
+            }
+        }
+        if s.ends_with(')') {
+            if let Some(p) = s.rfind('(') {
+                if s[p..].contains(|c: char| c.is_ascii_digit()) {
+                    s = s[..p].trim_end();
+                }
+            }
+        }
+        if s == before {
+            break;
+        }
+    }
+    s.trim_end_matches('.').to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn host_like(s: &str) -> bool {

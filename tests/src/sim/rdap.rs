@@ -483,7 +483,7 @@ mod tests {
         let nf = recorded::rdap_not_found(RdapFamily::Centralnic)
             .map(|r| r.text)
             .unwrap_or("");
-        let nf: Value = serde_json::from_str(nf).unwrap();
+        let nf: Value = serde_json::from_str(nf).expect("404 fixture is JSON");
         assert_eq!(nf["errorCode"], 404);
     }
 }

@@ -229,12 +229,22 @@ struct ScenarioFile {
     knobs: Knobs,
 }
 
-/// A validated scenario: registries, truths and initial knobs.
-#[derive(Debug, Clone, PartialEq)]
+/// A validated scenario: registries, truths and initial knobs. Deserialises (with validation)
+/// from the scenario file format, so it can be embedded in another serde document.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "ScenarioFile")]
 pub struct Scenario {
     tlds: Vec<TldSpec>,
     truths: BTreeMap<String, Truth>,
     knobs: Knobs,
+}
+
+impl TryFrom<ScenarioFile> for Scenario {
+    type Error = anyhow::Error;
+
+    fn try_from(file: ScenarioFile) -> anyhow::Result<Self> {
+        Self::new(file.tld, file.domain, file.knobs)
+    }
 }
 
 impl Scenario {
@@ -245,7 +255,7 @@ impl Scenario {
     /// every suffix, or a WHOIS registry without `whois_family`.
     pub fn from_toml(s: &str) -> anyhow::Result<Self> {
         let file: ScenarioFile = toml::from_str(s).context("malformed scenario TOML")?;
-        Self::new(file.tld, file.domain, file.knobs)
+        Self::try_from(file)
     }
 
     /// Reads a scenario file.
@@ -417,5 +427,17 @@ mod tests {
         assert!(Scenario::from_toml(bad_name).is_err());
         let typo = "[[tld]]\nsuffix = \"com\"\nprotocol = [\"dns\"]\n";
         assert!(Scenario::from_toml(typo).is_err());
+        // Embedded in another document, validation still runs.
+        #[derive(Deserialize)]
+        struct Outer {
+            #[expect(dead_code, reason = "only deserialisation is tested")]
+            scenario: Scenario,
+        }
+        assert!(
+            toml::from_str::<Outer>(
+                "[scenario]\n[[scenario.tld]]\nsuffix = \"-x\"\nprotocols = []\n"
+            )
+            .is_err()
+        );
     }
 }

@@ -119,6 +119,7 @@ impl Simulator {
         }
         #[derive(Serialize)]
         struct Engine {
+            overrides_only: bool,
             dns: Dns,
             rdap: Rdap,
             whois: Whois,
@@ -158,6 +159,7 @@ impl Simulator {
             .collect();
         let file = File {
             engine: Engine {
+                overrides_only: true,
                 dns,
                 rdap: Rdap {
                     enabled: !base_overrides.is_empty(),

@@ -80,6 +80,11 @@ impl TestApp {
 
     /// Same, with a hook to adjust the settings.
     pub async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> Self {
+        Self::spawn_full(adjust, api::state::system_clock()).await
+    }
+
+    /// Same, with an injected clock.
+    pub async fn spawn_full(adjust: impl FnOnce(&mut Settings), clock: api::state::Clock) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let sim = Simulator::start(Scenario::demo()).await.expect("simulator starts");
         sim.set_knobs(Knobs::default());
@@ -89,8 +94,10 @@ impl TestApp {
         settings.engine = engine_config(&sim);
         settings.pricing.platform_checkout_url = Some("https://platform.example/checkout".into());
         settings.jobs.workers = 8;
+        // Tests hit keys hard; the per-minute limits get their own tests.
+        settings.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
         adjust(&mut settings);
-        let app = api::standalone(&settings).await.expect("standalone starts");
+        let app = api::standalone_with_clock(&settings, clock).await.expect("standalone starts");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let router = api::router(app.state.clone(), None);
@@ -155,7 +162,16 @@ impl TestApp {
 
     /// GET, returning status, headers and JSON body.
     pub async fn get(&self, path_and_query: &str) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
-        let response = self.http.get(self.url(path_and_query)).send().await.expect("request");
+        self.get_with(path_and_query, &[]).await
+    }
+
+    /// GET with extra headers.
+    pub async fn get_with(&self, path_and_query: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+        let mut request = self.http.get(self.url(path_and_query));
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let response = request.send().await.expect("request");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.json().await.unwrap_or(serde_json::Value::Null);
@@ -184,5 +200,27 @@ impl TestApp {
         };
         let _ = std::fs::remove_file(&self.db_path);
         count
+    }
+}
+
+/// A clock tests can move.
+#[derive(Clone)]
+pub struct TestClock(Arc<std::sync::Mutex<time::OffsetDateTime>>);
+
+impl TestClock {
+    /// A clock at `at`.
+    pub fn at(at: time::OffsetDateTime) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(at)))
+    }
+
+    /// Moves the clock.
+    pub fn set(&self, at: time::OffsetDateTime) {
+        *self.0.lock().expect("clock") = at;
+    }
+
+    /// As the state's clock.
+    pub fn clock(&self) -> api::state::Clock {
+        let inner = self.0.clone();
+        Arc::new(move || *inner.lock().expect("clock"))
     }
 }

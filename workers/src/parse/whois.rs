@@ -459,12 +459,20 @@ impl Marker {
     }
 }
 
+/// Unanchored and `*` rules only read lines up to this many characters: a registry's verdict
+/// is a short statement, while disclaimers come as long paragraphs that mention "not found" or
+/// "available for registration" in passing ("the lack of a whois record ... does not indicate
+/// that the name is available for registration").
+const MAX_LOOSE_LINE: usize = 160;
+
 fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
     markers.iter().find(|m| {
         lines.iter().any(|l| {
             // An anchored rule reads a line as a statement of its own; the tail of a wrapped
             // sentence ("All rights\nreserved.") is not one.
-            !(l.continuation && m.anchor != Anchor::Contains) && m.matches(&l.norm)
+            !(l.continuation && m.anchor != Anchor::Contains)
+                && !((m.anchor == Anchor::Contains || m.parts.len() > 1) && l.norm.chars().count() > MAX_LOOSE_LINE)
+                && m.matches(&l.norm)
         })
     })
 }
@@ -496,8 +504,11 @@ fn prepare_lines(text: &str) -> Vec<Line<'_>> {
             let trimmed = raw.trim_start();
             let indent = raw[..raw.len() - trimmed.len()].chars().map(|c| if c == '\t' { 8 } else { 1 }).sum();
             let here = content(raw);
+            // Lower-case "key: value" lines (RIPE style) are statements, not wrapped text.
+            let key_like = here.find(':').is_some_and(|i| i < 40);
             let continuation = prev.as_deref().is_some_and(|p| p.ends_with(|c: char| c.is_alphanumeric() || c == ','))
-                && here.starts_with(|c: char| c.is_lowercase());
+                && here.starts_with(|c: char| c.is_lowercase())
+                && !key_like;
             prev = Some(here).filter(|h| !h.is_empty());
             Line { raw, indent, norm: normalise(raw), comment: trimmed.starts_with(['%', '#']), continuation }
         })
@@ -581,13 +592,19 @@ fn classify(data: &Markers, sel: &Selected<'_>, lines: &[Line<'_>], record: &Dom
     if let Some(rule) = family_then_generic(|l| &l.rate_limited) {
         return (WhoisClass::RateLimited, Some(rule));
     }
-    if let Some(rule) = family_then_generic(|l| &l.unknown) {
-        return (WhoisClass::Unknown, Some(rule));
-    }
     if let Some(rule) = family_then_generic(|l| &l.reserved) {
         return (WhoisClass::Reserved, Some(rule));
     }
-    let registered = family_then_generic(|l| &l.registered).or_else(|| field_evidence(record));
+    let registered_marker = family_then_generic(|l| &l.registered);
+    // A text that is not about a domain registration at all (a TLD record, a help page) stays
+    // unknown even if it carries dates or name servers — unless a registered marker says a
+    // registry answer follows it.
+    if registered_marker.is_none() {
+        if let Some(rule) = family_then_generic(|l| &l.unknown) {
+            return (WhoisClass::Unknown, Some(rule));
+        }
+    }
+    let registered = registered_marker.or_else(|| field_evidence(record));
 
     if sel.wrong_server {
         // E.g. Verisign's "No match for" about a .et name: that server does not hold .et.
@@ -664,6 +681,8 @@ fn is_pending_delete(data: &Markers, family: Option<&Family>, record: &DomainRec
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
     Domain,
+    /// The ASCII (A-label) form of an IDN, printed next to the Unicode form.
+    DomainAce,
     Status,
     Registrar,
     RegistrarWhois,
@@ -703,6 +722,10 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("domain name (ascii)", Field::Domain),
     ("complete domain name", Field::Domain),
     ("nom de domaine", Field::Domain),
+    ("domain ace", Field::DomainAce),
+    ("domain name ace", Field::DomainAce),
+    ("ace", Field::DomainAce),
+    ("query", Field::Domain),
     ("nome de domínio", Field::Domain),
     ("nombre de dominio", Field::Domain),
     ("dominio", Field::Domain),
@@ -719,6 +742,7 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("estado", Field::Status),
     ("estatus", Field::Status),
     ("estatus del dominio", Field::Status),
+    ("query status", Field::Status),
     ("statut", Field::Status),
     ("状態", Field::Status),
     ("registrar", Field::Registrar),
@@ -731,7 +755,6 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("authorized agency", Field::Registrar),
     ("registrar organization", Field::Registrar),
     ("registrador", Field::Registrar),
-    ("등록대행자", Field::Registrar),
     ("registrar whois server", Field::RegistrarWhois),
     ("whois server", Field::RegistrarWhois),
     ("registrar whois", Field::RegistrarWhois),
@@ -749,6 +772,7 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("등록인", Field::RegistrantNameOrOrg),
     ("登録者名", Field::RegistrantNameOrOrg),
     ("registered for", Field::RegistrantNameOrOrg),
+    ("domain registrant", Field::RegistrantNameOrOrg),
     ("domain owner", Field::RegistrantNameOrOrg),
     ("registrant country", Field::RegistrantCountry),
     ("registrant country code", Field::RegistrantCountry),
@@ -777,6 +801,9 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("primary server hostname", Field::Nameserver),
     ("secondary server hostname", Field::Nameserver),
     ("servers", Field::Nameserver),
+    ("dns", Field::Nameserver),
+    ("ns name", Field::Nameserver),
+    ("ns hostname", Field::Nameserver),
     ("ネームサーバ", Field::Nameserver),
     ("호스트이름", Field::Nameserver),
     ("creation date", Field::Created(0)),
@@ -799,6 +826,11 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("activated on", Field::Created(1)),
     ("date de creation", Field::Created(1)),
     ("date de création", Field::Created(1)),
+    ("domain registered", Field::Created(1)),
+    ("first registration date", Field::Created(1)),
+    ("registration", Field::Created(1)),
+    ("domain dateregistered", Field::Created(1)),
+    ("date approved", Field::Created(1)),
     ("activated", Field::Created(1)),
     ("domain name commencement date", Field::Created(1)),
     ("commencement date", Field::Created(1)),
@@ -817,6 +849,9 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("last modified", Field::Updated(1)),
     ("modified", Field::Updated(1)),
     ("modification date", Field::Updated(1)),
+    ("modified date", Field::Updated(1)),
+    ("updated on", Field::Updated(1)),
+    ("update date", Field::Updated(1)),
     ("changed", Field::Updated(2)),
     ("domain record last updated", Field::Updated(1)),
     ("domain last updated date", Field::Updated(1)),
@@ -824,6 +859,7 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("record last updated on", Field::Updated(1)),
     ("record last modified", Field::Updated(1)),
     ("entry updated", Field::Updated(1)),
+    ("domain datelastmodified", Field::Updated(1)),
     ("ultima actualizacion", Field::Updated(1)),
     ("última actualización", Field::Updated(1)),
     ("最終更新", Field::Updated(1)),
@@ -847,6 +883,10 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("record expired", Field::Expires(1)),
     ("expires at", Field::Expires(1)),
     ("valid date", Field::Expires(1)),
+    ("expiration", Field::Expires(1)),
+    ("renewal", Field::Expires(1)),
+    ("date renewal", Field::Expires(1)),
+    ("domain datebilleduntil", Field::Expires(1)),
     ("renewal date", Field::Expires(1)),
     ("fecha de vencimiento", Field::Expires(1)),
     ("fecha de expiracion", Field::Expires(1)),
@@ -856,6 +896,7 @@ const KEY_FIELDS: &[(&str, Field)] = &[
     ("registrar registration expiration date", Field::Expires(2)),
     ("dnssec", Field::Dnssec),
     ("dnssec status", Field::Dnssec),
+    ("domain signed", Field::Dnssec),
     ("signed", Field::Dnssec),
 ];
 
@@ -870,6 +911,8 @@ const BLOCK_KEYS: &[(&str, Block)] = &[
     ("domain holder", Block::Registrant),
     ("owner", Block::Registrant),
     ("titular", Block::Registrant),
+    ("owner contact", Block::Registrant),
+    ("organization using domain name", Block::Registrant),
     ("registrar", Block::Registrar),
     ("sponsoring registrar", Block::Registrar),
     ("registrar information", Block::Registrar),
@@ -887,6 +930,9 @@ const BLOCK_KEYS: &[(&str, Block)] = &[
     ("servers", Block::Nameservers),
     ("name server information", Block::Nameservers),
     ("domain name servers", Block::Nameservers),
+    ("domain name servers listed in order", Block::Nameservers),
+    ("nameserver information", Block::Nameservers),
+    ("name servers in the listed order", Block::Nameservers),
     ("registration status", Block::Status),
     ("status", Block::Status),
     ("domain status", Block::Status),
@@ -895,6 +941,10 @@ const BLOCK_KEYS: &[(&str, Block)] = &[
     ("admin contact", Block::OtherContact),
     ("technical contact", Block::OtherContact),
     ("technical contact(s)", Block::OtherContact),
+    ("technical contacts", Block::OtherContact),
+    ("tech c", Block::OtherContact),
+    ("zone c", Block::OtherContact),
+    ("admin c", Block::OtherContact),
     ("tech contact", Block::OtherContact),
     ("billing contact", Block::OtherContact),
     ("admin contact(s)", Block::OtherContact),
@@ -947,11 +997,26 @@ fn key_candidates(key: &str) -> Vec<String> {
 }
 
 fn field_for(key: &str) -> Option<Field> {
-    key_candidates(key).iter().find_map(|k| KEY_FIELDS.iter().find(|(name, _)| name == k).map(|(_, f)| *f))
+    let find = |k: &str| KEY_FIELDS.iter().find(|(name, _)| *name == k).map(|(_, f)| *f);
+    key_candidates(key).iter().find_map(|k| find(k)).or_else(|| {
+        // Numbered keys: "Name Server 1", "ns1_hostname", "ns_name_01".
+        let bare = without_numbers(key);
+        (bare != key).then(|| find(&bare)).flatten().filter(|f| matches!(f, Field::Nameserver))
+    })
 }
 
 fn block_for(key: &str) -> Option<Block> {
     key_candidates(key).iter().find_map(|k| BLOCK_KEYS.iter().find(|(name, _)| name == k).map(|(_, b)| *b))
+}
+
+/// The key with digit runs removed and spaces collapsed ("ns1 hostname" → "ns hostname").
+fn without_numbers(key: &str) -> String {
+    key.chars()
+        .filter(|c| !c.is_ascii_digit())
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Keys that describe a contact (its name, address, ...): inside a contact block they belong to
@@ -961,6 +1026,8 @@ fn is_contact_subkey(key: &str) -> bool {
         "name", "org", "organization", "organisation", "company", "address", "street", "city", "state",
         "state or province", "province", "postal code", "zip", "country", "country code", "region", "phone",
         "fax", "fax no", "e mail", "email", "handle", "id", "contact id", "nic handle", "type", "url", "web",
+        "postalcode", "countrycode", "remarks", "organization name", "organisation name", "organization id",
+        "street address",
     ];
     key_candidates(key).iter().any(|k| SUBKEYS.contains(&k.as_str()))
 }
@@ -993,7 +1060,8 @@ fn find_leader(t: &str) -> Option<(usize, usize)> {
 
 /// Splits one trimmed line into key and value, or returns `None` for a plain line.
 fn split_key_value(text: &str) -> Option<(String, String)> {
-    let t = strip_enumeration(text);
+    // "** Domain Servers:" (TRABIS) — list bullets before the key.
+    let t = strip_enumeration(text.trim_start_matches(['*', ' ']));
     // "[Domain Name]   GOOGLE.JP" (JPRS, MYNIC).
     if let Some(rest) = t.strip_prefix('[') {
         if let Some(close) = rest.find(']') {
@@ -1006,7 +1074,9 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
     if let Some(colon) = t.find(':') {
         let (k, v) = (&t[..colon], &t[colon + 1..]);
         let k = strip_dot_leader(k);
-        if key_is_plausible(k) && !v.starts_with("//") {
+        // "Record created on 2000-08-29 10:22:50": the colon of a time, not of a key.
+        let time_colon = k.ends_with(|c: char| c.is_ascii_digit()) && v.starts_with(|c: char| c.is_ascii_digit());
+        if key_is_plausible(k) && !v.starts_with("//") && !time_colon {
             // rwhois "domain:Created:20090324" (class:attribute:value).
             if let Some((attr, value)) = rwhois_attribute(k, v) {
                 return Some((attr, value));
@@ -1022,14 +1092,25 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
             return Some((normalise_key(k), t[end..].trim().to_owned()));
         }
     }
-    // "Record created on 2005-04-15 21:43:27": a date key without a colon.
+    // "Record created on 2005-04-15 21:43:27", "Registered on 30th April 2003": a date key
+    // without a colon, recognised by a date following it.
     let lower = t.to_lowercase();
-    for (name, field) in KEY_FIELDS {
-        if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_)) {
-            if let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' ')) {
-                if rest.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
-                    return Some(((*name).to_owned(), t[t.len() - rest.len()..].trim().to_owned()));
+    if lower.len() == t.len() {
+        for (name, field) in KEY_FIELDS {
+            if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_)) {
+                if let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' ')) {
+                    let value = t[t.len() - rest.len()..].trim();
+                    if parse_date(value, DateOrder::Dmy).is_some() {
+                        return Some(((*name).to_owned(), value.to_owned()));
+                    }
                 }
+            }
+        }
+        // "Domain GOOGLE.KG (ACTIVE)"
+        if let Some(rest) = lower.strip_prefix("domain ") {
+            let first = rest.split_whitespace().next().unwrap_or_default();
+            if first.contains('.') && is_host_name(first.trim_end_matches('.')) {
+                return Some(("domain".to_owned(), first.to_owned()));
             }
         }
     }
@@ -1088,7 +1169,9 @@ fn key_is_plausible(k: &str) -> bool {
     }
     // A dot followed by a letter or digit means a host name or an address, not a key.
     let b: Vec<char> = k.chars().collect();
-    !b.windows(2).any(|w| w[0] == '.' && w[1].is_alphanumeric()) && !k.contains("http") && !k.contains('@')
+    // Three digits in a row are a year, a phone or an address — not part of a key.
+    let long_number = b.windows(3).any(|w| w.iter().all(char::is_ascii_digit));
+    !b.windows(2).any(|w| w[0] == '.' && w[1].is_alphanumeric()) && !k.contains("http") && !k.contains('@') && !long_number
 }
 
 #[derive(Default)]
@@ -1098,6 +1181,9 @@ struct FieldState {
     updated: Option<(u8, OffsetDateTime)>,
     expires: Option<(u8, OffsetDateTime)>,
     name_or_org: Option<String>,
+    domain_ace: Option<String>,
+    /// A registrar given only by its registry handle, used when no name follows.
+    registrar_handle: Option<String>,
 }
 
 /// A block opened by an empty-valued key, waiting for its indented lines.
@@ -1106,6 +1192,8 @@ struct OpenBlock {
     key: String,
     indent: usize,
     children: usize,
+    /// Some children were indented: the block's extent is then given by indentation alone.
+    indented: bool,
 }
 
 /// Lines made only of rule characters ("-----", "=====") carry nothing.
@@ -1133,10 +1221,12 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
         }
         let kv = split_key_value(text);
         // Close the blocks this line is not part of.
-        while let Some(top) = stack.last() {
-            let child = line.indent > top.indent
-                || (line.indent == top.indent && accepts_unindented(top, kv.as_ref(), prev_blank));
-            if child {
+        while let Some(top) = stack.last_mut() {
+            if line.indent > top.indent {
+                top.indented = true;
+                break;
+            }
+            if line.indent == top.indent && accepts_unindented(top, kv.as_ref(), text, prev_blank) {
                 break;
             }
             stack.pop();
@@ -1150,7 +1240,7 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
                 top.children += 1;
             }
             let _ = value;
-            stack.push(OpenBlock { kind, key: key.clone(), indent: line.indent, children: 0 });
+            stack.push(OpenBlock { kind, key: key.clone(), indent: line.indent, children: 0, indented: false });
             continue;
         }
         if ignored {
@@ -1168,15 +1258,38 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
             }
             None => match kv {
                 Some((key, value)) => {
-                    if let Some(f) = field_for(&key) {
+                    // "Registrar: ACTI-0024" followed by "Name: ACTIVE 24, s.r.o." (SK-NIC, CZ.NIC
+                    // style): a handle opens the contact whose details follow unindented.
+                    let handle_of = match field_for(&key) {
+                        Some(Field::Registrar) => Some(Block::Registrar),
+                        Some(Field::RegistrantNameOrOrg) => Some(Block::Registrant),
+                        _ => None,
+                    };
+                    if let Some(kind) = handle_of.filter(|_| is_handle(&value)) {
+                        if kind == Block::Registrar && st.registrar_handle.is_none() {
+                            st.registrar_handle = Some(value.clone());
+                        }
+                        stack.push(OpenBlock { kind, key, indent: line.indent, children: 1, indented: false });
+                    } else if let Some(f) = field_for(&key) {
                         apply(&mut st, f, &value, order);
+                        // "nameservers: ns2.google.com.\n             ns1.google.com." (NASK):
+                        // more-indented lines continue a list value.
+                        if matches!(f, Field::Nameserver | Field::Status) {
+                            stack.push(OpenBlock { kind: Block::Plain, key, indent: line.indent, children: 1, indented: false });
+                        }
                     }
                 }
                 None => {
-                    // "Nameservers" (DK Hostmaster, .ai) without a colon opens a block too.
+                    // "Nameservers", "Registrar" (.it, DK Hostmaster, .ai) without a colon open
+                    // a block too.
                     let key = normalise_key(text);
-                    if let Some(kind) = block_for(&key).filter(|b| *b == Block::Nameservers) {
-                        stack.push(OpenBlock { kind, key, indent: line.indent, children: 0 });
+                    let header_like = text.chars().all(|c| c.is_alphabetic() || matches!(c, ' ' | '(' | ')' | '-'));
+                    let kind = block_for(&key).filter(|k| {
+                        header_like
+                            && matches!(k, Block::Registrant | Block::Registrar | Block::Nameservers | Block::OtherContact)
+                    });
+                    if let Some(kind) = kind {
+                        stack.push(OpenBlock { kind, key, indent: line.indent, children: 0, indented: false });
                     }
                 }
             },
@@ -1185,17 +1298,32 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
     finish(st)
 }
 
+/// A key naming a name server inside a name-server block ("Name", "Hostname", "DNS",
+/// "Primary Server Hostname"), not its address.
+fn is_nameserver_key(k: &str) -> bool {
+    matches!(field_for(k), Some(Field::Nameserver))
+        || k == "dns"
+        || ((k.contains("name") || k.contains("server") || k.contains("host")) && !k.contains("address") && !k.contains("ip"))
+}
+
 /// May a line printed at the same indentation as the open block's key still belong to it?
-fn accepts_unindented(top: &OpenBlock, kv: Option<&(String, String)>, prev_blank: bool) -> bool {
+fn accepts_unindented(top: &OpenBlock, kv: Option<&(String, String)>, text: &str, prev_blank: bool) -> bool {
+    if top.indented {
+        return false;
+    }
     match kv {
-        // "REGISTRANT:\nGoogle Inc.\n" — but a blank line after some children ends the block.
-        None => !(prev_blank && top.children > 0),
+        // "REGISTRANT:\nGoogle Inc.\n" — but a blank line after some children ends the block,
+        // and so does a line that is itself a block header ("Technical Contact").
+        None => !(prev_blank && top.children > 0) && block_for(&normalise_key(text)).is_none(),
         // "Registrant:\n----\nOrg: X\nName: Y" — contact details without indentation.
         Some((k, v)) => {
-            !v.is_empty()
-                && !prev_blank
-                && matches!(top.kind, Block::Registrant | Block::Registrar | Block::OtherContact)
-                && is_contact_subkey(k)
+            let belongs = match top.kind {
+                Block::Registrant | Block::Registrar | Block::OtherContact | Block::Domain => is_contact_subkey(k),
+                // ".tn": "DNS servers" / "Name....: ns4.ati.tn." / "IP n° 1 : ..." unindented.
+                Block::Nameservers => is_nameserver_key(k) || k.contains("ip"),
+                _ => false,
+            };
+            !v.is_empty() && !prev_blank && belongs
         }
     }
 }
@@ -1209,6 +1337,8 @@ fn apply_child(st: &mut FieldState, block: Block, block_key: &str, index: usize,
     match (block, kv) {
         (Block::OtherContact, _) => {}
         (Block::Domain, None) if index == 0 => apply(st, Field::Domain, text, order),
+        // "Domain:\nname: git.ee" (.ee)
+        (Block::Domain, Some((k, v))) if k == "name" => apply(st, Field::Domain, &v, order),
         (Block::Registrant, None) if index == 0 => apply(st, Field::RegistrantNameOrOrg, text, order),
         (Block::Registrant, Some((k, v))) => {
             let cands = key_candidates(&k);
@@ -1220,24 +1350,28 @@ fn apply_child(st: &mut FieldState, block: Block, block_key: &str, index: usize,
             } else if has(&["country", "country code", "countrycode"]) {
                 apply(st, Field::RegistrantCountry, &v, order);
             } else if !is_contact_subkey(&k) {
-                // GoDaddy prints the whole record indented under "Registrant:".
-                top_level(st, &k, &v);
+                // GoDaddy prints the whole record indented under "Registrant:"; dates there may
+                // also be the contact's own, so they rank below the record's.
+                match field_for(&k) {
+                    Some(Field::Created(p)) => apply(st, Field::Created(p + 3), &v, order),
+                    Some(Field::Updated(p)) => apply(st, Field::Updated(p + 3), &v, order),
+                    Some(Field::Expires(p)) => apply(st, Field::Expires(p + 3), &v, order),
+                    _ => top_level(st, &k, &v),
+                }
             }
         }
         (Block::Registrar, None) if index == 0 => apply(st, Field::Registrar, text, order),
         (Block::Registrar, Some((k, v))) => match k.as_str() {
-            "name" | "organization" | "organisation" | "registrar name" => apply(st, Field::Registrar, &v, order),
+            "name" | "organization" | "organisation" | "registrar name" | "organization name" | "organisation name" => {
+                apply(st, Field::Registrar, &v, order);
+            }
             "whois" | "whois server" => apply(st, Field::RegistrarWhois, &v, order),
             _ if !is_contact_subkey(&k) => top_level(st, &k, &v),
             _ => {}
         },
         (Block::Nameservers, None) => apply(st, Field::Nameserver, text.trim_start_matches(['-', '*', ' ']), order),
         (Block::Nameservers, Some((k, v))) => {
-            let is_ns = matches!(field_for(&k), Some(Field::Nameserver))
-                || ((k.contains("name") || k.contains("server") || k.contains("host"))
-                    && !k.contains("address")
-                    && !k.contains("ip"));
-            if is_ns {
+            if is_nameserver_key(&k) {
                 apply(st, Field::Nameserver, &v, order);
             } else {
                 top_level(st, &k, &v);
@@ -1261,14 +1395,18 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
     }
     let r = &mut st.record;
     match field {
-        Field::Domain => {
-            if r.domain.is_none() {
-                if let Some(tok) = value.split_whitespace().next() {
-                    let d = tok.trim_end_matches('.').to_lowercase();
-                    if !d.is_empty() && d.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-') {
-                        r.domain = Some(d);
-                    }
+        Field::Domain | Field::DomainAce => {
+            let Some(d) = value.split_whitespace().next().map(|t| t.trim_end_matches('.').to_lowercase()) else { return };
+            if !d.contains('.') || !d.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-') {
+                return;
+            }
+            if field == Field::DomainAce || (r.domain.as_deref().is_some_and(|cur| !cur.is_ascii()) && d.is_ascii()) {
+                // The record is documented as an A-label: an ASCII form printed later wins.
+                if d.is_ascii() && st.domain_ace.is_none() {
+                    st.domain_ace = Some(d);
                 }
+            } else if r.domain.is_none() {
+                r.domain = Some(d);
             }
         }
         Field::Status => {
@@ -1281,7 +1419,7 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
         }
         Field::Registrar => {
             if r.registrar.is_none() {
-                let v = cut_url(value);
+                let v = strip_registrar_id(&cut_url(value));
                 if !v.is_empty() && !is_placeholder(&v) {
                     r.registrar = Some(v);
                 }
@@ -1318,13 +1456,10 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
         Field::Nameserver => {
             for tok in value.split(|c: char| c.is_whitespace() || c == ',' || c == ';') {
                 let host = tok.trim_matches(|c: char| matches!(c, '(' | ')' | '[' | ']' | '"')).trim_end_matches('.').to_ascii_lowercase();
-                if is_host_name(&host) {
-                    if !r.nameservers.contains(&host) {
-                        r.nameservers.push(host);
-                    }
-                } else if !host.is_empty() && !looks_like_address(&host) {
-                    // "ns1.example.com 192.0.2.1" — stop at the first non-name token after a name.
-                    break;
+                // "ns1.example.com 192.0.2.1", "google.pt NS ns1.google.com." — names only; the
+                // domain itself is dropped when the record is finished.
+                if is_host_name(&host) && !r.nameservers.contains(&host) {
+                    r.nameservers.push(host);
                 }
             }
         }
@@ -1339,7 +1474,27 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
     }
 }
 
+/// A registry handle rather than a name: one token with a digit or a hyphen ("ACTI-0024").
+fn is_handle(v: &str) -> bool {
+    !v.is_empty()
+        && !v.contains(char::is_whitespace)
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && v.contains(|c: char| c.is_ascii_digit() || c == '-')
+}
+
 fn finish(mut st: FieldState) -> DomainRecord {
+    if st.record.registrar.is_none() {
+        st.record.registrar = st.registrar_handle.take();
+    }
+    if let Some(ace) = st.domain_ace.take() {
+        if st.record.domain.as_deref().is_none_or(|d| !d.is_ascii()) {
+            st.record.domain = Some(ace);
+        }
+    }
+    // DK Hostmaster's "DNS:" line names the domain itself, not a name server.
+    if let Some(d) = st.record.domain.clone() {
+        st.record.nameservers.retain(|n| *n != d);
+    }
     st.record.created_at = st.created.map(|(_, d)| d);
     st.record.updated_at = st.updated.map(|(_, d)| d);
     st.record.expires_at = st.expires.map(|(_, d)| d);
@@ -1359,7 +1514,11 @@ fn keep_date(slot: &mut Option<(u8, OffsetDateTime)>, priority: u8, value: &str,
 }
 
 fn clean_status(s: &str) -> String {
-    cut_url(s).trim_end_matches(['.', ';']).trim().to_owned()
+    // "ok - Normal state." / "clientDeleteProhibited - status prevent domain deletion ...":
+    // the label, without the registry's explanation.
+    let s = cut_url(s);
+    let s = s.split(" - ").next().unwrap_or(&s);
+    s.trim_end_matches(['.', ';']).trim().to_owned()
 }
 
 /// Drops a trailing URL: `clientTransferProhibited https://icann.org/epp#...` → the label.
@@ -1367,6 +1526,32 @@ fn cut_url(s: &str) -> String {
     let s = s.trim();
     let cut = ["(http", "http://", "https://"].iter().filter_map(|p| s.find(p)).min().unwrap_or(s.len());
     s[..cut].trim().to_owned()
+}
+
+/// Drops a registry's handle after a registrar name: "MarkMonitor Inc. (R22-LRCC)", "(292)",
+/// "NetNames Limited [Tag = NETNAMES]".
+fn strip_registrar_id(v: &str) -> String {
+    let mut v = v.trim();
+    loop {
+        let before = v;
+        if v.ends_with(']') {
+            if let Some(open) = v.rfind('[') {
+                v = v[..open].trim_end();
+            }
+        }
+        if v.ends_with(')') {
+            if let Some(open) = v.rfind('(') {
+                let inner = &v[open..];
+                if !inner.contains(char::is_whitespace) && inner.contains(|c: char| c.is_ascii_digit()) && open > 0 {
+                    v = v[..open].trim_end();
+                }
+            }
+        }
+        if v == before {
+            break;
+        }
+    }
+    v.to_owned()
 }
 
 fn is_placeholder(v: &str) -> bool {
@@ -1406,7 +1591,7 @@ fn parse_dnssec(v: &str) -> Option<bool> {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
-    Num(u32, usize),
+    Num(u64, usize),
     Word(String),
     Sep(char),
 }
@@ -1424,7 +1609,7 @@ fn tokenize(s: &str) -> Vec<Tok> {
                 len += 1;
                 chars.next();
             }
-            out.push(Tok::Num(u32::try_from(n).unwrap_or(u32::MAX), len));
+            out.push(Tok::Num(n, len));
         } else if c.is_alphabetic() {
             let mut w = String::new();
             while let Some(&d) = chars.peek() {
@@ -1489,7 +1674,7 @@ pub(crate) fn parse_date(s: &str, order: DateOrder) -> Option<OffsetDateTime> {
 
 fn num(t: Option<&Tok>) -> Option<(u32, usize)> {
     match t {
-        Some(Tok::Num(n, l)) => Some((*n, *l)),
+        Some(Tok::Num(n, l)) => Some((u32::try_from(*n).ok()?, *l)),
         _ => None,
     }
 }
@@ -1510,6 +1695,7 @@ fn date_at(t: &[Tok], i: usize, order: DateOrder) -> Option<(Date, usize)> {
     };
     match at(i) {
         Some(Tok::Num(y, 4)) => {
+            let y = &u32::try_from(*y).ok()?;
             let j = skip(i + 1);
             if j == i + 1 {
                 return None;
@@ -1530,8 +1716,17 @@ fn date_at(t: &[Tok], i: usize, order: DateOrder) -> Option<(Date, usize)> {
             }
             None
         }
-        Some(Tok::Num(n, 8)) => make_date(n / 10000, (n / 100) % 100, n % 100).map(|date| (date, i + 1)),
+        // 20100101 (.il, .hr) and 20121216134104 (.ua, date and time run together).
+        Some(Tok::Num(n, 8)) => {
+            let n = u32::try_from(*n).ok()?;
+            make_date(n / 10000, (n / 100) % 100, n % 100).map(|date| (date, i + 1))
+        }
+        Some(Tok::Num(n, 14)) => {
+            let d = u32::try_from(n / 1_000_000).ok()?;
+            make_date(d / 10000, (d / 100) % 100, d % 100).map(|date| (date, i + 1))
+        }
         Some(Tok::Num(a, l)) if *l <= 2 => {
+            let a = &u32::try_from(*a).ok()?;
             let mut j = skip(i + 1);
             // Ordinal suffix: "9th November 2009".
             if let Some(Tok::Word(w)) = at(j) {
@@ -1556,14 +1751,19 @@ fn date_at(t: &[Tok], i: usize, order: DateOrder) -> Option<(Date, usize)> {
                 }
                 // DD.MM.YYYY, DD/MM/YYYY, MM/DD/YYYY
                 Some(Tok::Num(b, bl)) if *bl <= 2 && j > i + 1 => {
+                    let b = &u32::try_from(*b).ok()?;
                     let k = skip(j + 1);
                     if k == j + 1 {
                         return None;
                     }
+                    // Four-digit year, or two digits as in Red.es's "16/09/03".
                     let (y, yl) = num(at(k))?;
-                    if yl != 4 {
-                        return None;
-                    }
+                    let y = match yl {
+                        4 => y,
+                        2 if matches!(at(k + 1), None | Some(Tok::Sep(_))) && y < 70 => 2000 + y,
+                        2 if matches!(at(k + 1), None | Some(Tok::Sep(_))) => 1900 + y,
+                        _ => return None,
+                    };
                     let (d, m) = if *a > 12 {
                         (*a, *b)
                     } else if *b > 12 {

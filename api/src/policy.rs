@@ -1,0 +1,361 @@
+//! The policy layer in front of every paid endpoint (spec §5, §7, §8): per-minute rate limits per
+//! key and plan, and the keyless demo mode.
+//!
+//! **Rate limits** count requests per key in windows aligned to the UTC minute, as the spec says
+//! ("retry after the next minute window"): a 429 carries `Retry-After` (seconds to the next
+//! window), and every answer carries `RateLimit-Policy` and `RateLimit` (IETF httpapi
+//! RateLimit header fields draft). In standalone mode the counters live in this process.
+//!
+//! **Demo mode**: `GET /v1/domains/check` without `client_key` is allowed twice per session (a
+//! signed, HttpOnly cookie naming a server-side counter) and a few times per client IP per day
+//! (clearing cookies does not reset it); then 429 with a message to use a key. Demo answers cost
+//! nothing and carry no pricing or purchase object.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue};
+use hmac::{Hmac, Mac};
+use moka::sync::Cache;
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use time::OffsetDateTime;
+
+use crate::error::ApiError;
+use crate::keys::Plan;
+
+/// Policy settings (`[policy]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Requests per minute per key, by plan.
+    pub per_minute: PlanRates,
+    /// Keyless demo checks.
+    pub demo: DemoConfig,
+    /// Whether an embed key with an empty allowed-origins list works from any origin. Off by
+    /// default (production): list the sites that embed the key. Turn on only for development.
+    pub empty_origins_allow_all: bool,
+    /// Take the client IP from the first `X-Forwarded-For` entry (only behind a trusted proxy).
+    pub trust_forwarded_for: bool,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self { per_minute: PlanRates::default(), demo: DemoConfig::default(), empty_origins_allow_all: false, trust_forwarded_for: false }
+    }
+}
+
+/// Requests per minute per plan.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlanRates {
+    /// Free Developer.
+    pub free: u32,
+    /// Starter.
+    pub starter: u32,
+    /// PRO.
+    pub pro: u32,
+    /// Reseller.
+    pub reseller: u32,
+}
+
+impl Default for PlanRates {
+    fn default() -> Self {
+        Self { free: 60, starter: 300, pro: 1_200, reseller: 3_000 }
+    }
+}
+
+impl PlanRates {
+    /// The limit of a plan, requests per minute.
+    pub fn of(&self, plan: Plan) -> u32 {
+        match plan {
+            Plan::Free => self.free,
+            Plan::Starter => self.starter,
+            Plan::Pro => self.pro,
+            Plan::Reseller => self.reseller,
+        }
+    }
+}
+
+/// Demo mode settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DemoConfig {
+    /// Whether keyless checks are allowed at all (off: a missing key is 400 everywhere).
+    pub enabled: bool,
+    /// Checks per session (spec §5.6: 2).
+    pub checks_per_session: u32,
+    /// Checks per client IP per day, whatever the cookies.
+    pub checks_per_ip_per_day: u32,
+    /// Secret signing the session cookie (any string; long and random). Unset: a random secret
+    /// per process, so demo sessions do not survive a restart.
+    pub cookie_secret: Option<String>,
+}
+
+impl Default for DemoConfig {
+    fn default() -> Self {
+        Self { enabled: true, checks_per_session: 2, checks_per_ip_per_day: 10, cookie_secret: None }
+    }
+}
+
+/// The rate-limit state of one request, for the response headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateState {
+    /// Requests allowed per window.
+    pub limit: u32,
+    /// Requests left in this window.
+    pub remaining: u32,
+    /// Seconds until the window resets.
+    pub reset_secs: u64,
+}
+
+impl RateState {
+    /// Adds `RateLimit-Policy` and `RateLimit` (IETF draft structured fields) to `headers`.
+    pub fn apply(&self, headers: &mut HeaderMap) {
+        if let Ok(v) = HeaderValue::from_str(&format!("\"per-minute\";q={};w=60", self.limit)) {
+            headers.insert("ratelimit-policy", v);
+        }
+        if let Ok(v) = HeaderValue::from_str(&format!("\"per-minute\";r={};t={}", self.remaining, self.reset_secs)) {
+            headers.insert("ratelimit", v);
+        }
+    }
+}
+
+/// Per-key request counters in minute windows (one process).
+#[derive(Debug, Default)]
+pub struct MinuteWindows {
+    counters: Mutex<HashMap<String, (i64, u32)>>,
+}
+
+impl MinuteWindows {
+    /// Counts one request of `key_id` at `now` against `limit` per minute.
+    ///
+    /// # Errors
+    /// [`ApiError::TooManyRequests`] with the seconds to the next window when over the limit.
+    pub fn hit(&self, key_id: &str, limit: u32, now: OffsetDateTime) -> Result<RateState, (ApiError, RateState)> {
+        let unix = now.unix_timestamp();
+        let window = unix.div_euclid(60);
+        let reset_secs = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
+        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        if counters.len() > 100_000 {
+            counters.retain(|_, (w, _)| *w == window);
+        }
+        let entry = counters.entry(key_id.to_owned()).or_insert((window, 0));
+        if entry.0 != window {
+            *entry = (window, 0);
+        }
+        if entry.1 >= limit {
+            let state = RateState { limit, remaining: 0, reset_secs };
+            return Err((
+                ApiError::TooManyRequests {
+                    message: format!("Rate limit of {limit} requests per minute exceeded; retry after the next minute window."),
+                    retry_after_secs: Some(reset_secs),
+                },
+                state,
+            ));
+        }
+        entry.1 += 1;
+        Ok(RateState { limit, remaining: limit - entry.1, reset_secs })
+    }
+}
+
+/// The client's IP address: the socket peer, or the first `X-Forwarded-For` entry when the
+/// operator trusts a proxy (`policy.trust_forwarded_for`; read by [`Demo::client_ip`]).
+#[derive(Debug, Clone)]
+pub struct ClientAddr {
+    /// Peer address of the TCP connection, when known.
+    pub peer: Option<IpAddr>,
+    /// First `X-Forwarded-For` entry, when present and parseable.
+    pub forwarded: Option<IpAddr>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+        let forwarded = parts
+            .headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse().ok());
+        Ok(Self { peer, forwarded })
+    }
+}
+
+/// Name of the demo session cookie.
+pub const DEMO_COOKIE: &str = "dsa_demo";
+
+/// Demo-mode state: session and per-IP counters (one day), and the cookie signing key.
+pub struct Demo {
+    config: DemoConfig,
+    trust_forwarded_for: bool,
+    secret: Vec<u8>,
+    sessions: Cache<String, u32>,
+    ips: Cache<IpAddr, u32>,
+    lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Demo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Demo").field("config", &self.config.enabled).finish_non_exhaustive()
+    }
+}
+
+/// A demo check admitted: release it if no definitive answer comes, or keep it.
+#[derive(Debug)]
+pub struct DemoTicket {
+    /// The session id (new sessions need the cookie set).
+    pub session: String,
+    /// Whether the response must set the cookie.
+    pub new_session: bool,
+    /// Demo checks left in this session after this one.
+    pub remaining: u32,
+    ip: Option<IpAddr>,
+}
+
+impl Demo {
+    /// Demo state with the given settings.
+    pub fn new(config: DemoConfig, trust_forwarded_for: bool) -> Self {
+        let secret = match &config.cookie_secret {
+            Some(s) => s.as_bytes().to_vec(),
+            None => uuid::Uuid::new_v4().as_bytes().iter().chain(uuid::Uuid::new_v4().as_bytes()).copied().collect(),
+        };
+        let day = Duration::from_secs(86_400);
+        Self {
+            trust_forwarded_for,
+            secret,
+            sessions: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
+            ips: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
+            lock: Mutex::new(()),
+            config,
+        }
+    }
+
+    /// Whether demo mode is on.
+    pub fn enabled(&self) -> bool {
+        self.config.enabled
+    }
+
+    fn sign(&self, session: &str) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).unwrap_or_else(|_| unreachable_hmac());
+        mac.update(session.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    fn verify(&self, cookie_value: &str) -> Option<String> {
+        let (session, signature) = cookie_value.split_once('.')?;
+        let expected = hex::decode(signature).ok()?;
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).ok()?;
+        mac.update(session.as_bytes());
+        mac.verify_slice(&expected).ok()?;
+        Some(session.to_owned())
+    }
+
+    /// The `Set-Cookie` value for a session.
+    pub fn cookie(&self, session: &str, secure: bool) -> String {
+        format!(
+            "{DEMO_COOKIE}={session}.{}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax{}",
+            self.sign(session),
+            if secure { "; Secure" } else { "" }
+        )
+    }
+
+    /// The client IP used for the per-IP cap.
+    pub fn client_ip(&self, addr: &ClientAddr) -> Option<IpAddr> {
+        if self.trust_forwarded_for { addr.forwarded.or(addr.peer) } else { addr.peer }
+    }
+
+    /// Admits one demo check for the session in `headers` (or a new one) from `addr`.
+    ///
+    /// # Errors
+    /// [`ApiError::TooManyRequests`] when the session's or the IP's demo checks are used up.
+    pub fn admit(&self, headers: &HeaderMap, addr: &ClientAddr) -> Result<DemoTicket, ApiError> {
+        let existing = headers
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|kv| kv.trim().strip_prefix(&format!("{DEMO_COOKIE}=")).map(str::to_owned))
+            .find_map(|v| self.verify(&v));
+        let (session, new_session) = match existing {
+            Some(s) => (s, false),
+            None => (uuid::Uuid::new_v4().simple().to_string(), true),
+        };
+        let ip = self.client_ip(addr);
+        let limit_hit = || ApiError::TooManyRequests {
+            message: format!(
+                "Demo limit of {} checks reached; use a client key to continue (the free Developer plan needs no card).",
+                self.config.checks_per_session
+            ),
+            retry_after_secs: None,
+        };
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let used = self.sessions.get(&session).unwrap_or(0);
+        if used >= self.config.checks_per_session {
+            return Err(limit_hit());
+        }
+        if let Some(ip) = ip {
+            let by_ip = self.ips.get(&ip).unwrap_or(0);
+            if by_ip >= self.config.checks_per_ip_per_day {
+                return Err(limit_hit());
+            }
+            self.ips.insert(ip, by_ip + 1);
+        }
+        self.sessions.insert(session.clone(), used + 1);
+        Ok(DemoTicket { remaining: self.config.checks_per_session - used - 1, session, new_session, ip })
+    }
+
+    /// Gives a demo check back (no definitive answer was returned).
+    pub fn release(&self, ticket: &DemoTicket) {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = self.sessions.get(&ticket.session) {
+            self.sessions.insert(ticket.session.clone(), n.saturating_sub(1));
+        }
+        if let Some(ip) = ticket.ip
+            && let Some(n) = self.ips.get(&ip)
+        {
+            self.ips.insert(ip, n.saturating_sub(1));
+        }
+    }
+}
+
+fn unreachable_hmac() -> Hmac<Sha256> {
+    // HMAC accepts keys of any length; this branch cannot be taken.
+    #[expect(clippy::unwrap_used, reason = "HMAC-SHA256 accepts a key of any length")]
+    Hmac::<Sha256>::new_from_slice(b"k").unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn minute_windows_reset_on_the_minute() {
+        let w = MinuteWindows::default();
+        let t = datetime!(2026-11-22 10:00:50 UTC);
+        assert_eq!(w.hit("k", 2, t).map(|s| s.remaining), Ok(1));
+        assert_eq!(w.hit("k", 2, t).map(|s| s.remaining), Ok(0));
+        let (err, state) = w.hit("k", 2, t).expect_err("third is over");
+        assert!(matches!(err, ApiError::TooManyRequests { retry_after_secs: Some(10), .. }));
+        assert_eq!(state.reset_secs, 10);
+        assert!(w.hit("other", 2, t).is_ok(), "per key");
+        assert_eq!(w.hit("k", 2, datetime!(2026-11-22 10:01:00 UTC)).map(|s| s.remaining), Ok(1));
+    }
+
+    #[test]
+    fn demo_cookie_is_signed() {
+        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, false);
+        let cookie = demo.cookie("abc", false);
+        let value = cookie.split(';').next().and_then(|kv| kv.strip_prefix("dsa_demo=")).expect("value");
+        assert_eq!(demo.verify(value).as_deref(), Some("abc"));
+        assert!(demo.verify("abc.00").is_none());
+        assert!(demo.verify(&value.replace("abc", "abd")).is_none());
+    }
+}

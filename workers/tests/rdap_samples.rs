@@ -1,0 +1,115 @@
+//! Runs the RDAP reader over every labelled sample in `shared/data/rdap/` (see
+//! `shared/data/PROVENANCE.md` §5) and checks the class of each and the fields the collector
+//! derived from each domain object (`ldhName`, status, events, name servers, registrar).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use workers::parse::rdap::{RdapClass, read_rdap};
+
+fn data_dir() -> PathBuf {
+    let dir = std::env::var("DSA_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
+    assert!(
+        dir.join("rdap/index.jsonl").is_file(),
+        "labelled RDAP samples not found at {}/rdap/index.jsonl; set DSA_SHARED_DATA to the shared data directory",
+        dir.display()
+    );
+    dir
+}
+
+/// Expected event dates are compared at the second, whatever zone notation the server used.
+fn same_instant(expected: &str, got: Option<OffsetDateTime>) -> bool {
+    let parsed = OffsetDateTime::parse(expected, &Rfc3339)
+        .ok()
+        .or_else(|| OffsetDateTime::parse(&format!("{expected}Z"), &Rfc3339).ok())
+        .or_else(|| {
+            // "2028-09-13T07:00:00.000+0000": RFC 3339 wants a colon in the offset.
+            let (head, off) = expected.split_at(expected.len().checked_sub(5)?);
+            OffsetDateTime::parse(&format!("{head}{}:{}", &off[..3], &off[3..]), &Rfc3339).ok()
+        });
+    match (parsed, got) {
+        (Some(e), Some(g)) => (e - g).whole_seconds().abs() < 1,
+        _ => false,
+    }
+}
+
+#[test]
+fn every_labelled_rdap_sample() {
+    let dir = data_dir().join("rdap");
+    let index = std::fs::read_to_string(dir.join("index.jsonl")).expect("read rdap/index.jsonl");
+    let mut total = 0;
+    let mut failures = Vec::new();
+    let mut fields_checked = 0;
+    for line in index.lines().filter(|l| !l.trim().is_empty()) {
+        let row: Value = serde_json::from_str(line).expect("index line is JSON");
+        let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let id = s("id");
+        let status = u16::try_from(row["http_status"].as_u64().expect("http_status")).expect("u16 status");
+        let body = std::fs::read(dir.join(s("response_file"))).expect("read body");
+        let reading = read_rdap(status, &body);
+        total += 1;
+
+        let want = match s("label").as_str() {
+            "registered" => RdapClass::Registered,
+            "available" => RdapClass::NotFound,
+            _ => RdapClass::Unknown,
+        };
+        // A registered label also admits PendingDelete when the statuses say so.
+        let class_ok = reading.class == want
+            || (want == RdapClass::Registered && reading.class == RdapClass::PendingDelete);
+        if !class_ok {
+            failures.push(format!("{id}: want {want:?} got {:?} ({})", reading.class, reading.detail));
+            continue;
+        }
+        if want != RdapClass::Registered {
+            continue;
+        }
+        let expected_file = s("expected_file");
+        let exp: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(expected_file)).expect("read expected"))
+            .expect("expected is JSON");
+        let d = &exp["derived"];
+        let rec = &reading.record;
+        let mut check = |what: &str, ok: bool, note: String| {
+            fields_checked += 1;
+            if !ok {
+                failures.push(format!("{id}: {what}: {note}"));
+            }
+        };
+        if let Some(name) = d["ldhName"].as_str() {
+            let want = name.trim_end_matches('.').to_ascii_lowercase();
+            check("ldhName", rec.domain.as_deref() == Some(want.as_str()), format!("want {want} got {:?}", rec.domain));
+        }
+        let want_status: Vec<String> =
+            d["status"].as_array().map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default();
+        check("status", rec.status == want_status, format!("want {want_status:?} got {:?}", rec.status));
+        for (action, got) in [("registration", rec.created_at), ("last changed", rec.updated_at), ("expiration", rec.expires_at)] {
+            match d["events"][action].as_str() {
+                Some(e) => check(action, same_instant(e, got), format!("want {e} got {got:?}")),
+                None => check(action, got.is_none(), format!("want none got {got:?}")),
+            }
+        }
+        let want_ns: BTreeSet<String> = d["nameservers"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).map(|n| n.trim_end_matches('.').to_ascii_lowercase()).collect())
+            .unwrap_or_default();
+        let got_ns: BTreeSet<String> = rec.nameservers.iter().cloned().collect();
+        check("nameservers", want_ns == got_ns, format!("want {want_ns:?} got {got_ns:?}"));
+        if let Some(name) = d["registrar"]["name"].as_str() {
+            check("registrar", rec.registrar.as_deref() == Some(name), format!("want {name:?} got {:?}", rec.registrar));
+        }
+        if let Some(signed) = d["delegationSigned"].as_bool() {
+            check("delegationSigned", rec.dnssec == Some(signed), format!("want {signed} got {:?}", rec.dnssec));
+        }
+    }
+    println!("\nRDAP: {total} samples, {fields_checked} field checks, {} failures", failures.len());
+    for f in &failures {
+        println!("  {f}");
+    }
+    assert!(total >= 26, "expected the full labelled RDAP set, got {total}");
+    assert!(failures.is_empty(), "RDAP sample failures:\n{}", failures.join("\n"));
+}
