@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use workers::config::EngineConfig;
 
 /// Everything dsa reads at start-up.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// HTTP listener.
@@ -29,20 +29,6 @@ pub struct Settings {
     pub bootstrap: BootstrapConfig,
     /// Rate limits, demo mode, origin defaults.
     pub policy: crate::policy::PolicyConfig,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            server: ServerConfig::default(),
-            database: DatabaseConfig::default(),
-            engine: EngineConfig::default(),
-            pricing: PricingConfig::default(),
-            jobs: JobsConfig::default(),
-            bootstrap: BootstrapConfig::default(),
-            policy: crate::policy::PolicyConfig::default(),
-        }
-    }
 }
 
 /// HTTP listener settings.
@@ -150,7 +136,14 @@ impl Settings {
             None if Path::new("dsa.toml").exists() => figment = figment.merge(Toml::file("dsa.toml")),
             None => {}
         }
-        figment = figment.merge(Env::prefixed("DSA_").split("__").ignore(&["config"]));
+        // Only variables naming a section are settings; DSA_CONFIG, DSA_LOG, DSA_LOG_FORMAT and
+        // DSA_SHARED_DATA (tests) are read elsewhere.
+        const SECTIONS: [&str; 7] = ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy"];
+        figment = figment.merge(
+            Env::prefixed("DSA_")
+                .filter(|key| SECTIONS.iter().any(|s| key.as_str().to_ascii_lowercase().starts_with(&format!("{s}__"))))
+                .split("__"),
+        );
         figment.extract().map_err(|e| anyhow::anyhow!("bad configuration: {e}"))
     }
 }

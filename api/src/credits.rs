@@ -1,35 +1,58 @@
 //! Credits: "may this key spend N credits now?", answered in memory, settled through the ledger.
 //!
-//! Each (key, month) has a counter initialised once from the settled usage in the store, then
-//! moved by reservations. A [`Reservation`] is a must-settle guard: [`Reservation::commit`]
-//! sends a [`LedgerEvent`] to the ledger consumer and keeps the credits spent; dropping it
-//! uncommitted (an error, an unknown verdict, a cancelled request) gives them back and logs why.
-//! Because the check and the increment are one atomic step, N concurrent requests on a key with
-//! R credits left succeed exactly min(N, R) times in one process.
+//! For each (key, month) a front keeps two numbers:
+//! * `others`: credits settled in the store by every *other* front instance (settled total minus
+//!   this instance's settled charges), read at start and refreshed every `refresh` interval;
+//! * `mine`: every credit this instance has charged or holds right now (settled or not).
+//!
+//! A request may spend `c` when `others + mine + c ≤ allowance`; the test and the increment are one
+//! compare-and-swap, so N concurrent requests through one front on a key with R credits left
+//! succeed exactly min(N, R) times. With several fronts, each front's view of the others lags by
+//! at most `refresh` plus the ledger's settle lag: the overspend bound (README "Credits in the
+//! fleet").
+//!
+//! A [`Reservation`] is a must-settle guard: [`Reservation::commit`] sends a [`LedgerEvent`] and
+//! keeps the credits spent; dropping it uncommitted (an error, an unknown verdict, a cancelled
+//! request) gives them back and logs why.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::messages::{LedgerEvent, billing_period};
 use time::OffsetDateTime;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::keys::KeyRecord;
 use crate::store::Store;
 
-/// Per-key monthly credit accounting of one process.
+/// One key's month as seen by this front.
+#[derive(Debug)]
+struct Account {
+    others: AtomicI64,
+    mine: AtomicI64,
+    ready: std::sync::atomic::AtomicBool,
+    /// When `others` was last read; `None` until the first read.
+    refreshed: tokio::sync::Mutex<Option<Instant>>,
+}
+
+type Accounts = Mutex<HashMap<(String, String), Arc<Account>>>;
+
+/// Per-key monthly credit accounting of one front instance.
 pub struct Credits {
     store: Arc<dyn Store>,
-    counters: Mutex<HashMap<(String, String), Arc<OnceCell<AtomicI64>>>>,
+    accounts: Accounts,
     ledger: mpsc::UnboundedSender<LedgerEvent>,
+    front: Arc<str>,
+    refresh: Option<Duration>,
 }
 
 impl std::fmt::Debug for Credits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credits").finish_non_exhaustive()
+        f.debug_struct("Credits").field("front", &self.front).finish_non_exhaustive()
     }
 }
 
@@ -37,12 +60,14 @@ impl std::fmt::Debug for Credits {
 #[derive(Debug)]
 #[must_use = "a reservation must be committed or it is released on drop"]
 pub struct Reservation {
-    counter: Arc<OnceCell<AtomicI64>>,
+    account: Arc<Account>,
     credits: i64,
     allowance: i64,
     key_id: String,
     period: String,
     endpoint: &'static str,
+    charged_at: OffsetDateTime,
+    front: Arc<str>,
     ledger: mpsc::UnboundedSender<LedgerEvent>,
     settled: bool,
 }
@@ -51,17 +76,18 @@ impl Reservation {
     /// Keeps the credits: emits the ledger event and returns the credits remaining this month.
     pub fn commit(mut self) -> i64 {
         self.settled = true;
-        let used = self.counter.get().map_or(0, |c| c.load(Ordering::Acquire));
+        let used = self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
         let event = LedgerEvent {
             event_id: Uuid::now_v7(),
             key_id: self.key_id.clone(),
             period: self.period.clone(),
             endpoint: self.endpoint.to_owned(),
             credits: self.credits,
-            charged_at: OffsetDateTime::now_utc(),
+            charged_at: self.charged_at,
+            front: self.front.to_string(),
         };
         if self.ledger.send(event).is_err() {
-            tracing::error!(key_id = %self.key_id, "ledger consumer gone; charge not recorded");
+            tracing::error!(key_id = %self.key_id, "ledger channel closed; charge not recorded");
         }
         (self.allowance - used).max(0)
     }
@@ -74,49 +100,94 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if !self.settled
-            && let Some(counter) = self.counter.get()
-        {
-            counter.fetch_sub(self.credits, Ordering::AcqRel);
+        if !self.settled {
+            self.account.mine.fetch_sub(self.credits, Ordering::AcqRel);
             tracing::debug!(key_id = %self.key_id, credits = self.credits, endpoint = self.endpoint, "credits released (no definitive answer)");
         }
     }
 }
 
 impl Credits {
-    /// Accounting over `store`, sending committed charges to `ledger`.
-    pub fn new(store: Arc<dyn Store>, ledger: mpsc::UnboundedSender<LedgerEvent>) -> Self {
-        Self { store, counters: Mutex::new(HashMap::new()), ledger }
+    /// Accounting over `store` for the front instance `front` (unique per process), sending
+    /// committed charges to `ledger`. `refresh`: how often other fronts' settled charges are
+    /// re-read (`None` in standalone mode, where this process is the only one).
+    pub fn new(store: Arc<dyn Store>, ledger: mpsc::UnboundedSender<LedgerEvent>, front: &str, refresh: Option<Duration>) -> Self {
+        Self { store, accounts: Mutex::new(HashMap::new()), ledger, front: Arc::from(front), refresh }
     }
 
-    /// Holds `credits` of `key`'s allowance for the current month (UTC).
+    /// This front instance's id (recorded with each charge).
+    pub fn front(&self) -> &str {
+        &self.front
+    }
+
+    async fn refresh(&self, account: &Account, key_id: &str, period: &str) -> Result<(), ApiError> {
+        let ready = account.ready.load(Ordering::Acquire);
+        if ready && self.refresh.is_none() {
+            return Ok(());
+        }
+        let mut refreshed = if ready {
+            // Someone else is refreshing: go on with the current view.
+            match account.refreshed.try_lock() {
+                Ok(guard) => guard,
+                Err(_) => return Ok(()),
+            }
+        } else {
+            // The first read must be waited for.
+            account.refreshed.lock().await
+        };
+        let stale = match (*refreshed, self.refresh) {
+            (None, _) => true,
+            (Some(at), Some(every)) => at.elapsed() >= every,
+            (Some(_), None) => false,
+        };
+        if !stale {
+            return Ok(());
+        }
+        let total = self.store.settled_usage(key_id, period).await?;
+        let mine_settled = self.store.settled_by_front(key_id, period, &self.front).await?;
+        account.others.store(total - mine_settled, Ordering::Release);
+        *refreshed = Some(Instant::now());
+        account.ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Holds `credits` of `key`'s allowance for the month of `now` (UTC).
     ///
     /// # Errors
     /// [`ApiError::CreditsExhausted`] when fewer remain; [`ApiError::Internal`] when the settled
     /// usage cannot be read.
     pub async fn reserve(&self, key: &KeyRecord, endpoint: &'static str, credits: i64, now: OffsetDateTime) -> Result<Reservation, ApiError> {
         let period = billing_period(now);
-        let cell = {
-            let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
-            counters.entry((key.id.clone(), period.clone())).or_default().clone()
+        let account = {
+            let mut accounts = self.accounts.lock().unwrap_or_else(|p| p.into_inner());
+            accounts
+                .entry((key.id.clone(), period.clone()))
+                .or_insert_with(|| {
+                    Arc::new(Account {
+                        others: AtomicI64::new(0),
+                        mine: AtomicI64::new(0),
+                        ready: std::sync::atomic::AtomicBool::new(false),
+                        refreshed: tokio::sync::Mutex::new(None),
+                    })
+                })
+                .clone()
         };
-        let counter = cell
-            .get_or_try_init(|| async {
-                let settled = self.store.settled_usage(&key.id, &period).await?;
-                Ok::<_, anyhow::Error>(AtomicI64::new(settled))
-            })
-            .await?;
+        self.refresh(&account, &key.id, &period).await?;
         let allowance = key.monthly_allowance;
-        counter
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| (used + credits <= allowance).then_some(used + credits))
+        let others = account.others.load(Ordering::Acquire);
+        account
+            .mine
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mine| (others + mine + credits <= allowance).then_some(mine + credits))
             .map_err(|_| ApiError::CreditsExhausted)?;
         Ok(Reservation {
-            counter: cell.clone(),
+            account,
             credits,
             allowance,
             key_id: key.id.clone(),
             period,
             endpoint,
+            charged_at: now,
+            front: self.front.clone(),
             ledger: self.ledger.clone(),
             settled: false,
         })

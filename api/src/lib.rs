@@ -29,6 +29,7 @@ pub mod purchase;
 pub mod routes;
 pub mod state;
 pub mod store;
+pub mod store_pg;
 pub mod telemetry;
 
 use std::future::Future;
@@ -155,7 +156,7 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
         engine,
         bus,
         store: store.clone(),
-        credits: Credits::new(store.clone(), ledger_tx),
+        credits: Credits::new(store.clone(), ledger_tx, &format!("standalone-{}", uuid::Uuid::now_v7().simple()), None),
         prices,
         platform_checkout,
         policy: settings.policy.clone(),

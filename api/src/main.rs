@@ -392,11 +392,13 @@ impl<T> Clearable<T> {
 // Argument parsers: clap reports their errors with the argument's name and exits with status 2.
 
 fn parse_kind(text: &str) -> Result<KeyKind, String> {
-    KeyKind::parse(&text.to_ascii_lowercase()).ok_or_else(|| format!("unknown key kind {text:?}; expected embed or server"))
+    KeyKind::parse(&text.to_ascii_lowercase())
+        .ok_or_else(|| format!("unknown key kind {text:?}; expected embed or server"))
 }
 
 fn parse_plan(text: &str) -> Result<Plan, String> {
-    Plan::parse(text).ok_or_else(|| format!("unknown plan {text:?}; expected free, starter, pro or reseller"))
+    Plan::parse(text)
+        .ok_or_else(|| format!("unknown plan {text:?}; expected free, starter, pro or reseller"))
 }
 
 fn parse_switch(text: &str) -> Result<bool, String> {
@@ -414,20 +416,30 @@ fn parse_commission(text: &str) -> Result<f64, String> {
 }
 
 fn parse_commission_or_none(text: &str) -> Result<Clearable<f64>, String> {
-    if text.eq_ignore_ascii_case("none") { Ok(Clearable::Clear) } else { parse_commission(text).map(Clearable::Set) }
+    if text.eq_ignore_ascii_case("none") {
+        Ok(Clearable::Clear)
+    } else {
+        parse_commission(text).map(Clearable::Set)
+    }
 }
 
 /// Stores the URL as [`api::purchase::CheckoutUrl`] serialises it, the form responses use.
 fn parse_purchase_url(text: &str) -> Result<String, String> {
     match api::purchase::CheckoutUrl::parse(text) {
         Ok(url) => Ok(url.as_str().to_owned()),
-        Err(api::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => Err(format!("must be an absolute http(s) URL: it {reason}")),
+        Err(api::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => {
+            Err(format!("must be an absolute http(s) URL: it {reason}"))
+        }
         Err(e) => Err(e.to_string()),
     }
 }
 
 fn parse_purchase_url_or_none(text: &str) -> Result<Clearable<String>, String> {
-    if text.eq_ignore_ascii_case("none") { Ok(Clearable::Clear) } else { parse_purchase_url(text).map(Clearable::Set) }
+    if text.eq_ignore_ascii_case("none") {
+        Ok(Clearable::Clear)
+    } else {
+        parse_purchase_url(text).map(Clearable::Set)
+    }
 }
 
 fn parse_origin(text: &str) -> Result<String, String> {
@@ -451,7 +463,10 @@ async fn open_store(settings: &Settings) -> anyhow::Result<SqliteStore> {
     let store = SqliteStore::connect(&settings.database.url, 1)
         .await
         .context("cannot open the database named by database.url (DSA_DATABASE__URL)")?;
-    store.migrate().await.context("cannot migrate the database named by database.url")?;
+    store
+        .migrate()
+        .await
+        .context("cannot migrate the database named by database.url")?;
     Ok(store)
 }
 
@@ -459,7 +474,9 @@ async fn open_store(settings: &Settings) -> anyhow::Result<SqliteStore> {
 async fn resolve(store: &SqliteStore, typed: &str) -> anyhow::Result<KeyRecord> {
     let typed = typed.trim();
     if typed.is_empty() {
-        anyhow::bail!("the key argument is empty; give the key's id, its 8-hex fingerprint or the full key");
+        anyhow::bail!(
+            "the key argument is empty; give the key's id, its 8-hex fingerprint or the full key"
+        );
     }
     let reference = api::keys::lookup_ref(typed);
     match store.find_key_by_ref(&reference).await? {
@@ -469,7 +486,9 @@ async fn resolve(store: &SqliteStore, typed: &str) -> anyhow::Result<KeyRecord> 
             "no key matches the full key given (its fingerprint would be {}); is this the right database?",
             api::keys::fingerprint(&reference)
         ),
-        None => anyhow::bail!("no key with id or fingerprint {typed:?}; give the key's id, its 8-hex fingerprint or the full key (see `dsa keys list`)"),
+        None => anyhow::bail!(
+            "no key with id or fingerprint {typed:?}; give the key's id, its 8-hex fingerprint or the full key (see `dsa keys list`)"
+        ),
     }
 }
 
@@ -509,15 +528,34 @@ fn print_key(k: &KeyRecord) {
     println!("{:<20}{}", "plan", k.plan.as_str());
     println!("{:<20}{} credits", "monthly allowance", k.monthly_allowance);
     println!("{:<20}{}", "pricing", on_off(k.pricing_enabled));
-    println!("{:<20}{}", "purchase button", on_off(k.show_purchase_button));
-    println!("{:<20}{}", "default commission", k.default_commission_percent.map_or_else(|| "none".to_owned(), |c| format!("{c}%")));
-    println!("{:<20}{}", "purchase url", k.purchase_url.as_deref().unwrap_or("none"));
+    println!(
+        "{:<20}{}",
+        "purchase button",
+        on_off(k.show_purchase_button)
+    );
+    println!(
+        "{:<20}{}",
+        "default commission",
+        k.default_commission_percent
+            .map_or_else(|| "none".to_owned(), |c| format!("{c}%"))
+    );
+    println!(
+        "{:<20}{}",
+        "purchase url",
+        k.purchase_url.as_deref().unwrap_or("none")
+    );
     match (k.allowed_origins.as_slice(), k.kind) {
         ([], KeyKind::Embed) => println!("{:<20}none: any origin is accepted", "allowed origins"),
-        ([], KeyKind::Server) => println!("{:<20}none (server keys are refused from browsers)", "allowed origins"),
+        ([], KeyKind::Server) => println!(
+            "{:<20}none (server keys are refused from browsers)",
+            "allowed origins"
+        ),
         (origins, _) => {
             for (i, origin) in origins.iter().enumerate() {
-                println!("{:<20}{origin}", if i == 0 { "allowed origins" } else { "" });
+                println!(
+                    "{:<20}{origin}",
+                    if i == 0 { "allowed origins" } else { "" }
+                );
             }
         }
     }
@@ -538,11 +576,20 @@ impl Usage {
         let used = store.settled_usage(&key.id, &period).await?;
         let by_endpoint = store.usage_by_endpoint(&key.id, &period).await?;
         // Remaining is measured against today's allowance, also for past months.
-        Ok(Self { remaining: (key.monthly_allowance - used).max(0), used, by_endpoint, period })
+        Ok(Self {
+            remaining: (key.monthly_allowance - used).max(0),
+            used,
+            by_endpoint,
+            period,
+        })
     }
 
     fn json(&self) -> serde_json::Value {
-        let by_endpoint: serde_json::Map<String, serde_json::Value> = self.by_endpoint.iter().map(|(e, c)| (e.clone(), (*c).into())).collect();
+        let by_endpoint: serde_json::Map<String, serde_json::Value> = self
+            .by_endpoint
+            .iter()
+            .map(|(e, c)| (e.clone(), (*c).into()))
+            .collect();
         serde_json::json!({
             "period": self.period,
             "used": self.used,
@@ -574,9 +621,20 @@ fn this_month() -> String {
 async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
     match action {
-        Keys::Create { kind, plan, pricing, purchase_button, commission, purchase_url, origins, label } => {
+        Keys::Create {
+            kind,
+            plan,
+            pricing,
+            purchase_button,
+            commission,
+            purchase_url,
+            origins,
+            label,
+        } => {
             if kind == KeyKind::Server && !origins.is_empty() {
-                eprintln!("note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys");
+                eprintln!(
+                    "note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys"
+                );
             }
             let mut allowed_origins: Vec<String> = Vec::new();
             for origin in origins {
@@ -618,7 +676,10 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
             if json {
                 return print_json(&keys.iter().map(key_json).collect());
             }
-            println!("{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  label", "key", "kind", "state", "plan", "allowance", "created");
+            println!(
+                "{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  label",
+                "key", "kind", "state", "plan", "allowance", "created"
+            );
             for k in &keys {
                 let created = k.created_at.get(..10).unwrap_or(&k.created_at);
                 println!(
@@ -648,12 +709,32 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
                 usage.print(&record);
             }
         }
-        Keys::Set { key, plan, pricing, purchase_button, commission, purchase_url, origins, remove_origins, clear_origins, label } => {
+        Keys::Set {
+            key,
+            plan,
+            pricing,
+            purchase_button,
+            commission,
+            purchase_url,
+            origins,
+            remove_origins,
+            clear_origins,
+            label,
+        } => {
             let record = resolve(&store, &key).await?;
-            let allowed_origins = if clear_origins || !origins.is_empty() || !remove_origins.is_empty() {
+            let allowed_origins = if clear_origins
+                || !origins.is_empty()
+                || !remove_origins.is_empty()
+            {
                 // Entries stored before origins were validated are compared in normalised form.
-                let same = |have: &String, want: &String| api::keys::parse_origin(have).as_ref().unwrap_or(have) == want;
-                let mut list = if clear_origins { Vec::new() } else { record.allowed_origins.clone() };
+                let same = |have: &String, want: &String| {
+                    api::keys::parse_origin(have).as_ref().unwrap_or(have) == want
+                };
+                let mut list = if clear_origins {
+                    Vec::new()
+                } else {
+                    record.allowed_origins.clone()
+                };
                 for gone in &remove_origins {
                     let before = list.len();
                     list.retain(|have| !same(have, gone));
@@ -667,7 +748,9 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
                     }
                 }
                 if record.kind == KeyKind::Server && !list.is_empty() {
-                    eprintln!("note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys");
+                    eprintln!(
+                        "note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys"
+                    );
                 }
                 Some(list)
             } else {
@@ -687,10 +770,9 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
                     "nothing to change: give at least one of --plan, --pricing, --purchase-button, --commission, --purchase-url, --origin, --remove-origin, --clear-origins, --label"
                 );
             }
-            let updated = store
-                .update_key(&record.id, update)
-                .await?
-                .ok_or_else(|| anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint))?;
+            let updated = store.update_key(&record.id, update).await?.ok_or_else(|| {
+                anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint)
+            })?;
             if json {
                 print_json(&key_json(&updated))?;
             } else {
@@ -722,22 +804,40 @@ fn print_changes(before: &KeyRecord, after: &KeyRecord) {
     }
 }
 
-async fn set_state(store: &SqliteStore, key: &str, state: KeyState, json: bool) -> anyhow::Result<()> {
+async fn set_state(
+    store: &SqliteStore,
+    key: &str,
+    state: KeyState,
+    json: bool,
+) -> anyhow::Result<()> {
     let record = resolve(store, key).await?;
     // By id, so a fingerprint shared by two keys can never change both.
     if !store.set_key_state(&record.id, state).await? {
         anyhow::bail!("key {} was deleted meanwhile", record.fingerprint);
     }
     if json {
-        let updated = store.find_key_by_ref(&record.id).await?.ok_or_else(|| anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint))?;
+        let updated = store
+            .find_key_by_ref(&record.id)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint))?;
         print_json(&key_json(&updated))
     } else {
-        println!("{}: {} → {} (a running server notices within 5 s)", record.fingerprint, record.state.as_str(), state.as_str());
+        println!(
+            "{}: {} → {} (a running server notices within 5 s)",
+            record.fingerprint,
+            record.state.as_str(),
+            state.as_str()
+        );
         Ok(())
     }
 }
 
-async fn usage(settings: Settings, key: &str, period: Option<String>, json: bool) -> anyhow::Result<()> {
+async fn usage(
+    settings: Settings,
+    key: &str,
+    period: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
     let record = resolve(&store, key).await?;
     let usage = Usage::of(&store, &record, period.unwrap_or_else(this_month)).await?;

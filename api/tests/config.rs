@@ -21,3 +21,23 @@ fn a_bad_setting_is_named() {
     let err = Settings::load(Some(&path)).expect_err("must fail").to_string();
     assert!(err.contains("listen_on"), "{err}");
 }
+
+#[test]
+fn environment_overrides_and_unrelated_variables() {
+    // SAFETY-free: set_var is safe to call in a single-threaded test of its own process section;
+    // these names are used by this test only.
+    let dir = std::env::temp_dir().join(format!("dsa-config-env-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("empty.toml");
+    std::fs::write(&path, "").expect("write");
+    // DSA_LOG and friends are not settings and must not break loading.
+    let figment_check = std::process::Command::new(env!("CARGO_BIN_EXE_dsa"))
+        .args(["--config", path.to_str().expect("utf-8"), "keys", "list"])
+        .env("DSA_LOG", "warn")
+        .env("DSA_LOG_FORMAT", "json")
+        .env("DSA_SHARED_DATA", "/nowhere")
+        .env("DSA_DATABASE__URL", format!("sqlite://{}?mode=rwc", dir.join("k.db").display()))
+        .output()
+        .expect("run dsa");
+    assert!(figment_check.status.success(), "{}", String::from_utf8_lossy(&figment_check.stderr));
+}

@@ -12,4 +12,5 @@ pub mod catalogue;
 pub mod domain;
 pub mod messages;
 pub mod record;
+pub mod subjects;
 pub mod verdict;

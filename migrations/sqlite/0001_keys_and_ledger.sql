@@ -33,6 +33,7 @@ CREATE TABLE ledger_entries (
     period     TEXT NOT NULL,
     endpoint   TEXT NOT NULL,
     credits    INTEGER NOT NULL,
-    charged_at TEXT NOT NULL
+    charged_at TEXT NOT NULL,
+    front      TEXT NOT NULL DEFAULT ''                  -- the front instance that charged
 );
 CREATE INDEX ledger_entries_key_period ON ledger_entries (key_id, period);

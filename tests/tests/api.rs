@@ -186,6 +186,7 @@ async fn exhausted_allowance_is_429_and_unknown_is_502_without_charge() {
             endpoint: "check".into(),
             credits: 1,
             charged_at: time::OffsetDateTime::now_utc(),
+            front: "test".into(),
         })
         .collect();
     assert_eq!(app.store.apply_ledger(events).await.expect("ledger"), 499);

@@ -20,6 +20,7 @@
 pub mod cache;
 pub mod config;
 pub mod engine;
+pub mod fleet;
 pub mod parse;
 pub mod politeness;
 pub mod probe;

@@ -1,0 +1,321 @@
+//! The fleet's [`Store`]: Postgres, shared by every front (schema in `migrations/postgres`).
+//!
+//! Same tables and semantics as [`crate::store::SqliteStore`]; the differences are Postgres's:
+//! native types (`BOOLEAN`, `TIMESTAMPTZ`, `JSONB`), and a ledger batch applied by one statement
+//! instead of a loop, because many fronts settle into the same database at once.
+//!
+//! Queries are checked at run time (`sqlx::query` + `Row::try_get`), not by the `query!` macros,
+//! so building needs no database (see `shared/notes/dependencies.md`, "sqlx").
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::types::Json;
+use sqlx::{Connection, PgConnection, PgPool, Row};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
+use crate::store::{KeyUpdate, NewKey, Store};
+use common::messages::LedgerEvent;
+
+/// How long opening a connection (or waiting for a free one) may take: an unreachable Postgres
+/// fails start-up, and a request, within seconds instead of sqlx's default 30 s.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Applies a ledger batch in one statement, hence one transaction.
+///
+/// * `ins` inserts the entries; `ON CONFLICT (event_id) DO NOTHING` skips an event applied before
+///   (by this or another front) and a duplicate inside the batch, and `RETURNING` yields only the
+///   rows actually inserted, so only their credits reach `key_usage` (STYLE §7).
+/// * Rows are inserted, and usage rows upserted, in a fixed order (event id, then key and
+///   period): concurrent batches that overlap then lock in the same order and cannot deadlock.
+///   The `GROUP BY … ORDER BY` needs all of `ins` first, so every batch takes its ledger locks
+///   before any usage lock.
+/// * `SUM(bigint)` is `numeric` in Postgres, hence the cast back. `COLLATE "C"` sorts bytes,
+///   the cheapest total order.
+const APPLY_LEDGER: &str = r#"
+WITH ins AS (
+    INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at, front)
+    SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::timestamptz[], $7::text[])
+        AS e (event_id, key_id, period, endpoint, credits, charged_at, front)
+    ORDER BY event_id COLLATE "C"
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING key_id, period, credits
+), usage AS (
+    INSERT INTO key_usage (key_id, period, used)
+    SELECT key_id, period, SUM(credits)::int8 FROM ins GROUP BY key_id, period ORDER BY key_id, period
+    ON CONFLICT (key_id, period) DO UPDATE SET used = key_usage.used + EXCLUDED.used
+)
+SELECT COUNT(*) AS applied FROM ins"#;
+
+/// The fleet store: a pool over one Postgres database.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to the database at a `postgres://` URL with a pool of up to `max_connections`.
+    ///
+    /// One connection is opened first, outside the pool, so that an unreachable server fails
+    /// within [`CONNECT_TIMEOUT`] with its cause ("connection refused", "password authentication
+    /// failed", …) rather than the pool's bare "timed out" after its retries.
+    ///
+    /// # Errors
+    /// When the URL is malformed, or the server cannot be reached or refuses the login within
+    /// [`CONNECT_TIMEOUT`]. The message names host, port and database, never the password.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Self> {
+        let options = PgConnectOptions::from_str(url)?;
+        let target = format!("{}:{}/{}", options.get_host(), options.get_port(), options.get_database().unwrap_or("-"));
+        match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
+            Ok(Ok(probe)) => probe.close().await?,
+            Ok(Err(e)) => anyhow::bail!("Postgres at {target} unreachable: {e}"),
+            Err(_) => anyhow::bail!("Postgres at {target} unreachable: no connection within {CONNECT_TIMEOUT:?}"),
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|e| anyhow::anyhow!("Postgres at {target}: {e}"))?;
+        Ok(Self { pool })
+    }
+
+    /// The connection pool (readiness checks, tests).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Settled credits a key was charged in a period (`YYYY-MM`) by one front (the
+    /// [`LedgerEvent::front`] of its events). A front subtracts this from what it has charged
+    /// itself to estimate its own charges still in flight.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> anyhow::Result<i64> {
+        Ok(sqlx::query_scalar(
+            "SELECT COALESCE(SUM(credits), 0)::int8 FROM ledger_entries WHERE key_id = $1 AND period = $2 AND front = $3",
+        )
+        .bind(key_id)
+        .bind(period)
+        .bind(front)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+}
+
+fn row_to_key(row: &PgRow) -> anyhow::Result<KeyRecord> {
+    let kind: String = row.try_get("kind")?;
+    let state: String = row.try_get("state")?;
+    let plan: String = row.try_get("plan")?;
+    let hash: String = row.try_get("key_hash")?;
+    let created_at: OffsetDateTime = row.try_get("created_at")?;
+    let Json(allowed_origins) = row.try_get::<Json<Vec<String>>, _>("allowed_origins")?;
+    Ok(KeyRecord {
+        id: row.try_get("id")?,
+        fingerprint: fingerprint(&hash),
+        kind: KeyKind::parse(&kind).ok_or_else(|| anyhow::anyhow!("bad key kind {kind}"))?,
+        state: KeyState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad key state {state}"))?,
+        plan: Plan::parse(&plan).ok_or_else(|| anyhow::anyhow!("bad plan {plan}"))?,
+        monthly_allowance: row.try_get("monthly_allowance")?,
+        pricing_enabled: row.try_get("pricing_enabled")?,
+        show_purchase_button: row.try_get("show_purchase_button")?,
+        default_commission_percent: row.try_get("default_commission_percent")?,
+        purchase_url: row.try_get("purchase_url")?,
+        allowed_origins,
+        label: row.try_get("label")?,
+        // Same text as SQLite's column: RFC 3339, UTC (Postgres keeps microseconds).
+        created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
+    })
+}
+
+impl Store for PgStore {
+    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            // sqlx holds an advisory lock while migrating, so fronts starting together are safe.
+            sqlx::migrate!("../migrations/postgres").run(&self.pool).await?;
+            Ok(())
+        })
+    }
+
+    fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let key_hash = key_hash.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM client_keys WHERE key_hash = $1")
+                .bind(key_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(row_to_key).transpose()
+        })
+    }
+
+    fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        Box::pin(async move {
+            let row = sqlx::query(
+                "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
+                 pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
+                 label, created_at) VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                 RETURNING *",
+            )
+            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(&key.key_hash)
+            .bind(fingerprint(&key.key_hash))
+            .bind(key.kind.as_str())
+            .bind(key.plan.as_str())
+            .bind(key.plan.monthly_credits())
+            .bind(key.pricing_enabled)
+            .bind(key.show_purchase_button)
+            .bind(key.default_commission_percent)
+            .bind(&key.purchase_url)
+            .bind(Json(&key.allowed_origins))
+            .bind(&key.label)
+            .bind(OffsetDateTime::now_utc())
+            .fetch_one(&self.pool)
+            .await?;
+            row_to_key(&row)
+        })
+    }
+
+    fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id").fetch_all(&self.pool).await?;
+            rows.iter().map(row_to_key).collect()
+        })
+    }
+
+    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let who = id_or_fingerprint.to_owned();
+        Box::pin(async move {
+            let done = sqlx::query("UPDATE client_keys SET state = $1 WHERE id = $2 OR fingerprint = $2")
+                .bind(state.as_str())
+                .bind(&who)
+                .execute(&self.pool)
+                .await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            let used: Option<i64> = sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = $1 AND period = $2")
+                .bind(key_id)
+                .bind(period)
+                .fetch_optional(&self.pool)
+                .await?;
+            Ok(used.unwrap_or(0))
+        })
+    }
+
+    fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            if events.is_empty() {
+                return Ok(0);
+            }
+            // Column arrays for UNNEST: one round trip whatever the batch size.
+            let n = events.len();
+            let (mut ids, mut keys, mut periods, mut endpoints, mut fronts) =
+                (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+            let (mut credits, mut charged_at) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for e in events {
+                ids.push(e.event_id.to_string());
+                keys.push(e.key_id);
+                periods.push(e.period);
+                endpoints.push(e.endpoint);
+                credits.push(e.credits);
+                charged_at.push(e.charged_at);
+                fronts.push(e.front);
+            }
+            let applied: i64 = sqlx::query_scalar(APPLY_LEDGER)
+                .bind(ids)
+                .bind(keys)
+                .bind(periods)
+                .bind(endpoints)
+                .bind(credits)
+                .bind(charged_at)
+                .bind(fronts)
+                .fetch_one(&self.pool)
+                .await?;
+            Ok(u64::try_from(applied)?)
+        })
+    }
+
+    fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            Ok(sqlx::query_scalar("SELECT COUNT(*) FROM ledger_entries WHERE key_id = $1 AND period = $2")
+                .bind(key_id)
+                .bind(period)
+                .fetch_one(&self.pool)
+                .await?)
+        })
+    }
+
+    fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let reference = reference.to_owned();
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys WHERE id = $1 OR fingerprint = $1 OR key_hash = $1 LIMIT 2")
+                .bind(&reference)
+                .fetch_all(&self.pool)
+                .await?;
+            match rows.as_slice() {
+                [] => Ok(None),
+                [row] => row_to_key(row).map(Some),
+                _ => anyhow::bail!("fingerprint {reference} matches more than one key; give the key's id instead"),
+            }
+        })
+    }
+
+    fn update_key(&self, id: &str, update: KeyUpdate) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let id = id.to_owned();
+        Box::pin(async move {
+            // One UPDATE whatever the fields, as in SQLite: the two-valued options ("change it",
+            // "to what") are a flag and a value, so "remove the purchase URL" and "leave it" stay
+            // distinct. The explicit casts type the parameters when they are bound as NULL.
+            let row = sqlx::query(
+                "UPDATE client_keys SET \
+                 plan = COALESCE($1::text, plan), \
+                 monthly_allowance = COALESCE($2::int8, monthly_allowance), \
+                 pricing_enabled = COALESCE($3::boolean, pricing_enabled), \
+                 show_purchase_button = COALESCE($4::boolean, show_purchase_button), \
+                 default_commission_percent = CASE WHEN $5::boolean THEN $6::float8 ELSE default_commission_percent END, \
+                 purchase_url = CASE WHEN $7::boolean THEN $8::text ELSE purchase_url END, \
+                 allowed_origins = COALESCE($9::jsonb, allowed_origins), \
+                 label = COALESCE($10::text, label) \
+                 WHERE id = $11 RETURNING *",
+            )
+            .bind(update.plan.map(Plan::as_str))
+            .bind(update.plan.map(Plan::monthly_credits))
+            .bind(update.pricing_enabled)
+            .bind(update.show_purchase_button)
+            .bind(update.default_commission_percent.is_some())
+            .bind(update.default_commission_percent.flatten())
+            .bind(update.purchase_url.is_some())
+            .bind(update.purchase_url.flatten())
+            .bind(update.allowed_origins.map(Json))
+            .bind(update.label)
+            .bind(&id)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map(row_to_key).transpose()
+        })
+    }
+
+    fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT endpoint, SUM(credits)::int8 AS credits FROM ledger_entries WHERE key_id = $1 AND period = $2 \
+                 GROUP BY endpoint ORDER BY endpoint COLLATE \"C\"",
+            )
+            .bind(key_id)
+            .bind(period)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
+        })
+    }
+}

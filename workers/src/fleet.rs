@@ -1,0 +1,327 @@
+//! The fleet side of the engine: JetStream declarations, the worker pool, and fleet-wide
+//! upstream budgets.
+//!
+//! The path of a job in the fleet:
+//!
+//! ```text
+//! front ──publish CheckJob (Nats-Msg-Id = job id, Dsa-Reply-To = inbox)──► stream DSA_JOBS
+//!   ▲                                                                       │ pull consumer
+//!   │                                                                       ▼ dsa-workers
+//!   └──────── core publish CheckReply to the inbox ◄── worker: Engine::check_uncached, then ack
+//! ```
+//!
+//! Ack after replying; `Nak` with a delay when the upstream gave no definitive answer and the
+//! job's deadline leaves room for another try (possibly on another worker); `Term` for a payload
+//! that cannot be parsed (poison message) or a job whose deadline has passed. On shutdown the pool
+//! stops fetching, finishes what it holds, and acks.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, AckKind, consumer, kv, stream};
+use bytes::Bytes;
+use common::messages::{CheckJob, CheckOutcome, CheckReply};
+use common::subjects::{Names, REPLY_HEADER};
+use common::verdict::Status;
+use futures::StreamExt;
+use time::OffsetDateTime;
+use tokio::sync::Semaphore;
+
+use crate::engine::Engine;
+
+/// Errors declaring or running the fleet side.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// A JetStream call failed.
+    #[error("JetStream: {0}")]
+    JetStream(String),
+}
+
+fn js_err(e: impl std::fmt::Display) -> FleetError {
+    FleetError::JetStream(e.to_string())
+}
+
+/// How long a worker may hold a job before JetStream redelivers it, seconds.
+pub const JOB_ACK_WAIT_SECS: u64 = 30;
+/// Deliveries of one job at most (then it is dropped; the front has long given up).
+pub const JOB_MAX_DELIVER: i64 = 5;
+/// Duplicate window of the jobs stream (a re-published job id within it is not a new job).
+pub const JOB_DUPLICATE_WINDOW_SECS: u64 = 120;
+/// Duplicate window of the ledger stream.
+pub const LEDGER_DUPLICATE_WINDOW_SECS: u64 = 600;
+
+/// Creates (idempotently) the streams, consumers and KV bucket of `names`. The definitions are
+/// documented in `nats/README.md` and kept in `nats/*.json`.
+///
+/// # Errors
+/// When JetStream refuses a definition.
+pub async fn declare(js: &jetstream::Context, names: &Names) -> Result<(), FleetError> {
+    let jobs = js
+        .get_or_create_stream(stream::Config {
+            name: names.jobs_stream.clone(),
+            subjects: vec![names.jobs_subjects.clone()],
+            retention: stream::RetentionPolicy::WorkQueue,
+            storage: stream::StorageType::File,
+            duplicate_window: Duration::from_secs(JOB_DUPLICATE_WINDOW_SECS),
+            max_age: Duration::from_secs(600),
+            ..Default::default()
+        })
+        .await
+        .map_err(js_err)?;
+    jobs.get_or_create_consumer(
+        &names.workers_consumer,
+        consumer::pull::Config {
+            durable_name: Some(names.workers_consumer.clone()),
+            ack_policy: consumer::AckPolicy::Explicit,
+            ack_wait: Duration::from_secs(JOB_ACK_WAIT_SECS),
+            max_deliver: JOB_MAX_DELIVER,
+            max_ack_pending: 10_000,
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(js_err)?;
+    let ledger = js
+        .get_or_create_stream(stream::Config {
+            name: names.ledger_stream.clone(),
+            subjects: vec![names.ledger_subjects.clone()],
+            retention: stream::RetentionPolicy::WorkQueue,
+            storage: stream::StorageType::File,
+            duplicate_window: Duration::from_secs(LEDGER_DUPLICATE_WINDOW_SECS),
+            max_age: Duration::from_secs(7 * 86_400),
+            ..Default::default()
+        })
+        .await
+        .map_err(js_err)?;
+    ledger
+        .get_or_create_consumer(
+            &names.ledger_consumer,
+            consumer::pull::Config {
+                durable_name: Some(names.ledger_consumer.clone()),
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: Duration::from_secs(30),
+                max_deliver: -1,
+                max_ack_pending: 20_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(js_err)?;
+    if js.get_key_value(&names.rate_bucket).await.is_err() {
+        js.create_key_value(kv::Config {
+            bucket: names.rate_bucket.clone(),
+            history: 1,
+            max_age: Duration::from_secs(300),
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(js_err)?;
+    }
+    Ok(())
+}
+
+/// Counters of one worker pool (for tests and metrics).
+#[derive(Debug, Default)]
+pub struct PoolStats {
+    /// Jobs answered (a reply was published, then the job acked).
+    pub answered: AtomicU64,
+    /// Jobs handed back for another try (`Nak` with delay).
+    pub retried: AtomicU64,
+    /// Poison or expired jobs terminated.
+    pub terminated: AtomicU64,
+}
+
+/// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
+/// holds, acks them.
+///
+/// # Errors
+/// When the consumer cannot be reached at start.
+pub async fn run_pool(
+    client: async_nats::Client,
+    names: Names,
+    engine: Engine,
+    concurrency: usize,
+    stats: Arc<PoolStats>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), FleetError> {
+    let js = jetstream::new(client.clone());
+    let consumer: consumer::PullConsumer = js
+        .get_stream(&names.jobs_stream)
+        .await
+        .map_err(js_err)?
+        .get_consumer(&names.workers_consumer)
+        .await
+        .map_err(js_err)?;
+    let slots = Arc::new(Semaphore::new(concurrency.max(1)));
+    tokio::pin!(shutdown);
+    loop {
+        let available = slots.available_permits();
+        if available == 0 {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                permit = slots.clone().acquire_owned() => { drop(permit); continue; }
+            }
+        }
+        let batch = tokio::select! {
+            _ = &mut shutdown => break,
+            batch = consumer.fetch().max_messages(available).expires(Duration::from_millis(500)).messages() => batch,
+        };
+        let mut batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, "fetching jobs failed; retrying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+        };
+        while let Some(message) = batch.next().await {
+            let Ok(message) = message else { continue };
+            let Ok(permit) = slots.clone().acquire_owned().await else { break };
+            let (client, engine, stats) = (client.clone(), engine.clone(), stats.clone());
+            tokio::spawn(async move {
+                handle(&client, &engine, &stats, message).await;
+                drop(permit);
+            });
+        }
+    }
+    // Drain: wait until every in-flight job has released its slot.
+    let _all = slots.acquire_many(u32::try_from(concurrency.max(1)).unwrap_or(u32::MAX)).await;
+    tracing::info!("worker pool drained");
+    Ok(())
+}
+
+async fn handle(client: &async_nats::Client, engine: &Engine, stats: &PoolStats, message: jetstream::Message) {
+    let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
+    let job: CheckJob = match serde_json::from_slice(&message.payload) {
+        Ok(job) => job,
+        Err(e) => {
+            tracing::error!(error = %e, subject = %message.subject, "poison job terminated");
+            metrics::counter!("dsa_jobs_terminated_total", "reason" => "bad_payload").increment(1);
+            stats.terminated.fetch_add(1, Ordering::Relaxed);
+            let _ = message.ack_with(AckKind::Term).await;
+            return;
+        }
+    };
+    let Some(reply_to) = reply_to else {
+        tracing::error!(job_id = %job.job_id, "job without reply subject terminated");
+        stats.terminated.fetch_add(1, Ordering::Relaxed);
+        let _ = message.ack_with(AckKind::Term).await;
+        return;
+    };
+    let left = job.deadline - OffsetDateTime::now_utc();
+    if left <= time::Duration::ZERO {
+        metrics::counter!("dsa_jobs_terminated_total", "reason" => "expired").increment(1);
+        stats.terminated.fetch_add(1, Ordering::Relaxed);
+        let _ = message.ack_with(AckKind::Term).await;
+        return;
+    }
+    let left = Duration::try_from(left).unwrap_or(Duration::ZERO);
+    let outcome = match engine.parse(&job.domain) {
+        Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
+        Ok(domain) => match tokio::time::timeout(left, engine.check_uncached(&domain)).await {
+            Err(_) => return, // the front has given up; let the ack wait expire, then max_deliver
+            Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
+            Ok(Ok(report)) => {
+                let still_left = job.deadline - OffsetDateTime::now_utc();
+                if report.verdict.status == Status::Unknown && still_left > time::Duration::milliseconds(1500) {
+                    stats.retried.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("dsa_jobs_retried_total").increment(1);
+                    let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(300)))).await;
+                    return;
+                }
+                CheckOutcome::Verdict { verdict: report.verdict }
+            }
+        },
+    };
+    let reply = CheckReply { job_id: job.job_id, outcome };
+    match serde_json::to_vec(&reply) {
+        Ok(payload) => {
+            if let Err(e) = client.publish(reply_to, Bytes::from(payload)).await {
+                tracing::warn!(error = %e, "reply not published; job will be redelivered");
+                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(200)))).await;
+                return;
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "reply not serialisable"),
+    }
+    stats.answered.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = message.ack().await {
+        tracing::warn!(error = %e, job_id = %job.job_id, "ack failed; the job may be answered twice");
+    }
+}
+
+/// A fleet-wide rate limit for upstream hosts held in a JetStream KV bucket (GCRA: one key per
+/// host holding its theoretical arrival time, updated with compare-and-set), so N workers
+/// together stay within one registry's limit.
+#[derive(Clone)]
+pub struct FleetBudget {
+    kv: kv::Store,
+}
+
+impl std::fmt::Debug for FleetBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetBudget").finish_non_exhaustive()
+    }
+}
+
+impl FleetBudget {
+    /// The budget in `bucket`.
+    ///
+    /// # Errors
+    /// When the bucket does not exist.
+    pub async fn open(js: &jetstream::Context, bucket: &str) -> Result<Self, FleetError> {
+        Ok(Self { kv: js.get_key_value(bucket).await.map_err(js_err)? })
+    }
+
+    /// Waits until `host` may be queried again under `per_second` with `burst`, at most
+    /// `max_wait`. Returns false when no slot came in time (or the bucket is unreachable).
+    pub async fn acquire(&self, host: &str, per_second: f64, burst: u32, max_wait: Duration) -> bool {
+        let key = format!("up.{}", host.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+        let interval = 1.0 / per_second.max(0.001);
+        let tolerance = interval * f64::from(burst.max(1).saturating_sub(1));
+        let give_up = std::time::Instant::now() + max_wait;
+        loop {
+            let now = unix_now();
+            let entry = match self.kv.entry(key.clone()).await {
+                Ok(e) => e,
+                Err(_) => return false,
+            };
+            let (tat, revision) = match &entry {
+                Some(e) if e.operation == kv::Operation::Put => {
+                    (std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0), Some(e.revision))
+                }
+                Some(e) => (0.0, Some(e.revision)),
+                None => (0.0, None),
+            };
+            let start = tat.max(now);
+            let wait = start - tolerance - now;
+            if wait > 0.0 {
+                let until = std::time::Instant::now() + Duration::from_secs_f64(wait);
+                if until > give_up {
+                    return false;
+                }
+                tokio::time::sleep(Duration::from_secs_f64(wait)).await;
+                continue;
+            }
+            let value = Bytes::from(format!("{:.6}", start + interval));
+            let stored = match revision {
+                Some(rev) => self.kv.update(&key, value, rev).await.is_ok(),
+                None => self.kv.create(&key, value).await.is_ok(),
+            };
+            if stored {
+                return true;
+            }
+            if std::time::Instant::now() > give_up {
+                return false;
+            }
+            // Lost the compare-and-set race: read again.
+        }
+    }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
