@@ -29,6 +29,50 @@ pub struct Settings {
     pub bootstrap: BootstrapConfig,
     /// Rate limits, demo mode, origin defaults.
     pub policy: crate::policy::PolicyConfig,
+    /// Fleet mode (`dsa front`, `dsa worker`, `dsa ledger`): NATS JetStream and Postgres.
+    pub fleet: FleetConfig,
+}
+
+/// Fleet settings. The fleet's `database.url` must be a `postgres://` URL.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct FleetConfig {
+    /// NATS server URL (JetStream enabled; KV needs nats-server ≥ 2.10).
+    pub nats_url: String,
+    /// Prefix of every stream, subject and bucket name (several deployments on one NATS).
+    pub prefix: String,
+    /// Jobs a worker process runs at once.
+    pub worker_concurrency: usize,
+    /// How often a front re-reads other fronts' settled charges, milliseconds (the overspend
+    /// bound grows with it).
+    pub credits_refresh_ms: u64,
+    /// Hold the per-upstream rate limits fleet-wide through the NATS KV bucket.
+    pub fleet_rate_limits: bool,
+    /// A job held this long by a worker without progress is redelivered, seconds.
+    pub job_ack_wait_secs: f64,
+    /// A ledger batch held this long without an ack is redelivered, seconds.
+    pub ledger_ack_wait_secs: f64,
+}
+
+impl FleetConfig {
+    /// The consumers' timing.
+    pub fn tuning(&self) -> workers::fleet::Tuning {
+        workers::fleet::Tuning { job_ack_wait_secs: self.job_ack_wait_secs, ledger_ack_wait_secs: self.ledger_ack_wait_secs }
+    }
+}
+
+impl Default for FleetConfig {
+    fn default() -> Self {
+        Self {
+            nats_url: "nats://127.0.0.1:4222".into(),
+            prefix: String::new(),
+            worker_concurrency: 64,
+            credits_refresh_ms: 1000,
+            fleet_rate_limits: true,
+            job_ack_wait_secs: 3.0,
+            ledger_ack_wait_secs: 10.0,
+        }
+    }
 }
 
 /// HTTP listener settings.
@@ -138,7 +182,7 @@ impl Settings {
         }
         // Only variables naming a section are settings; DSA_CONFIG, DSA_LOG, DSA_LOG_FORMAT and
         // DSA_SHARED_DATA (tests) are read elsewhere.
-        const SECTIONS: [&str; 7] = ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy"];
+        const SECTIONS: [&str; 8] = ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy", "fleet"];
         figment = figment.merge(
             Env::prefixed("DSA_")
                 .filter(|key| SECTIONS.iter().any(|s| key.as_str().to_ascii_lowercase().starts_with(&format!("{s}__"))))

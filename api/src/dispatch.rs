@@ -24,6 +24,9 @@ pub enum DispatchError {
     /// The engine refused the job (unsupported TLD).
     #[error(transparent)]
     Engine(#[from] workers::engine::EngineError),
+    /// A remote worker refused the job (unsupported TLD, unparsable domain).
+    #[error("{0}")]
+    Rejected(String),
 }
 
 /// Hands availability jobs to workers.
@@ -84,6 +87,109 @@ impl JobBus for InProcessBus {
                 Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
                 Ok(Err(_)) => Err(DispatchError::Unavailable("worker dropped the job".into())),
                 Ok(Ok(result)) => Ok(result?),
+            }
+        })
+    }
+}
+
+/// The fleet's bus: jobs go to the JetStream jobs stream, replies come back on this front's own
+/// inbox subject (`<inbox>.<job id>`), one subscription for all requests.
+#[derive(Clone)]
+pub struct NatsBus {
+    client: async_nats::Client,
+    js: async_nats::jetstream::Context,
+    subject: String,
+    inbox: String,
+    pending: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, oneshot::Sender<common::messages::CheckReply>>>>,
+}
+
+impl std::fmt::Debug for NatsBus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsBus").field("subject", &self.subject).field("inbox", &self.inbox).finish_non_exhaustive()
+    }
+}
+
+/// Removes a pending reply slot however the wait ends.
+struct PendingGuard<'a> {
+    bus: &'a NatsBus,
+    job_id: uuid::Uuid,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut pending) = self.bus.pending.lock() {
+            pending.remove(&self.job_id);
+        }
+    }
+}
+
+impl NatsBus {
+    /// Subscribes this front's inbox and starts routing replies.
+    ///
+    /// # Errors
+    /// When the subscription fails.
+    pub async fn start(client: async_nats::Client, names: &common::subjects::Names) -> anyhow::Result<Self> {
+        use futures::StreamExt;
+        let inbox = client.new_inbox();
+        let mut replies = client.subscribe(format!("{inbox}.*")).await?;
+        let bus = Self {
+            js: async_nats::jetstream::new(client.clone()),
+            client,
+            subject: names.jobs_check.clone(),
+            inbox,
+            pending: Default::default(),
+        };
+        let pending = bus.pending.clone();
+        tokio::spawn(async move {
+            while let Some(message) = replies.next().await {
+                let Ok(reply) = serde_json::from_slice::<common::messages::CheckReply>(&message.payload) else {
+                    tracing::warn!(subject = %message.subject, "unparsable reply dropped");
+                    continue;
+                };
+                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&reply.job_id));
+                if let Some(waiter) = waiter {
+                    let _ = waiter.send(reply);
+                }
+                // No waiter: the front gave up (or a redelivered job answered twice); drop it.
+            }
+        });
+        Ok(bus)
+    }
+}
+
+impl JobBus for NatsBus {
+    fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
+        Box::pin(async move {
+            use async_nats::connection::State;
+            if self.client.connection_state() != State::Connected {
+                return Err(DispatchError::Unavailable("NATS is not connected".into()));
+            }
+            let job_id = uuid::Uuid::now_v7();
+            let deadline_at = time::OffsetDateTime::now_utc() + deadline;
+            let job = common::messages::CheckJob { job_id, domain: domain.as_str().to_owned(), deadline: deadline_at };
+            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            let (tx, rx) = oneshot::channel();
+            if let Ok(mut pending) = self.pending.lock() {
+                pending.insert(job_id, tx);
+            }
+            let _guard = PendingGuard { bus: self, job_id };
+            let publish = async_nats::jetstream::message::PublishMessage::build()
+                .payload(payload.into())
+                .message_id(job_id.to_string())
+                .header(common::subjects::REPLY_HEADER, format!("{}.{job_id}", self.inbox).as_str());
+            let waited = tokio::time::timeout(deadline, async {
+                let ack = self.js.send_publish(self.subject.clone(), publish).await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+                ack.await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+                rx.await.map_err(|_| DispatchError::Unavailable("reply channel closed".into()))
+            })
+            .await;
+            let reply = match waited {
+                Err(_) => return Err(DispatchError::Timeout(deadline.as_secs_f64())),
+                Ok(result) => result?,
+            };
+            match reply.outcome {
+                common::messages::CheckOutcome::Verdict { verdict } => Ok(verdict),
+                common::messages::CheckOutcome::Rejected { reason } => Err(DispatchError::Rejected(reason)),
             }
         })
     }

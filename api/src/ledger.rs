@@ -51,3 +51,139 @@ pub async fn run(store: Arc<dyn Store>, mut events: mpsc::UnboundedReceiver<Ledg
         batch.clear();
     }
 }
+
+/// The front's half of the fleet ledger: publishes each committed charge to the ledger stream
+/// (`Nats-Msg-Id` = event id, so a retried publish is absorbed by JetStream's dedup) and waits
+/// for JetStream's ack; an event is retried until acked, so a NATS outage delays charges but
+/// loses none while the process lives. Returns when the channel closes and all are acked.
+pub async fn forward(js: async_nats::jetstream::Context, subject: String, mut events: mpsc::UnboundedReceiver<LedgerEvent>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    loop {
+        if events.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            return;
+        }
+        let mut backoff = Duration::from_millis(50);
+        while !batch.is_empty() {
+            // Pipeline the batch: publish all, then collect the acks; keep the failures.
+            let mut acks = Vec::with_capacity(batch.len());
+            for event in batch.drain(..) {
+                let payload = match serde_json::to_vec(&event) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::error!(error = %e, "ledger event not serialisable; dropped");
+                        continue;
+                    }
+                };
+                let message = async_nats::jetstream::message::PublishMessage::build()
+                    .payload(payload.into())
+                    .message_id(event.event_id.to_string());
+                let ack = js.send_publish(subject.clone(), message).await;
+                acks.push((event, ack));
+            }
+            let mut failed = Vec::new();
+            for (event, ack) in acks {
+                let ok = match ack {
+                    Ok(future) => future.await.is_ok(),
+                    Err(_) => false,
+                };
+                if ok {
+                    metrics::counter!("dsa_ledger_events_published_total").increment(1);
+                } else {
+                    failed.push(event);
+                }
+            }
+            if !failed.is_empty() {
+                tracing::warn!(events = failed.len(), "ledger publish failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+            batch = failed;
+        }
+    }
+}
+
+/// Counters of a ledger consumer.
+#[derive(Debug, Default)]
+pub struct ConsumerStats {
+    /// Events applied (new rows).
+    pub applied: std::sync::atomic::AtomicU64,
+    /// Events seen again and absorbed (already applied: redelivery or duplicate publish).
+    pub duplicates: std::sync::atomic::AtomicU64,
+    /// Batches committed.
+    pub batches: std::sync::atomic::AtomicU64,
+}
+
+/// The ledger role: pulls charge events in batches from the ledger stream, applies each batch in
+/// one store transaction (`ON CONFLICT DO NOTHING` on the event id), and acks only after the
+/// commit. Killed between commit and ack, the batch is redelivered and absorbed; killed before the
+/// commit, nothing was written and the batch is redelivered. Poison messages are terminated.
+///
+/// # Errors
+/// When the consumer cannot be reached at start.
+pub async fn consume(
+    js: async_nats::jetstream::Context,
+    names: common::subjects::Names,
+    store: Arc<dyn Store>,
+    stats: Arc<ConsumerStats>,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    use async_nats::jetstream::AckKind;
+    use futures::StreamExt;
+    use std::sync::atomic::Ordering;
+    let consumer: async_nats::jetstream::consumer::PullConsumer =
+        js.get_stream(&names.ledger_stream).await?.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    tokio::pin!(shutdown);
+    loop {
+        let fetched = tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            f = consumer.fetch().max_messages(MAX_BATCH).expires(Duration::from_millis(200)).messages() => f,
+        };
+        let mut fetched = match fetched {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(error = %e, "ledger fetch failed; retrying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+        };
+        let mut messages = Vec::new();
+        let mut events = Vec::new();
+        while let Some(message) = fetched.next().await {
+            let Ok(message) = message else { continue };
+            match serde_json::from_slice::<LedgerEvent>(&message.payload) {
+                Ok(event) => {
+                    events.push(event);
+                    messages.push(message);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "poison ledger event terminated");
+                    metrics::counter!("dsa_ledger_poison_total").increment(1);
+                    let _ = message.ack_with(AckKind::Term).await;
+                }
+            }
+        }
+        if events.is_empty() {
+            continue;
+        }
+        let count = events.len() as u64;
+        match store.apply_ledger(events).await {
+            Ok(applied) => {
+                stats.applied.fetch_add(applied, Ordering::Relaxed);
+                stats.duplicates.fetch_add(count - applied, Ordering::Relaxed);
+                stats.batches.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
+                for message in messages {
+                    if let Err(e) = message.ack().await {
+                        tracing::warn!(error = %e, "ack after commit failed; the event will be redelivered and absorbed");
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = ?e, events = count, "ledger batch failed; redelivering");
+                for message in messages {
+                    let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+                }
+            }
+        }
+    }
+}

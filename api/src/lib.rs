@@ -20,6 +20,7 @@ pub mod config;
 pub mod credits;
 pub mod dispatch;
 pub mod error;
+pub mod fleet;
 pub mod keys;
 pub mod ledger;
 pub mod origin;
@@ -162,6 +163,7 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
         policy: settings.policy.clone(),
         clock,
         tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
+        rate: policy::RateWindows::local(),
     });
     Ok(Standalone { state, ledger, store })
 }

@@ -27,6 +27,12 @@ struct Cli {
 enum Command {
     /// Runs the service in standalone mode (the default): front, workers and ledger in one process.
     Serve,
+    /// Fleet: runs an HTTP front (jobs to NATS JetStream, keys and usage in Postgres).
+    Front,
+    /// Fleet: runs a worker pool (probes; per-upstream limits held fleet-wide).
+    Worker,
+    /// Fleet: runs the ledger consumer (charges settled in Postgres).
+    Ledger,
     /// Checks domains with the engine directly and prints each verdict with its evidence.
     Check {
         /// Domains (or URLs) to check.
@@ -220,6 +226,15 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(cli.config.as_deref())?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(settings).await.map(|()| ExitCode::SUCCESS),
+        Command::Front => front(settings).await.map(|()| ExitCode::SUCCESS),
+        Command::Worker => {
+            let stats = std::sync::Arc::new(workers::fleet::PoolStats::default());
+            api::fleet::worker(&settings, stats, shutdown_signal()).await.map(|()| ExitCode::SUCCESS)
+        }
+        Command::Ledger => {
+            let stats = std::sync::Arc::new(api::ledger::ConsumerStats::default());
+            api::fleet::ledger(&settings, stats, shutdown_signal()).await.map(|()| ExitCode::SUCCESS)
+        }
         Command::Check { domains, json } => check(settings, domains, json).await,
         Command::Explain { what } => explain(what).map(|()| ExitCode::SUCCESS),
         Command::Keys { json, action } => keys(settings, action, json).await.map(|()| ExitCode::SUCCESS),
@@ -241,6 +256,24 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
 async fn serve(settings: Settings) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let app = api::standalone(&settings).await?;
@@ -251,22 +284,31 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated a development key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
+    serve_http(&settings, app.state.clone(), "standalone", started).await?;
+    let api::Standalone { state, ledger, .. } = app;
+    drop(state);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
+    tracing::info!("stopped; ledger drained");
+    Ok(())
+}
+
+async fn front(settings: Settings) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let app = api::fleet::front(&settings, api::state::system_clock()).await?;
+    serve_http(&settings, app.state.clone(), "front", started).await?;
+    let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
+    drop(state);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), forwarder).await;
+    let _ = nats.flush().await;
+    tracing::info!("stopped; charges forwarded");
+    Ok(())
+}
+
+/// Serves the API over HTTP or HTTPS until a shutdown signal, then drains in-flight requests.
+async fn serve_http(settings: &Settings, state: api::state::AppState, role: &str, started: std::time::Instant) -> anyhow::Result<()> {
     let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
     let hsts = tls.then_some(settings.server.hsts_max_age_secs);
-    let router = api::router(app.state.clone(), hsts);
-    let shutdown = async {
-        let ctrl_c = tokio::signal::ctrl_c();
-        #[cfg(unix)]
-        {
-            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => return,
-            };
-            tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
-        }
-        #[cfg(not(unix))]
-        let _ = ctrl_c.await;
-    };
+    let router = api::router(state, hsts);
     if let (true, Some(cert), Some(key)) = (tls, &settings.server.tls_cert, &settings.server.tls_key) {
         let tls_config = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
             .await
@@ -274,22 +316,21 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         let handle = axum_server::Handle::new();
         let h = handle.clone();
         tokio::spawn(async move {
-            shutdown.await;
+            shutdown_signal().await;
             h.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
         });
-        tracing::info!(listen = %settings.server.listen, ready_ms = started.elapsed().as_millis() as u64, "dsa standalone listening (https)");
-        axum_server::bind_rustls(settings.server.listen, tls_config).handle(handle).serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await?;
+        tracing::info!(listen = %settings.server.listen, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (https)");
+        axum_server::bind_rustls(settings.server.listen, tls_config)
+            .handle(handle)
+            .serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+            .await?;
     } else {
         let listener = TcpListener::bind(settings.server.listen)
             .await
             .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
-        tracing::info!(listen = %listener.local_addr()?, ready_ms = started.elapsed().as_millis() as u64, "dsa standalone listening (http)");
-        api::serve(listener, router, shutdown).await?;
+        tracing::info!(listen = %listener.local_addr()?, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (http)");
+        api::serve(listener, router, shutdown_signal()).await?;
     }
-    let api::Standalone { state, ledger, .. } = app;
-    drop(state);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
-    tracing::info!("stopped; ledger drained");
     Ok(())
 }
 

@@ -353,3 +353,85 @@ mod tests {
         assert!(demo.verify(&value.replace("abc", "abd")).is_none());
     }
 }
+
+/// Where per-key minute windows are counted: in this process (standalone) or in the NATS KV
+/// bucket shared by every front (fleet; compare-and-set on one key per key and minute).
+pub enum RateWindows {
+    /// One process.
+    Local(MinuteWindows),
+    /// The fleet's KV bucket.
+    Fleet(async_nats::jetstream::kv::Store),
+}
+
+impl std::fmt::Debug for RateWindows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RateWindows::Local(_) => "RateWindows::Local",
+            RateWindows::Fleet(_) => "RateWindows::Fleet",
+        })
+    }
+}
+
+impl RateWindows {
+    /// In-process windows.
+    pub fn local() -> Self {
+        RateWindows::Local(MinuteWindows::default())
+    }
+
+    /// Windows in the fleet's KV bucket.
+    ///
+    /// # Errors
+    /// When the bucket does not exist.
+    pub async fn fleet(js: &async_nats::jetstream::Context, bucket: &str) -> anyhow::Result<Self> {
+        Ok(RateWindows::Fleet(js.get_key_value(bucket).await.map_err(|e| anyhow::anyhow!("rate-limit bucket {bucket}: {e}"))?))
+    }
+
+    /// Counts one request of `key_id` at `now` against `limit` per minute.
+    ///
+    /// # Errors
+    /// 429 with the header state when over the limit. In the fleet, a KV failure lets the request
+    /// through (the monthly allowance still holds) and is logged.
+    pub async fn hit(&self, key_id: &str, limit: u32, now: OffsetDateTime) -> Result<RateState, (ApiError, RateState)> {
+        let store = match self {
+            RateWindows::Local(w) => return w.hit(key_id, limit, now),
+            RateWindows::Fleet(store) => store,
+        };
+        let unix = now.unix_timestamp();
+        let window = unix.div_euclid(60);
+        let reset_secs = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
+        let key = format!("min.{}.{window}", key_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+        for _ in 0..32 {
+            let entry = match store.entry(key.clone()).await {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!(error = %e, "rate-limit bucket unavailable; request let through");
+                    return Ok(RateState { limit, remaining: limit, reset_secs });
+                }
+            };
+            let (count, revision) = match &entry {
+                Some(e) => (std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<u32>().ok()).unwrap_or(0), Some(e.revision)),
+                None => (0, None),
+            };
+            if count >= limit {
+                let state = RateState { limit, remaining: 0, reset_secs };
+                return Err((
+                    ApiError::TooManyRequests {
+                        message: format!("Rate limit of {limit} requests per minute exceeded; retry after the next minute window."),
+                        retry_after_secs: Some(reset_secs),
+                    },
+                    state,
+                ));
+            }
+            let value = bytes::Bytes::from((count + 1).to_string());
+            let stored = match revision {
+                Some(rev) => store.update(&key, value, rev).await.is_ok(),
+                None => store.create(&key, value).await.is_ok(),
+            };
+            if stored {
+                return Ok(RateState { limit, remaining: limit - count - 1, reset_secs });
+            }
+        }
+        tracing::warn!("rate-limit window contended; request let through");
+        Ok(RateState { limit, remaining: 0, reset_secs })
+    }
+}

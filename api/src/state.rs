@@ -10,7 +10,7 @@ use crate::credits::Credits;
 use crate::dispatch::JobBus;
 use crate::error::ApiError;
 use crate::keys::{KeyRecord, hash_key};
-use crate::policy::{Demo, MinuteWindows, PolicyConfig, RateState};
+use crate::policy::{Demo, PolicyConfig, RateState, RateWindows};
 use crate::pricing::PriceTable;
 use time::OffsetDateTime;
 use crate::purchase::CheckoutUrl;
@@ -36,7 +36,7 @@ struct Inner {
     keys: Cache<String, Option<Arc<KeyRecord>>>,
     check_deadline: Duration,
     policy: PolicyConfig,
-    windows: MinuteWindows,
+    windows: RateWindows,
     demo: Demo,
     clock: Clock,
     tls: bool,
@@ -76,6 +76,8 @@ pub struct Parts {
     pub clock: Clock,
     /// Whether the server speaks TLS (demo cookies get `Secure`).
     pub tls: bool,
+    /// Where per-minute windows are counted.
+    pub rate: RateWindows,
 }
 
 impl AppState {
@@ -93,7 +95,7 @@ impl AppState {
                 platform_checkout: parts.platform_checkout,
                 keys,
                 check_deadline,
-                windows: MinuteWindows::default(),
+                windows: parts.rate,
                 demo: Demo::new(parts.policy.demo.clone(), parts.policy.trust_forwarded_for),
                 policy: parts.policy,
                 clock: parts.clock,
@@ -156,9 +158,9 @@ impl AppState {
     ///
     /// # Errors
     /// 429 with the state for the headers when over the plan's limit.
-    pub fn rate_limit(&self, key: &KeyRecord) -> Result<RateState, (ApiError, RateState)> {
+    pub async fn rate_limit(&self, key: &KeyRecord) -> Result<RateState, (ApiError, RateState)> {
         let limit = self.inner.policy.per_minute.of(key.plan);
-        self.inner.windows.hit(&key.id, limit, self.now())
+        self.inner.windows.hit(&key.id, limit, self.now()).await
     }
 
     /// Deadline of one fresh check (the job bus wait).

@@ -69,11 +69,18 @@ impl PgStore {
     /// [`CONNECT_TIMEOUT`]. The message names host, port and database, never the password.
     pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Self> {
         let options = PgConnectOptions::from_str(url)?;
-        let target = format!("{}:{}/{}", options.get_host(), options.get_port(), options.get_database().unwrap_or("-"));
+        let target = format!(
+            "{}:{}/{}",
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or("-")
+        );
         match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
             Ok(Ok(probe)) => probe.close().await?,
             Ok(Err(e)) => anyhow::bail!("Postgres at {target} unreachable: {e}"),
-            Err(_) => anyhow::bail!("Postgres at {target} unreachable: no connection within {CONNECT_TIMEOUT:?}"),
+            Err(_) => anyhow::bail!(
+                "Postgres at {target} unreachable: no connection within {CONNECT_TIMEOUT:?}"
+            ),
         }
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
@@ -87,23 +94,6 @@ impl PgStore {
     /// The connection pool (readiness checks, tests).
     pub fn pool(&self) -> &PgPool {
         &self.pool
-    }
-
-    /// Settled credits a key was charged in a period (`YYYY-MM`) by one front (the
-    /// [`LedgerEvent::front`] of its events). A front subtracts this from what it has charged
-    /// itself to estimate its own charges still in flight.
-    ///
-    /// # Errors
-    /// Database errors.
-    pub async fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> anyhow::Result<i64> {
-        Ok(sqlx::query_scalar(
-            "SELECT COALESCE(SUM(credits), 0)::int8 FROM ledger_entries WHERE key_id = $1 AND period = $2 AND front = $3",
-        )
-        .bind(key_id)
-        .bind(period)
-        .bind(front)
-        .fetch_one(&self.pool)
-        .await?)
     }
 }
 
@@ -128,7 +118,9 @@ fn row_to_key(row: &PgRow) -> anyhow::Result<KeyRecord> {
         allowed_origins,
         label: row.try_get("label")?,
         // Same text as SQLite's column: RFC 3339, UTC (Postgres keeps microseconds).
-        created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
+        created_at: created_at
+            .to_offset(time::UtcOffset::UTC)
+            .format(&Rfc3339)?,
     })
 }
 
@@ -136,7 +128,9 @@ impl Store for PgStore {
     fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
             // sqlx holds an advisory lock while migrating, so fronts starting together are safe.
-            sqlx::migrate!("../migrations/postgres").run(&self.pool).await?;
+            sqlx::migrate!("../migrations/postgres")
+                .run(&self.pool)
+                .await?;
             Ok(())
         })
     }
@@ -181,19 +175,26 @@ impl Store for PgStore {
 
     fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
         Box::pin(async move {
-            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id").fetch_all(&self.pool).await?;
+            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id")
+                .fetch_all(&self.pool)
+                .await?;
             rows.iter().map(row_to_key).collect()
         })
     }
 
-    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>> {
+    fn set_key_state(
+        &self,
+        id_or_fingerprint: &str,
+        state: KeyState,
+    ) -> BoxFuture<'_, anyhow::Result<bool>> {
         let who = id_or_fingerprint.to_owned();
         Box::pin(async move {
-            let done = sqlx::query("UPDATE client_keys SET state = $1 WHERE id = $2 OR fingerprint = $2")
-                .bind(state.as_str())
-                .bind(&who)
-                .execute(&self.pool)
-                .await?;
+            let done =
+                sqlx::query("UPDATE client_keys SET state = $1 WHERE id = $2 OR fingerprint = $2")
+                    .bind(state.as_str())
+                    .bind(&who)
+                    .execute(&self.pool)
+                    .await?;
             Ok(done.rows_affected() > 0)
         })
     }
@@ -201,11 +202,12 @@ impl Store for PgStore {
     fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
-            let used: Option<i64> = sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = $1 AND period = $2")
-                .bind(key_id)
-                .bind(period)
-                .fetch_optional(&self.pool)
-                .await?;
+            let used: Option<i64> =
+                sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = $1 AND period = $2")
+                    .bind(key_id)
+                    .bind(period)
+                    .fetch_optional(&self.pool)
+                    .await?;
             Ok(used.unwrap_or(0))
         })
     }
@@ -217,8 +219,13 @@ impl Store for PgStore {
             }
             // Column arrays for UNNEST: one round trip whatever the batch size.
             let n = events.len();
-            let (mut ids, mut keys, mut periods, mut endpoints, mut fronts) =
-                (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+            let (mut ids, mut keys, mut periods, mut endpoints, mut fronts) = (
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+            );
             let (mut credits, mut charged_at) = (Vec::with_capacity(n), Vec::with_capacity(n));
             for e in events {
                 ids.push(e.event_id.to_string());
@@ -243,14 +250,37 @@ impl Store for PgStore {
         })
     }
 
+    fn settled_by_front(
+        &self,
+        key_id: &str,
+        period: &str,
+        front: &str,
+    ) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
+        Box::pin(async move {
+            // Served by the (key_id, period, front) index.
+            Ok(sqlx::query_scalar(
+                "SELECT COALESCE(SUM(credits), 0)::int8 FROM ledger_entries \
+                 WHERE key_id = $1 AND period = $2 AND front = $3",
+            )
+            .bind(key_id)
+            .bind(period)
+            .bind(front)
+            .fetch_one(&self.pool)
+            .await?)
+        })
+    }
+
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
-            Ok(sqlx::query_scalar("SELECT COUNT(*) FROM ledger_entries WHERE key_id = $1 AND period = $2")
-                .bind(key_id)
-                .bind(period)
-                .fetch_one(&self.pool)
-                .await?)
+            Ok(sqlx::query_scalar(
+                "SELECT COUNT(*) FROM ledger_entries WHERE key_id = $1 AND period = $2",
+            )
+            .bind(key_id)
+            .bind(period)
+            .fetch_one(&self.pool)
+            .await?)
         })
     }
 
@@ -264,12 +294,18 @@ impl Store for PgStore {
             match rows.as_slice() {
                 [] => Ok(None),
                 [row] => row_to_key(row).map(Some),
-                _ => anyhow::bail!("fingerprint {reference} matches more than one key; give the key's id instead"),
+                _ => anyhow::bail!(
+                    "fingerprint {reference} matches more than one key; give the key's id instead"
+                ),
             }
         })
     }
 
-    fn update_key(&self, id: &str, update: KeyUpdate) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+    fn update_key(
+        &self,
+        id: &str,
+        update: KeyUpdate,
+    ) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let id = id.to_owned();
         Box::pin(async move {
             // One UPDATE whatever the fields, as in SQLite: the two-valued options ("change it",
@@ -304,7 +340,11 @@ impl Store for PgStore {
         })
     }
 
-    fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
+    fn usage_by_endpoint(
+        &self,
+        key_id: &str,
+        period: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
             let rows = sqlx::query(
@@ -315,7 +355,9 @@ impl Store for PgStore {
             .bind(period)
             .fetch_all(&self.pool)
             .await?;
-            rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
+            rows.iter()
+                .map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?)))
+                .collect()
         })
     }
 }

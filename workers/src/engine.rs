@@ -51,6 +51,9 @@ pub enum EngineError {
     /// The HTTP client could not be built.
     #[error("cannot build the RDAP client: {0}")]
     Http(#[from] reqwest::Error),
+    /// The WHOIS marker data shipped with the binary is invalid.
+    #[error("WHOIS marker data: {0}")]
+    Markers(String),
 }
 
 /// One probe step taken while deciding a verdict (the evidence trail of `dsa check`).
@@ -111,6 +114,7 @@ impl Engine {
     /// # Errors
     /// When the HTTP client cannot be built.
     pub fn with_catalogue(config: EngineConfig, catalogue: Arc<Catalogue>) -> Result<Self, EngineError> {
+        crate::parse::whois::validate_marker_data().map_err(|e| EngineError::Markers(e.to_string()))?;
         let mut rdap_hosts = BTreeSet::new();
         let bases = catalogue.entries().flat_map(|e| e.rdap.iter()).chain(config.rdap.base_overrides.values());
         for base in bases {
@@ -129,6 +133,11 @@ impl Engine {
             config,
         };
         Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// Makes the per-host rate limits hold fleet-wide (see [`Politeness::set_fleet_budget`]).
+    pub fn set_fleet_budget(&self, budget: crate::fleet::FleetBudget) {
+        self.inner.politeness.set_fleet_budget(budget);
     }
 
     /// The TLD catalogue in use.

@@ -43,10 +43,24 @@ fn js_err(e: impl std::fmt::Display) -> FleetError {
     FleetError::JetStream(e.to_string())
 }
 
-/// How long a worker may hold a job before JetStream redelivers it, seconds.
-pub const JOB_ACK_WAIT_SECS: u64 = 30;
 /// Deliveries of one job at most (then it is dropped; the front has long given up).
 pub const JOB_MAX_DELIVER: i64 = 5;
+
+/// Timing of the JetStream consumers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tuning {
+    /// How long a worker may hold a job without a sign of life before JetStream redelivers it
+    /// (workers send progress acks every half of it while probing), seconds.
+    pub job_ack_wait_secs: f64,
+    /// How long the ledger consumer may hold a batch before redelivery, seconds.
+    pub ledger_ack_wait_secs: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self { job_ack_wait_secs: 3.0, ledger_ack_wait_secs: 10.0 }
+    }
+}
 /// Duplicate window of the jobs stream (a re-published job id within it is not a new job).
 pub const JOB_DUPLICATE_WINDOW_SECS: u64 = 120;
 /// Duplicate window of the ledger stream.
@@ -57,7 +71,7 @@ pub const LEDGER_DUPLICATE_WINDOW_SECS: u64 = 600;
 ///
 /// # Errors
 /// When JetStream refuses a definition.
-pub async fn declare(js: &jetstream::Context, names: &Names) -> Result<(), FleetError> {
+pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> Result<(), FleetError> {
     let jobs = js
         .get_or_create_stream(stream::Config {
             name: names.jobs_stream.clone(),
@@ -75,7 +89,7 @@ pub async fn declare(js: &jetstream::Context, names: &Names) -> Result<(), Fleet
         consumer::pull::Config {
             durable_name: Some(names.workers_consumer.clone()),
             ack_policy: consumer::AckPolicy::Explicit,
-            ack_wait: Duration::from_secs(JOB_ACK_WAIT_SECS),
+            ack_wait: Duration::from_secs_f64(tuning.job_ack_wait_secs.max(0.5)),
             max_deliver: JOB_MAX_DELIVER,
             max_ack_pending: 10_000,
             ..Default::default()
@@ -101,7 +115,7 @@ pub async fn declare(js: &jetstream::Context, names: &Names) -> Result<(), Fleet
             consumer::pull::Config {
                 durable_name: Some(names.ledger_consumer.clone()),
                 ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: Duration::from_secs(30),
+                ack_wait: Duration::from_secs_f64(tuning.ledger_ack_wait_secs.max(0.5)),
                 max_deliver: -1,
                 max_ack_pending: 20_000,
                 ..Default::default()
@@ -145,8 +159,10 @@ pub async fn run_pool(
     engine: Engine,
     concurrency: usize,
     stats: Arc<PoolStats>,
+    tuning: Tuning,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), FleetError> {
+    let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
     let js = jetstream::new(client.clone());
     let consumer: consumer::PullConsumer = js
         .get_stream(&names.jobs_stream)
@@ -182,7 +198,7 @@ pub async fn run_pool(
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
             let (client, engine, stats) = (client.clone(), engine.clone(), stats.clone());
             tokio::spawn(async move {
-                handle(&client, &engine, &stats, message).await;
+                handle(&client, &engine, &stats, message, progress_every).await;
                 drop(permit);
             });
         }
@@ -193,7 +209,7 @@ pub async fn run_pool(
     Ok(())
 }
 
-async fn handle(client: &async_nats::Client, engine: &Engine, stats: &PoolStats, message: jetstream::Message) {
+async fn handle(client: &async_nats::Client, engine: &Engine, stats: &PoolStats, message: jetstream::Message, progress_every: Duration) {
     let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
     let job: CheckJob = match serde_json::from_slice(&message.payload) {
         Ok(job) => job,
@@ -221,7 +237,7 @@ async fn handle(client: &async_nats::Client, engine: &Engine, stats: &PoolStats,
     let left = Duration::try_from(left).unwrap_or(Duration::ZERO);
     let outcome = match engine.parse(&job.domain) {
         Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
-        Ok(domain) => match tokio::time::timeout(left, engine.check_uncached(&domain)).await {
+        Ok(domain) => match tokio::time::timeout(left, with_progress(&message, progress_every, engine.check_uncached(&domain))).await {
             Err(_) => return, // the front has given up; let the ack wait expire, then max_deliver
             Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
             Ok(Ok(report)) => {
@@ -324,4 +340,18 @@ impl FleetBudget {
 
 fn unix_now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Runs `work`, telling JetStream every `every` that the job is still being worked on (so a short
+/// ack wait redelivers quickly after a crash without redelivering slow but live work).
+async fn with_progress<T>(message: &jetstream::Message, every: Duration, work: impl Future<Output = T>) -> T {
+    tokio::pin!(work);
+    let mut ticker = tokio::time::interval(every);
+    ticker.tick().await;
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = ticker.tick() => { let _ = message.ack_with(AckKind::Progress).await; }
+        }
+    }
 }

@@ -25,6 +25,8 @@ use crate::probe::{ProbeError, Protocol};
 pub struct Politeness {
     config: LimitsConfig,
     hosts: Mutex<HashMap<(Protocol, String), Arc<HostState>>>,
+    /// Fleet-wide budget shared through NATS KV (fleet mode only).
+    fleet: std::sync::OnceLock<crate::fleet::FleetBudget>,
 }
 
 #[derive(Debug)]
@@ -77,7 +79,13 @@ fn quota(limit: &HostLimit) -> Quota {
 impl Politeness {
     /// Politeness state with the given limits and no host seen yet.
     pub fn new(config: LimitsConfig) -> Self {
-        Self { config, hosts: Mutex::new(HashMap::new()) }
+        Self { config, hosts: Mutex::new(HashMap::new()), fleet: std::sync::OnceLock::new() }
+    }
+
+    /// Makes every RDAP and WHOIS slot also take a fleet-wide slot from `budget`, so the per-host
+    /// rate limits hold for all workers together (fleet mode). Can be set once.
+    pub fn set_fleet_budget(&self, budget: crate::fleet::FleetBudget) {
+        let _ = self.fleet.set(budget);
     }
 
     fn limit_for(&self, protocol: Protocol, host: &str) -> &HostLimit {
@@ -130,6 +138,12 @@ impl Politeness {
             slot
         })
         .await;
+        if let (Ok(Ok(_)), Some(fleet), Protocol::Rdap | Protocol::Whois) = (&acquired, self.fleet.get(), protocol) {
+            let limit = self.limit_for(protocol, host);
+            if !fleet.acquire(host, limit.per_second, limit.burst, wait).await {
+                return Err(ProbeError::Busy { host: host.to_owned() });
+            }
+        }
         match acquired {
             Ok(Ok(slot)) => Ok(Permit {
                 state,

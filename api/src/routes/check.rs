@@ -94,7 +94,7 @@ async fn keyed_check(state: &AppState, headers: &HeaderMap, params: &Params, rat
     let presented = params.require("client_key")?;
     let key = state.key(presented).await?;
     crate::origin::check(&key, headers, state.policy().empty_origins_allow_all)?;
-    match state.rate_limit(&key) {
+    match state.rate_limit(&key).await {
         Ok(s) => *rate = Some(s),
         Err((e, s)) => {
             *rate = Some(s);
@@ -201,6 +201,7 @@ async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdict, 
         match state.bus().check(domain.clone(), state.check_deadline()).await {
             Ok(v) => (v, false),
             Err(crate::dispatch::DispatchError::Engine(e)) => return Err(ApiError::BadRequest(e.to_string())),
+            Err(crate::dispatch::DispatchError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
             Err(e) => {
                 metrics::counter!("dsa_verdicts_total", "method" => "none", "status" => "unknown").increment(1);
                 return Err(ApiError::Upstream(e.to_string()));

@@ -1,0 +1,148 @@
+//! Fleet mode: the same check flow as standalone, distributed over NATS JetStream and Postgres.
+//!
+//! * `dsa front`: the HTTP front; jobs to workers through [`crate::dispatch::NatsBus`], charges
+//!   to the ledger stream through [`crate::ledger::forward`], keys and settled usage from Postgres.
+//! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]), per-upstream limits held
+//!   fleet-wide in the NATS KV bucket ([`workers::fleet::FleetBudget`]).
+//! * `dsa ledger`: the ledger consumer ([`crate::ledger::consume`]) settling charges in Postgres.
+//!
+//! Every role declares the streams, consumers and bucket idempotently at start.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::subjects::Names;
+use workers::engine::Engine;
+
+use crate::config::Settings;
+use crate::credits::Credits;
+use crate::dispatch::NatsBus;
+use crate::pricing::PriceTable;
+use crate::purchase::CheckoutUrl;
+use crate::state::{AppState, Clock, Parts};
+use crate::store::Store;
+use crate::store_pg::PgStore;
+
+/// Connects to NATS with a bounded first connection and endless reconnects afterwards.
+///
+/// # Errors
+/// When NATS cannot be reached within 5 s.
+pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
+    let options = async_nats::ConnectOptions::new()
+        .connection_timeout(Duration::from_secs(5))
+        .retry_on_initial_connect()
+        .max_reconnects(None);
+    let client = tokio::time::timeout(Duration::from_secs(5), async { options.connect(url).await })
+        .await
+        .map_err(|_| anyhow::anyhow!("fleet.nats_url {url}: no connection within 5 s"))?
+        .map_err(|e| anyhow::anyhow!("fleet.nats_url {url}: {e}"))?;
+    // retry_on_initial_connect returns at once; wait for the first connection.
+    let started = std::time::Instant::now();
+    while client.connection_state() != async_nats::connection::State::Connected {
+        if started.elapsed() > Duration::from_secs(5) {
+            anyhow::bail!("fleet.nats_url {url}: no connection within 5 s");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(client)
+}
+
+/// Connects and migrates the fleet's Postgres.
+///
+/// # Errors
+/// When the URL is not Postgres or the database is unreachable.
+pub async fn connect_pg(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
+    let url = &settings.database.url;
+    if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+        anyhow::bail!("database.url must be a postgres:// URL in fleet mode");
+    }
+    let store = PgStore::connect(url, settings.database.max_connections).await.map_err(|e| anyhow::anyhow!("database.url: {e}"))?;
+    store.migrate().await?;
+    Ok(Arc::new(store))
+}
+
+/// A running fleet front: its state and the ledger forwarder to drain at shutdown.
+pub struct FleetFront {
+    /// Shared state (drop every clone to close the ledger channel).
+    pub state: AppState,
+    /// Forwards charges to the ledger stream; finishes once the state is dropped and all are acked.
+    pub forwarder: tokio::task::JoinHandle<()>,
+    /// The store (Postgres).
+    pub store: Arc<dyn Store>,
+    /// The NATS client.
+    pub nats: async_nats::Client,
+}
+
+/// Assembles a fleet front.
+///
+/// # Errors
+/// NATS, Postgres, catalogue or configuration errors, naming the setting.
+pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFront> {
+    let names = Names::with_prefix(&settings.fleet.prefix);
+    let nats = connect_nats(&settings.fleet.nats_url).await?;
+    let js = async_nats::jetstream::new(nats.clone());
+    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    let store = connect_pg(settings).await?;
+    let engine = Engine::new(settings.engine.clone())?;
+    let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
+    let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
+    let forwarder = tokio::spawn(crate::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
+    let prices = match &settings.pricing.table {
+        Some(path) => PriceTable::load(path).map_err(|e| anyhow::anyhow!("pricing.table {}: {e}", path.display()))?,
+        None => PriceTable::embedded()?,
+    };
+    let platform_checkout = settings
+        .pricing
+        .platform_checkout_url
+        .as_deref()
+        .map(CheckoutUrl::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("pricing.platform_checkout_url: {e}"))?;
+    let front_id = format!("front-{}", uuid::Uuid::now_v7().simple());
+    let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
+    let rate = crate::policy::RateWindows::fleet(&js, &names.rate_bucket).await?;
+    let state = AppState::new(Parts {
+        engine,
+        bus,
+        store: store.clone(),
+        credits: Credits::new(store.clone(), ledger_tx, &front_id, Some(refresh)),
+        prices,
+        platform_checkout,
+        policy: settings.policy.clone(),
+        clock,
+        tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
+        rate,
+    });
+    Ok(FleetFront { state, forwarder, store, nats })
+}
+
+/// Runs a worker process until `shutdown`, then drains.
+///
+/// # Errors
+/// NATS or engine errors at start.
+pub async fn worker(settings: &Settings, stats: Arc<workers::fleet::PoolStats>, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+    let names = Names::with_prefix(&settings.fleet.prefix);
+    let nats = connect_nats(&settings.fleet.nats_url).await?;
+    let js = async_nats::jetstream::new(nats.clone());
+    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    let engine = Engine::new(settings.engine.clone())?;
+    if settings.fleet.fleet_rate_limits {
+        engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
+    }
+    workers::fleet::run_pool(nats, names, engine, settings.fleet.worker_concurrency, stats, settings.fleet.tuning(), shutdown).await?;
+    Ok(())
+}
+
+/// Runs the ledger consumer until `shutdown`.
+///
+/// # Errors
+/// NATS or Postgres errors at start.
+pub async fn ledger(settings: &Settings, stats: Arc<crate::ledger::ConsumerStats>, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+    let names = Names::with_prefix(&settings.fleet.prefix);
+    let nats = connect_nats(&settings.fleet.nats_url).await?;
+    let js = async_nats::jetstream::new(nats.clone());
+    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    let store = connect_pg(settings).await?;
+    crate::ledger::consume(js, names, store, stats, shutdown).await
+}

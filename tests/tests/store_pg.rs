@@ -1,0 +1,631 @@
+//! The fleet's Postgres store (`api::store_pg::PgStore`) on a real server: every `Store` method,
+//! ledger idempotence (replayed and concurrent overlapping batches), the per-front settled sum,
+//! fail-fast connect, and the settling throughput (printed, not asserted).
+//!
+//! Server: `DSA_TEST_PG_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`, a role
+//! allowed to CREATE DATABASE). Each test gets a fresh database `dsa_test_<uuid>`, migrated, and
+//! drops it at the end (also when the test panics). Postgres unreachable = the test FAILS: start
+//! it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use api::keys::{KeyKind, KeyRecord, KeyState, Plan};
+use api::store::{KeyUpdate, NewKey, Store};
+use api::store_pg::PgStore;
+use common::messages::LedgerEvent;
+use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
+use uuid::Uuid;
+
+const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+const PERIOD: &str = "2026-11";
+
+fn admin_url() -> String {
+    std::env::var("DSA_TEST_PG_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
+}
+
+/// `admin` with its database path replaced by `db` (query string kept).
+fn url_for_database(admin: &str, db: &str) -> String {
+    let (base, query) = match admin.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (admin, None),
+    };
+    let (scheme, rest) = base
+        .split_once("://")
+        .expect("DSA_TEST_PG_URL is a postgres:// URL");
+    let authority = rest.split_once('/').map_or(rest, |(a, _)| a);
+    match query {
+        Some(q) => format!("{scheme}://{authority}/{db}?{q}"),
+        None => format!("{scheme}://{authority}/{db}"),
+    }
+}
+
+async fn admin_connection(admin: &str) -> PgConnection {
+    match tokio::time::timeout(Duration::from_secs(5), PgConnection::connect(admin)).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(e)) => panic!(
+            "Postgres unreachable at DSA_TEST_PG_URL={admin}: {e}\n\
+             start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
+        ),
+        Err(_) => panic!("Postgres at DSA_TEST_PG_URL={admin}: no connection within 5 s"),
+    }
+}
+
+/// A fresh, migrated database; dropped with the value (best effort).
+struct TestDb {
+    store: PgStore,
+    name: String,
+    admin: String,
+}
+
+impl TestDb {
+    async fn new() -> Self {
+        Self::with_pool(4).await
+    }
+
+    async fn with_pool(max_connections: u32) -> Self {
+        let admin = admin_url();
+        // Hex digits only, so safe to splice into CREATE/DROP DATABASE (which take no parameters).
+        let name = format!("dsa_test_{}", Uuid::new_v4().simple());
+        let mut conn = admin_connection(&admin).await;
+        conn.execute(AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .await
+            .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
+        conn.close().await.ok();
+        let store = PgStore::connect(&url_for_database(&admin, &name), max_connections)
+            .await
+            .expect("connect to the test database");
+        store.migrate().await.expect("migrations apply");
+        Self { store, name, admin }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        // Drop runs outside any async context we can await in (and also on panic), so a helper
+        // thread with its own runtime drops the database; FORCE ends the pool's connections.
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            rt.block_on(async {
+                let mut conn = PgConnection::connect(&admin).await.ok()?;
+                conn.execute(AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )))
+                .await
+                .ok()?;
+                conn.close().await.ok()
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Some(()))) {
+            eprintln!("note: could not drop test database {}", self.name);
+        }
+    }
+}
+
+fn new_key(label: &str) -> NewKey {
+    let (_, key_hash) = api::keys::generate(KeyKind::Server);
+    NewKey {
+        key_hash,
+        kind: KeyKind::Server,
+        plan: Plan::Starter,
+        pricing_enabled: true,
+        show_purchase_button: false,
+        default_commission_percent: Some(12.5),
+        purchase_url: Some("https://shop.example/checkout".into()),
+        allowed_origins: vec![
+            "https://shop.example".into(),
+            "https://*.example.com".into(),
+        ],
+        label: label.into(),
+    }
+}
+
+fn event(key: &KeyRecord, endpoint: &str, credits: i64, front: &str) -> LedgerEvent {
+    LedgerEvent {
+        event_id: Uuid::now_v7(),
+        key_id: key.id.clone(),
+        period: PERIOD.into(),
+        endpoint: endpoint.into(),
+        credits,
+        charged_at: time::OffsetDateTime::now_utc(),
+        front: front.into(),
+    }
+}
+
+#[tokio::test]
+async fn keys_create_find_list_and_state() {
+    let db = TestDb::new().await;
+    let s = &db.store;
+    assert!(s.list_keys().await.expect("list").is_empty());
+
+    let new = new_key("first");
+    let a = s.create_key(new.clone()).await.expect("create");
+    assert_eq!(a.kind, KeyKind::Server);
+    assert_eq!(a.state, KeyState::Active);
+    assert_eq!(a.plan, Plan::Starter);
+    assert_eq!(a.monthly_allowance, 5_000);
+    assert!(a.pricing_enabled && !a.show_purchase_button);
+    assert_eq!(a.default_commission_percent, Some(12.5));
+    assert_eq!(
+        a.purchase_url.as_deref(),
+        Some("https://shop.example/checkout")
+    );
+    assert_eq!(a.allowed_origins, new.allowed_origins);
+    assert_eq!(a.label, "first");
+    assert_eq!(a.fingerprint, new.key_hash[..8]);
+    assert!(
+        time::OffsetDateTime::parse(
+            &a.created_at,
+            &time::format_description::well_known::Rfc3339
+        )
+        .is_ok(),
+        "created_at is RFC 3339: {}",
+        a.created_at
+    );
+
+    let found = s
+        .find_key(&new.key_hash)
+        .await
+        .expect("find")
+        .expect("found");
+    assert_eq!(found, a);
+    assert!(s.find_key("0000").await.expect("find").is_none());
+
+    // A duplicate hash is refused (UNIQUE).
+    assert!(s.create_key(new.clone()).await.is_err());
+
+    let mut embed = new_key("second");
+    embed.kind = KeyKind::Embed;
+    embed.plan = Plan::Free;
+    embed.default_commission_percent = None;
+    embed.purchase_url = None;
+    embed.allowed_origins = Vec::new();
+    let b = s.create_key(embed).await.expect("create embed");
+    assert_eq!(
+        (
+            b.kind,
+            b.monthly_allowance,
+            b.default_commission_percent,
+            b.purchase_url.clone()
+        ),
+        (KeyKind::Embed, 500, None, None)
+    );
+    assert!(b.allowed_origins.is_empty());
+
+    let listed = s.list_keys().await.expect("list");
+    assert_eq!(
+        listed.iter().map(|k| k.id.as_str()).collect::<Vec<_>>(),
+        [a.id.as_str(), b.id.as_str()],
+        "oldest first"
+    );
+
+    // By id, then by fingerprint.
+    assert!(
+        s.set_key_state(&a.id, KeyState::Suspended)
+            .await
+            .expect("set")
+    );
+    assert_eq!(
+        s.find_key(&new.key_hash)
+            .await
+            .expect("find")
+            .map(|k| k.state),
+        Some(KeyState::Suspended)
+    );
+    assert!(
+        s.set_key_state(&b.fingerprint, KeyState::Disabled)
+            .await
+            .expect("set")
+    );
+    assert!(
+        !s.set_key_state("no-such-key", KeyState::Active)
+            .await
+            .expect("set")
+    );
+    let states: Vec<_> = s
+        .list_keys()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|k| k.state)
+        .collect();
+    assert_eq!(states, [KeyState::Suspended, KeyState::Disabled]);
+}
+
+#[tokio::test]
+async fn ledger_is_idempotent_and_settles_usage() {
+    let db = TestDb::new().await;
+    let s = &db.store;
+    let key = s.create_key(new_key("ledger")).await.expect("create");
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 0);
+    assert_eq!(s.apply_ledger(Vec::new()).await.expect("empty batch"), 0);
+
+    let batch: Vec<_> = (1..=10)
+        .map(|i| event(&key, "check", i, "front-1"))
+        .collect();
+    assert_eq!(s.apply_ledger(batch.clone()).await.expect("apply"), 10);
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 55);
+    assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 10);
+
+    // The same batch again (a redelivery): nothing new, usage unchanged.
+    assert_eq!(s.apply_ledger(batch.clone()).await.expect("replay"), 0);
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 55);
+    assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 10);
+
+    // Duplicates inside one batch, mixed with old and new events: each new id counts once.
+    let fresh: Vec<_> = (0..3)
+        .map(|_| event(&key, "whois", 100, "front-1"))
+        .collect();
+    let mut mixed = vec![fresh[0].clone(), fresh[0].clone(), batch[3].clone()];
+    mixed.extend([
+        fresh[1].clone(),
+        fresh[2].clone(),
+        fresh[1].clone(),
+        fresh[0].clone(),
+    ]);
+    assert_eq!(s.apply_ledger(mixed).await.expect("mixed"), 3);
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 355);
+    assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 13);
+
+    // Another period is another usage row (the allowance resets monthly).
+    let mut next = event(&key, "check", 7, "front-1");
+    next.period = "2026-12".into();
+    assert_eq!(s.apply_ledger(vec![next]).await.expect("apply"), 1);
+    assert_eq!(s.settled_usage(&key.id, "2026-12").await.expect("usage"), 7);
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 355);
+
+    // A batch naming an unknown key fails as a whole: nothing of it is applied.
+    let ghost = KeyRecord {
+        id: "no-such-key".into(),
+        ..key.clone()
+    };
+    let bad = vec![
+        event(&key, "check", 1, "front-1"),
+        event(&ghost, "check", 1, "front-1"),
+    ];
+    assert!(s.apply_ledger(bad).await.is_err());
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 355);
+    assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 13);
+}
+
+#[tokio::test]
+async fn concurrent_overlapping_batches_count_each_event_once() {
+    let db = TestDb::with_pool(8).await;
+    let s = &db.store;
+    let keys = [
+        s.create_key(new_key("k1")).await.expect("create"),
+        s.create_key(new_key("k2")).await.expect("create"),
+        s.create_key(new_key("k3")).await.expect("create"),
+    ];
+    // 3,000 distinct events over three keys; four tasks each settle an overlapping two-thirds
+    // of them, in different orders and batch sizes, all at once.
+    let events: Vec<_> = (0..3_000)
+        .map(|i| event(&keys[i % 3], "check", (i % 5) as i64 + 1, "front-1"))
+        .collect();
+    let mut expected: HashMap<String, i64> = HashMap::new();
+    for e in &events {
+        *expected.entry(e.key_id.clone()).or_default() += e.credits;
+    }
+    let mut tasks = Vec::new();
+    for t in 0..4usize {
+        let mut mine: Vec<_> = events
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 != t % 3)
+            .map(|(_, e)| e.clone())
+            .collect();
+        if t % 2 == 1 {
+            mine.reverse();
+        }
+        mine.rotate_left(t * 250);
+        let store = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut applied = 0;
+            for chunk in mine.chunks(100 + 50 * t) {
+                applied += store.apply_ledger(chunk.to_vec()).await.expect("apply");
+            }
+            applied
+        }));
+    }
+    let mut applied = 0;
+    for task in tasks {
+        applied += task.await.expect("task");
+    }
+    // Every event is covered by at least one task; the union is all 3,000.
+    assert_eq!(applied, 3_000, "each distinct event applied exactly once");
+    for key in &keys {
+        assert_eq!(
+            s.settled_usage(&key.id, PERIOD).await.expect("usage"),
+            expected[&key.id]
+        );
+        assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 1_000);
+    }
+}
+
+#[tokio::test]
+async fn settled_by_front_sums_one_fronts_entries() {
+    let db = TestDb::new().await;
+    let s = &db.store;
+    let key = s.create_key(new_key("fronts")).await.expect("create");
+    let other = s.create_key(new_key("other")).await.expect("create");
+    let batch = vec![
+        event(&key, "check", 1, "front-a"),
+        event(&key, "whois", 2, "front-a"),
+        event(&key, "check", 4, "front-b"),
+        event(&other, "check", 8, "front-a"),
+    ];
+    assert_eq!(s.apply_ledger(batch).await.expect("apply"), 4);
+    let by = |id: String, front: &'static str| {
+        let s = s.clone();
+        async move {
+            s.settled_by_front(&id, PERIOD, front)
+                .await
+                .expect("settled_by_front")
+        }
+    };
+    assert_eq!(by(key.id.clone(), "front-a").await, 3);
+    assert_eq!(by(key.id.clone(), "front-b").await, 4);
+    assert_eq!(by(key.id.clone(), "front-c").await, 0);
+    assert_eq!(by(other.id.clone(), "front-a").await, 8);
+    assert_eq!(
+        s.settled_by_front(&key.id, "2026-12", "front-a")
+            .await
+            .expect("other period"),
+        0
+    );
+    assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 7);
+}
+
+#[tokio::test]
+async fn operator_lookups_updates_and_usage_by_endpoint() {
+    let db = TestDb::new().await;
+    let s = &db.store;
+    let new = new_key("cli");
+    let key = s.create_key(new.clone()).await.expect("create");
+
+    // find_key_by_ref: id, fingerprint, hash; nothing; an ambiguous fingerprint.
+    let by_ref = |r: String| {
+        let s = s.clone();
+        async move { s.find_key_by_ref(&r).await }
+    };
+    for reference in [
+        key.id.clone(),
+        key.fingerprint.clone(),
+        new.key_hash.clone(),
+    ] {
+        assert_eq!(
+            by_ref(reference.clone()).await.expect("lookup"),
+            Some(key.clone()),
+            "{reference}"
+        );
+    }
+    assert!(by_ref("nothing".into()).await.expect("none").is_none());
+    let mut twin_a = new_key("twin a");
+    twin_a.key_hash = format!("abcdef01{}", "0".repeat(56));
+    let mut twin_b = new_key("twin b");
+    twin_b.key_hash = format!("abcdef01{}", "1".repeat(56));
+    let twin = s.create_key(twin_a.clone()).await.expect("create twin a");
+    s.create_key(twin_b).await.expect("create twin b");
+    let err = by_ref("abcdef01".into())
+        .await
+        .expect_err("ambiguous fingerprint");
+    assert!(err.to_string().contains("more than one key"), "{err}");
+    assert_eq!(
+        by_ref(twin_a.key_hash.clone())
+            .await
+            .expect("by hash")
+            .map(|k| k.id),
+        Some(twin.id.clone())
+    );
+
+    // update_key: an empty update changes nothing.
+    let same = s
+        .update_key(&key.id, KeyUpdate::default())
+        .await
+        .expect("update")
+        .expect("exists");
+    assert_eq!(same, key);
+    // Every field, including removing the optional ones.
+    let update = KeyUpdate {
+        plan: Some(Plan::Pro),
+        pricing_enabled: Some(false),
+        show_purchase_button: Some(true),
+        default_commission_percent: Some(None),
+        purchase_url: Some(None),
+        allowed_origins: Some(vec!["https://new.example".into()]),
+        label: Some("renamed".into()),
+    };
+    let changed = s
+        .update_key(&key.id, update)
+        .await
+        .expect("update")
+        .expect("exists");
+    assert_eq!(changed.plan, Plan::Pro);
+    assert_eq!(
+        changed.monthly_allowance, 25_000,
+        "a plan sets its allowance"
+    );
+    assert!(!changed.pricing_enabled && changed.show_purchase_button);
+    assert_eq!(changed.default_commission_percent, None);
+    assert_eq!(changed.purchase_url, None);
+    assert_eq!(changed.allowed_origins, ["https://new.example"]);
+    assert_eq!(changed.label, "renamed");
+    assert_eq!(
+        (
+            changed.id.as_str(),
+            changed.created_at.as_str(),
+            changed.state
+        ),
+        (key.id.as_str(), key.created_at.as_str(), key.state)
+    );
+    // Setting values back, leaving the rest.
+    let partial = KeyUpdate {
+        default_commission_percent: Some(Some(7.5)),
+        purchase_url: Some(Some("https://shop.example/again".into())),
+        ..KeyUpdate::default()
+    };
+    let again = s
+        .update_key(&key.id, partial)
+        .await
+        .expect("update")
+        .expect("exists");
+    assert_eq!(again.default_commission_percent, Some(7.5));
+    assert_eq!(
+        again.purchase_url.as_deref(),
+        Some("https://shop.example/again")
+    );
+    assert_eq!((again.plan, again.label.as_str()), (Plan::Pro, "renamed"));
+    assert_eq!(
+        s.find_key_by_ref(&key.id).await.expect("reread"),
+        Some(again)
+    );
+    assert!(
+        s.update_key(
+            "no-such-key",
+            KeyUpdate {
+                label: Some("x".into()),
+                ..KeyUpdate::default()
+            }
+        )
+        .await
+        .expect("update")
+        .is_none()
+    );
+    // The twin was not touched.
+    assert_eq!(
+        by_ref(twin.id.clone()).await.expect("twin"),
+        Some(twin.clone())
+    );
+
+    // usage_by_endpoint: per endpoint, by name, for that key and period only.
+    assert!(
+        s.usage_by_endpoint(&key.id, PERIOD)
+            .await
+            .expect("usage")
+            .is_empty()
+    );
+    let mut batch = vec![
+        event(&key, "whois", 2, "front-a"),
+        event(&key, "check", 1, "front-a"),
+        event(&key, "check", 1, "front-b"),
+        event(&key, "bulk", 10, "front-a"),
+        event(&twin, "check", 100, "front-a"),
+    ];
+    let mut december = event(&key, "check", 1000, "front-a");
+    december.period = "2026-12".into();
+    batch.push(december);
+    assert_eq!(s.apply_ledger(batch).await.expect("apply"), 6);
+    assert_eq!(
+        s.usage_by_endpoint(&key.id, PERIOD).await.expect("usage"),
+        [
+            ("bulk".to_owned(), 10),
+            ("check".to_owned(), 2),
+            ("whois".to_owned(), 2)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn connect_fails_fast_when_postgres_is_unreachable() {
+    // A port nothing listens on: refused at once, reported with its cause, within the 5 s
+    // connect timeout (never the pool's 30 s default).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    let started = Instant::now();
+    let err = PgStore::connect(
+        &format!("postgres://postgres:secret@127.0.0.1:{port}/dsa"),
+        2,
+    )
+    .await
+    .expect_err("nothing listens there");
+    let message = format!("{err:#}");
+    assert!(
+        started.elapsed() < Duration::from_secs(7),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        message.contains(&format!("127.0.0.1:{port}/dsa")),
+        "{message}"
+    );
+    assert!(message.contains("unreachable"), "{message}");
+    assert!(
+        !message.contains("secret"),
+        "no password in errors: {message}"
+    );
+}
+
+#[tokio::test]
+async fn settling_throughput() {
+    let db = TestDb::with_pool(4).await;
+    let s = &db.store;
+    let keys = [
+        s.create_key(new_key("t1")).await.expect("create"),
+        s.create_key(new_key("t2")).await.expect("create"),
+        s.create_key(new_key("t3")).await.expect("create"),
+        s.create_key(new_key("t4")).await.expect("create"),
+    ];
+    let events: Vec<_> = (0..20_000)
+        .map(|i| event(&keys[i % 4], "check", 1, "front-1"))
+        .collect();
+    let started = Instant::now();
+    let mut applied = 0;
+    for chunk in events.chunks(500) {
+        applied += s.apply_ledger(chunk.to_vec()).await.expect("apply");
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(applied, 20_000);
+    for key in &keys {
+        assert_eq!(
+            s.settled_usage(&key.id, PERIOD).await.expect("usage"),
+            5_000
+        );
+    }
+    println!(
+        "store_pg throughput: {applied} events in batches of 500, one at a time: {:.2?} = {:.0} events/s",
+        elapsed,
+        applied as f64 / elapsed.as_secs_f64()
+    );
+    // Replaying them all (every event a duplicate) costs about as much and applies nothing.
+    let started = Instant::now();
+    let mut replayed = 0;
+    for chunk in events.chunks(500) {
+        replayed += s.apply_ledger(chunk.to_vec()).await.expect("replay");
+    }
+    assert_eq!(replayed, 0);
+    println!(
+        "store_pg throughput: the same 20000 replayed (all duplicates): {:.2?} = {:.0} events/s",
+        started.elapsed(),
+        20_000.0 / started.elapsed().as_secs_f64()
+    );
+}
+
+#[tokio::test]
+async fn zz_probe_timing() {
+    let db = TestDb::with_pool(4).await;
+    let s = &db.store;
+    let key = s.create_key(new_key("t1")).await.expect("create");
+    let events: Vec<_> = (0..500).map(|_| event(&key, "check", 1, "front-1")).collect();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let _: i32 = sqlx::query_scalar("SELECT 1").fetch_one(s.pool()).await.expect("x");
+        println!("select 1: {:?}", t.elapsed());
+        let t = Instant::now();
+        let ids: Vec<String> = events.iter().map(|e| e.event_id.to_string()).collect();
+        let _: i64 = sqlx::query_scalar("SELECT cardinality($1::text[])::int8").bind(&ids).fetch_one(s.pool()).await.expect("x");
+        println!("text[] 500: {:?}", t.elapsed());
+        let ts: Vec<time::OffsetDateTime> = events.iter().map(|e| e.charged_at).collect();
+        let t = Instant::now();
+        let _: i64 = sqlx::query_scalar("SELECT cardinality($1::timestamptz[])::int8").bind(&ts).fetch_one(s.pool()).await.expect("x");
+        println!("timestamptz[] 500: {:?}", t.elapsed());
+        let t = Instant::now();
+        s.apply_ledger(events.clone()).await.expect("apply");
+        println!("apply: {:?}", t.elapsed());
+    }
+}
