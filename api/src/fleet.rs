@@ -101,7 +101,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         .map_err(|e| anyhow::anyhow!("pricing.platform_checkout_url: {e}"))?;
     let front_id = format!("front-{}", uuid::Uuid::now_v7().simple());
     let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
-    let rate = crate::policy::RateWindows::fleet(&js, &names.rate_bucket).await?;
+    let rate = crate::policy::RateWindows::fleet(nats.clone(), &js, &names.rate_bucket).await?;
     let state = AppState::new(Parts {
         engine,
         bus,

@@ -130,9 +130,18 @@ pub async fn consume(
     use async_nats::jetstream::AckKind;
     use futures::StreamExt;
     use std::sync::atomic::Ordering;
-    let consumer: async_nats::jetstream::consumer::PullConsumer =
-        js.get_stream(&names.ledger_stream).await?.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     tokio::pin!(shutdown);
+    // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
+    let consumer: async_nats::jetstream::consumer::PullConsumer = loop {
+        let found = async { js.get_stream(&names.ledger_stream).await.ok()?.get_consumer(&names.ledger_consumer).await.ok() };
+        tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            c = found => match c {
+                Some(c) => break c,
+                None => tokio::time::sleep(Duration::from_millis(500)).await,
+            },
+        }
+    };
     loop {
         let fetched = tokio::select! {
             _ = &mut shutdown => return Ok(()),

@@ -359,15 +359,18 @@ mod tests {
 pub enum RateWindows {
     /// One process.
     Local(MinuteWindows),
-    /// The fleet's KV bucket.
-    Fleet(async_nats::jetstream::kv::Store),
+    /// The fleet's KV bucket (and the client, to skip it at once while NATS is down).
+    Fleet(async_nats::jetstream::kv::Store, async_nats::Client),
 }
+
+/// Longest wait for the rate-limit bucket before a request is let through, milliseconds.
+const KV_WAIT_MS: u64 = 250;
 
 impl std::fmt::Debug for RateWindows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             RateWindows::Local(_) => "RateWindows::Local",
-            RateWindows::Fleet(_) => "RateWindows::Fleet",
+            RateWindows::Fleet(..) => "RateWindows::Fleet",
         })
     }
 }
@@ -382,8 +385,9 @@ impl RateWindows {
     ///
     /// # Errors
     /// When the bucket does not exist.
-    pub async fn fleet(js: &async_nats::jetstream::Context, bucket: &str) -> anyhow::Result<Self> {
-        Ok(RateWindows::Fleet(js.get_key_value(bucket).await.map_err(|e| anyhow::anyhow!("rate-limit bucket {bucket}: {e}"))?))
+    pub async fn fleet(client: async_nats::Client, js: &async_nats::jetstream::Context, bucket: &str) -> anyhow::Result<Self> {
+        let store = js.get_key_value(bucket).await.map_err(|e| anyhow::anyhow!("rate-limit bucket {bucket}: {e}"))?;
+        Ok(RateWindows::Fleet(store, client))
     }
 
     /// Counts one request of `key_id` at `now` against `limit` per minute.
@@ -392,16 +396,20 @@ impl RateWindows {
     /// 429 with the header state when over the limit. In the fleet, a KV failure lets the request
     /// through (the monthly allowance still holds) and is logged.
     pub async fn hit(&self, key_id: &str, limit: u32, now: OffsetDateTime) -> Result<RateState, (ApiError, RateState)> {
-        let store = match self {
+        let (store, client) = match self {
             RateWindows::Local(w) => return w.hit(key_id, limit, now),
-            RateWindows::Fleet(store) => store,
+            RateWindows::Fleet(store, client) => (store, client),
         };
         let unix = now.unix_timestamp();
         let window = unix.div_euclid(60);
         let reset_secs = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
+        if client.connection_state() != async_nats::connection::State::Connected {
+            return Ok(RateState { limit, remaining: limit, reset_secs });
+        }
+        let wait = std::time::Duration::from_millis(KV_WAIT_MS);
         let key = format!("min.{}.{window}", key_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
         for _ in 0..32 {
-            let entry = match store.entry(key.clone()).await {
+            let entry = match tokio::time::timeout(wait, store.entry(key.clone())).await.map_err(|_| "timed out".to_owned()).and_then(|r| r.map_err(|e| e.to_string())) {
                 Ok(e) => e,
                 Err(e) => {
                     tracing::warn!(error = %e, "rate-limit bucket unavailable; request let through");
@@ -424,8 +432,12 @@ impl RateWindows {
             }
             let value = bytes::Bytes::from((count + 1).to_string());
             let stored = match revision {
-                Some(rev) => store.update(&key, value, rev).await.is_ok(),
-                None => store.create(&key, value).await.is_ok(),
+                Some(rev) => tokio::time::timeout(wait, store.update(&key, value, rev)).await.map(|r| r.is_ok()),
+                None => tokio::time::timeout(wait, store.create(&key, value)).await.map(|r| r.is_ok()),
+            };
+            let Ok(stored) = stored else {
+                tracing::warn!("rate-limit bucket timed out; request let through");
+                return Ok(RateState { limit, remaining: limit, reset_secs });
             };
             if stored {
                 return Ok(RateState { limit, remaining: limit - count - 1, reset_secs });

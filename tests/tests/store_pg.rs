@@ -605,27 +605,3 @@ async fn settling_throughput() {
         20_000.0 / started.elapsed().as_secs_f64()
     );
 }
-
-#[tokio::test]
-async fn zz_probe_timing() {
-    let db = TestDb::with_pool(4).await;
-    let s = &db.store;
-    let key = s.create_key(new_key("t1")).await.expect("create");
-    let events: Vec<_> = (0..500).map(|_| event(&key, "check", 1, "front-1")).collect();
-    for _ in 0..3 {
-        let t = Instant::now();
-        let _: i32 = sqlx::query_scalar("SELECT 1").fetch_one(s.pool()).await.expect("x");
-        println!("select 1: {:?}", t.elapsed());
-        let t = Instant::now();
-        let ids: Vec<String> = events.iter().map(|e| e.event_id.to_string()).collect();
-        let _: i64 = sqlx::query_scalar("SELECT cardinality($1::text[])::int8").bind(&ids).fetch_one(s.pool()).await.expect("x");
-        println!("text[] 500: {:?}", t.elapsed());
-        let ts: Vec<time::OffsetDateTime> = events.iter().map(|e| e.charged_at).collect();
-        let t = Instant::now();
-        let _: i64 = sqlx::query_scalar("SELECT cardinality($1::timestamptz[])::int8").bind(&ts).fetch_one(s.pool()).await.expect("x");
-        println!("timestamptz[] 500: {:?}", t.elapsed());
-        let t = Instant::now();
-        s.apply_ledger(events.clone()).await.expect("apply");
-        println!("apply: {:?}", t.elapsed());
-    }
-}

@@ -172,6 +172,12 @@ impl Engine {
         if entry.is_supported() { Ok(entry) } else { Err(unsupported(entry.reason.clone())) }
     }
 
+    /// Stores a verdict obtained elsewhere (a fleet front caches what its workers answered, so a
+    /// repeated check costs no NATS round trip). Unknown verdicts are ignored.
+    pub async fn remember(&self, verdict: &Verdict) {
+        self.inner.cache.put(verdict).await;
+    }
+
     /// A fresh cached verdict for `domain`, reported with method `cache`.
     pub async fn cached(&self, domain: &DomainName) -> Option<Verdict> {
         let mut verdict = self.inner.cache.get(domain.as_str()).await?;

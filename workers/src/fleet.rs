@@ -164,15 +164,19 @@ pub async fn run_pool(
 ) -> Result<(), FleetError> {
     let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
     let js = jetstream::new(client.clone());
-    let consumer: consumer::PullConsumer = js
-        .get_stream(&names.jobs_stream)
-        .await
-        .map_err(js_err)?
-        .get_consumer(&names.workers_consumer)
-        .await
-        .map_err(js_err)?;
-    let slots = Arc::new(Semaphore::new(concurrency.max(1)));
     tokio::pin!(shutdown);
+    // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
+    let consumer: consumer::PullConsumer = loop {
+        let found = async { js.get_stream(&names.jobs_stream).await.ok()?.get_consumer(&names.workers_consumer).await.ok() };
+        tokio::select! {
+            _ = &mut shutdown => return Ok(()),
+            c = found => match c {
+                Some(c) => break c,
+                None => tokio::time::sleep(Duration::from_millis(500)).await,
+            },
+        }
+    };
+    let slots = Arc::new(Semaphore::new(concurrency.max(1)));
     loop {
         let available = slots.available_permits();
         if available == 0 {

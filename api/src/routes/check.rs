@@ -199,7 +199,12 @@ async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdict, 
         (v, true)
     } else {
         match state.bus().check(domain.clone(), state.check_deadline()).await {
-            Ok(v) => (v, false),
+            Ok(v) => {
+                if v.domain == domain.as_str() {
+                    state.engine().remember(&v).await;
+                }
+                (v, false)
+            }
             Err(crate::dispatch::DispatchError::Engine(e)) => return Err(ApiError::BadRequest(e.to_string())),
             Err(crate::dispatch::DispatchError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
             Err(e) => {

@@ -1,0 +1,123 @@
+//! The fleet on real NATS JetStream and Postgres: the check flow, faults, and fleet-wide limits.
+
+mod fleet_support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use api::keys::Plan;
+use fleet_support::*;
+
+async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
+    let r = http.get(url).send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+#[tokio::test]
+async fn check_flow_through_jetstream_and_the_ledger() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let prefix = "flow";
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let pool_stats = Arc::new(workers::fleet::PoolStats::default());
+    let w1 = Role::worker(&settings, pool_stats.clone());
+    let w2 = Role::worker(&settings, pool_stats.clone());
+    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
+    let ledger = Role::ledger(&settings, ledger_stats.clone());
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+
+    let mut successes = 0;
+    for (name, available) in [
+        ("dsa-demo-available.com", true),
+        ("example.com", false),
+        ("suspended-shop.com", false),
+        ("dsa-demo-available.af", true),
+        ("google.com.af", false),
+        ("dsa-demo-available.com", true), // cache hit in the front: no job
+    ] {
+        let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
+        assert_eq!(status, 200, "{name}: {body}");
+        assert_eq!(body["available"], available, "{name}: {body}");
+        successes += 1;
+    }
+    let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=example.es"))).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(pool_stats.answered.load(Ordering::Relaxed), 5, "the cache hit never reached a worker");
+    assert_eq!(settled(&front.store, &key_id, successes).await, successes, "ledger entries = successful responses");
+
+    front.stop().await;
+    w1.stop().await;
+    w2.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    assert_eq!(ledger_stats.applied.load(Ordering::Relaxed), successes as u64);
+    db.drop_now().await;
+}
+
+#[tokio::test]
+async fn no_worker_means_a_clean_502_without_charge() {
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, "noworker");
+    settings.engine.check_deadline_secs = 1.0;
+    let front = Front::start(&settings).await;
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let started = Instant::now();
+    let (status, body) = get(&reqwest::Client::new(), front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["success"], false);
+    assert!(started.elapsed() < Duration::from_secs(3));
+    front.stop().await;
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let store = api::fleet::connect_pg(&settings).await.expect("pg");
+    assert_eq!(store.ledger_count(&key_id, &period).await.expect("count"), 0);
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
+#[tokio::test]
+async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
+    let mut nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, "natsdown");
+    let front = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    assert_eq!(get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=google.net"))).await.0, 200);
+
+    nats.kill();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+    assert_eq!(status, 502, "{body}");
+    assert!(started.elapsed() < Duration::from_secs(1), "fast: {:?}", started.elapsed());
+
+    nats.resume().await;
+    let mut recovered = false;
+    for _ in 0..100 {
+        let (status, _) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+        if status == 200 {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(recovered, "the fleet answers again once NATS is back");
+    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "both successful checks settled, the 502 not");
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}

