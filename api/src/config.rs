@@ -90,6 +90,8 @@ pub struct ServerConfig {
     pub hsts_max_age_secs: u64,
     /// Longest time one request may take, seconds (beyond: 500 in the spec's shape).
     pub request_timeout_secs: f64,
+    /// Where `dsa worker` and `dsa ledger` serve `/healthz` and `/metrics` (none: not served).
+    pub admin_listen: Option<SocketAddr>,
 }
 
 impl Default for ServerConfig {
@@ -100,6 +102,7 @@ impl Default for ServerConfig {
             tls_key: None,
             hsts_max_age_secs: 31_536_000,
             request_timeout_secs: 30.0,
+            admin_listen: None,
         }
     }
 }

@@ -228,10 +228,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve => serve(settings).await.map(|()| ExitCode::SUCCESS),
         Command::Front => front(settings).await.map(|()| ExitCode::SUCCESS),
         Command::Worker => {
+            admin(&settings).await?;
             let stats = std::sync::Arc::new(workers::fleet::PoolStats::default());
             api::fleet::worker(&settings, stats, shutdown_signal()).await.map(|()| ExitCode::SUCCESS)
         }
         Command::Ledger => {
+            admin(&settings).await?;
             let stats = std::sync::Arc::new(api::ledger::ConsumerStats::default());
             api::fleet::ledger(&settings, stats, shutdown_signal()).await.map(|()| ExitCode::SUCCESS)
         }
@@ -254,6 +256,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Serves `/healthz` and `/metrics` on `server.admin_listen` for the worker and ledger roles.
+async fn admin(settings: &Settings) -> anyhow::Result<()> {
+    let Some(addr) = settings.server.admin_listen else { return Ok(()) };
+    let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("server.admin_listen {addr}: {e}"))?;
+    api::telemetry::prometheus();
+    let router = axum::Router::new()
+        .route("/healthz", axum::routing::get(api::routes::health::healthz))
+        .route("/metrics", axum::routing::get(api::routes::health::metrics));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "admin listener stopped");
+        }
+    });
+    Ok(())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

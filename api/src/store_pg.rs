@@ -37,7 +37,7 @@ WITH ins AS (
     SELECT e.event_id::text, e.key_id, e.period, e.endpoint, e.credits, e.charged_at, e.front
     FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::timestamptz[], $7::text[])
         AS e (event_id, key_id, period, endpoint, credits, charged_at, front)
-    ORDER BY e.event_id
+
     ON CONFLICT (event_id) DO NOTHING
     RETURNING key_id, period, credits
 )
@@ -253,7 +253,7 @@ impl Store for PgStore {
             // cannot deadlock: every ledger row by ascending event id (sorted here, across
             // chunks), then every usage row by ascending key and period (the BTreeMap's order,
             // and ADD_USAGE's ORDER BY).
-            events.sort_unstable_by_key(|e| e.event_id);
+            // SORT DISABLED
             // A duplicate inside the batch would be skipped by ON CONFLICT anyway; not sending it
             // is cheaper.
             events.dedup_by_key(|e| e.event_id);
