@@ -54,6 +54,8 @@ async fn run() -> anyhow::Result<()> {
     settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
     settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
     settings.engine.overrides_only = true;
+    // Measure the check path, not the per-minute limiter's 429s.
+    settings.policy.per_minute = api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
     let app = api::standalone(&settings).await?;
     let (key, key_hash) = api::keys::generate(KeyKind::Server);
     app.store

@@ -325,42 +325,13 @@ fn unreachable_hmac() -> Hmac<Sha256> {
     Hmac::<Sha256>::new_from_slice(b"k").unwrap()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use time::macros::datetime;
-
-    #[test]
-    fn minute_windows_reset_on_the_minute() {
-        let w = MinuteWindows::default();
-        let t = datetime!(2026-11-22 10:00:50 UTC);
-        assert_eq!(w.hit("k", 2, t).map(|s| s.remaining).ok(), Some(1));
-        assert_eq!(w.hit("k", 2, t).map(|s| s.remaining).ok(), Some(0));
-        let (err, state) = w.hit("k", 2, t).expect_err("third is over");
-        assert!(matches!(err, ApiError::TooManyRequests { retry_after_secs: Some(10), .. }));
-        assert_eq!(state.reset_secs, 10);
-        assert!(w.hit("other", 2, t).is_ok(), "per key");
-        assert_eq!(w.hit("k", 2, datetime!(2026-11-22 10:01:00 UTC)).map(|s| s.remaining).ok(), Some(1));
-    }
-
-    #[test]
-    fn demo_cookie_is_signed() {
-        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, false);
-        let cookie = demo.cookie("abc", false);
-        let value = cookie.split(';').next().and_then(|kv| kv.strip_prefix("dsa_demo=")).expect("value");
-        assert_eq!(demo.verify(value).as_deref(), Some("abc"));
-        assert!(demo.verify("abc.00").is_none());
-        assert!(demo.verify(&value.replace("abc", "abd")).is_none());
-    }
-}
-
 /// Where per-key minute windows are counted: in this process (standalone) or in the NATS KV
 /// bucket shared by every front (fleet; compare-and-set on one key per key and minute).
 pub enum RateWindows {
     /// One process.
     Local(MinuteWindows),
     /// The fleet's KV bucket (and the client, to skip it at once while NATS is down).
-    Fleet(async_nats::jetstream::kv::Store, async_nats::Client),
+    Fleet(Box<async_nats::jetstream::kv::Store>, async_nats::Client),
 }
 
 /// Longest wait for the rate-limit bucket before a request is let through, milliseconds.
@@ -387,7 +358,7 @@ impl RateWindows {
     /// When the bucket does not exist.
     pub async fn fleet(client: async_nats::Client, js: &async_nats::jetstream::Context, bucket: &str) -> anyhow::Result<Self> {
         let store = js.get_key_value(bucket).await.map_err(|e| anyhow::anyhow!("rate-limit bucket {bucket}: {e}"))?;
-        Ok(RateWindows::Fleet(store, client))
+        Ok(RateWindows::Fleet(Box::new(store), client))
     }
 
     /// Counts one request of `key_id` at `now` against `limit` per minute.
@@ -445,5 +416,34 @@ impl RateWindows {
         }
         tracing::warn!("rate-limit window contended; request let through");
         Ok(RateState { limit, remaining: 0, reset_secs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn minute_windows_reset_on_the_minute() {
+        let w = MinuteWindows::default();
+        let t = datetime!(2026-11-22 10:00:50 UTC);
+        assert_eq!(w.hit("k", 2, t).map(|s| s.remaining).ok(), Some(1));
+        assert_eq!(w.hit("k", 2, t).map(|s| s.remaining).ok(), Some(0));
+        let (err, state) = w.hit("k", 2, t).expect_err("third is over");
+        assert!(matches!(err, ApiError::TooManyRequests { retry_after_secs: Some(10), .. }));
+        assert_eq!(state.reset_secs, 10);
+        assert!(w.hit("other", 2, t).is_ok(), "per key");
+        assert_eq!(w.hit("k", 2, datetime!(2026-11-22 10:01:00 UTC)).map(|s| s.remaining).ok(), Some(1));
+    }
+
+    #[test]
+    fn demo_cookie_is_signed() {
+        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, false);
+        let cookie = demo.cookie("abc", false);
+        let value = cookie.split(';').next().and_then(|kv| kv.strip_prefix("dsa_demo=")).expect("value");
+        assert_eq!(demo.verify(value).as_deref(), Some("abc"));
+        assert!(demo.verify("abc.00").is_none());
+        assert!(demo.verify(&value.replace("abc", "abd")).is_none());
     }
 }

@@ -37,7 +37,7 @@ WITH ins AS (
     SELECT e.event_id::text, e.key_id, e.period, e.endpoint, e.credits, e.charged_at, e.front
     FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::timestamptz[], $7::text[])
         AS e (event_id, key_id, period, endpoint, credits, charged_at, front)
-
+    ORDER BY e.event_id
     ON CONFLICT (event_id) DO NOTHING
     RETURNING key_id, period, credits
 )
@@ -108,9 +108,9 @@ impl PgStore {
         );
         match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
             Ok(Ok(probe)) => probe.close().await?,
-            Ok(Err(e)) => anyhow::bail!("Postgres at {target} unreachable: {e}"),
+            Ok(Err(e)) => anyhow::bail!("cannot connect to Postgres at {target}: {e}"),
             Err(_) => anyhow::bail!(
-                "Postgres at {target} unreachable: no connection within {CONNECT_TIMEOUT:?}"
+                "cannot connect to Postgres at {target}: no connection within {CONNECT_TIMEOUT:?}"
             ),
         }
         let pool = PgPoolOptions::new()
@@ -253,7 +253,7 @@ impl Store for PgStore {
             // cannot deadlock: every ledger row by ascending event id (sorted here, across
             // chunks), then every usage row by ascending key and period (the BTreeMap's order,
             // and ADD_USAGE's ORDER BY).
-            // SORT DISABLED
+            events.sort_unstable_by_key(|e| e.event_id);
             // A duplicate inside the batch would be skipped by ON CONFLICT anyway; not sending it
             // is cheaper.
             events.dedup_by_key(|e| e.event_id);

@@ -305,3 +305,207 @@ pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
         assert!(ok, "not drained: {last}");
     }
 }
+
+/// The address of the machine's Postgres server (from [`pg_admin_url`]).
+pub fn pg_server_addr() -> SocketAddr {
+    let url = url::Url::parse(&pg_admin_url()).expect("DSA_TEST_PG_URL is a URL");
+    let host = url.host_str().unwrap_or("127.0.0.1");
+    let host = if host == "localhost" { "127.0.0.1" } else { host };
+    format!("{host}:{}", url.port().unwrap_or(5432)).parse().expect("Postgres address")
+}
+
+/// A TCP proxy in front of Postgres with a switch, to break the database under a running fleet
+/// (after crates.io's `ChaosProxy`). [`PgProxy::cut`] closes every proxied connection and stops
+/// listening, so new connections are refused as when the server is down; [`PgProxy::restore`]
+/// listens again on the same port.
+pub struct PgProxy {
+    pub port: u16,
+    target: SocketAddr,
+    cut: Arc<tokio::sync::watch::Sender<bool>>,
+    acceptor: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl PgProxy {
+    /// Listens on 127.0.0.1:0 and forwards to `target`.
+    pub async fn start(target: SocketAddr) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+        let port = listener.local_addr().expect("proxy addr").port();
+        let (cut, _) = tokio::sync::watch::channel(false);
+        let proxy = Self { port, target, cut: Arc::new(cut), acceptor: std::sync::Mutex::new(None) };
+        proxy.accept_on(listener);
+        proxy
+    }
+
+    /// `db_url` with its host and port replaced by the proxy's.
+    pub fn url_for(&self, db_url: &str) -> String {
+        let mut url = url::Url::parse(db_url).expect("database URL");
+        url.set_host(Some("127.0.0.1")).expect("host");
+        url.set_port(Some(self.port)).expect("port");
+        url.to_string()
+    }
+
+    fn accept_on(&self, listener: tokio::net::TcpListener) {
+        let (target, cut) = (self.target, self.cut.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else { continue };
+                let mut gone = cut.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else { return };
+                    // Both sockets are dropped (closed) when the switch is cut.
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = gone.wait_for(|cut| *cut) => {}
+                    }
+                });
+            }
+        });
+        *self.acceptor.lock().expect("acceptor") = Some(task);
+    }
+
+    /// Closes every connection and refuses new ones.
+    pub async fn cut(&self) {
+        self.cut.send_replace(true);
+        let task = self.acceptor.lock().expect("acceptor").take();
+        if let Some(task) = task {
+            task.abort();
+            let _ = task.await; // the listener is closed once the task is gone
+        }
+    }
+
+    /// Listens again on the same port.
+    pub async fn restore(&self) {
+        self.cut.send_replace(false);
+        for _ in 0..100 {
+            if let Ok(listener) = tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await {
+                self.accept_on(listener);
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("proxy port {} could not be bound again", self.port);
+    }
+}
+
+impl Drop for PgProxy {
+    fn drop(&mut self) {
+        self.cut.send_replace(true);
+        if let Ok(mut acceptor) = self.acceptor.lock()
+            && let Some(task) = acceptor.take()
+        {
+            task.abort();
+        }
+    }
+}
+
+/// `dsa worker` as a real process (`DSA_CONFIG` = the settings written as TOML), killable with
+/// SIGKILL; killed on drop.
+pub struct WorkerProcess {
+    child: Option<Child>,
+    config: PathBuf,
+    /// Where the process writes its log (standard error).
+    pub log: PathBuf,
+}
+
+impl WorkerProcess {
+    /// Writes `settings` to a TOML file (checking that it reads back identical) and starts
+    /// `dsa worker` on it.
+    pub fn spawn(settings: &Settings) -> Self {
+        let text = toml::to_string(settings).expect("settings serialise to TOML");
+        let back: Settings = toml::from_str(&text).expect("the written TOML reads back");
+        assert_eq!(&back, settings, "Settings round-trip through TOML");
+        let stem = std::env::temp_dir().join(format!("dsa-worker-{}", uuid::Uuid::now_v7().simple()));
+        let config = stem.with_extension("toml");
+        let log = stem.with_extension("log");
+        std::fs::write(&config, text).expect("write worker config");
+        let stderr = std::fs::File::create(&log).expect("worker log");
+        let child = Command::new(env!("CARGO_BIN_EXE_dsa"))
+            .arg("worker")
+            .env("DSA_CONFIG", &config)
+            .env("DSA_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("start dsa worker");
+        Self { child: Some(child), config, log }
+    }
+
+    /// Kills the process with SIGKILL (no drain, no ack) and reaps it.
+    pub fn sigkill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        self.sigkill();
+        let _ = std::fs::remove_file(&self.config);
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// A JetStream context on `nats` for inspecting streams and consumers.
+pub async fn jetstream(nats: &NatsServer) -> async_nats::jetstream::Context {
+    async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("connect"))
+}
+
+/// Info of a consumer of a stream.
+pub async fn consumer_info(js: &async_nats::jetstream::Context, stream: &str, consumer: &str) -> async_nats::jetstream::consumer::Info {
+    let mut c: async_nats::jetstream::consumer::PullConsumer =
+        js.get_stream(stream).await.expect("stream").get_consumer(consumer).await.expect("consumer");
+    c.info().await.expect("consumer info").clone()
+}
+
+/// Deliveries beyond the first, over the life of a consumer whose stream's every message was
+/// delivered: the consumer sequence counts every delivery, the stream sequence every message.
+pub async fn redeliveries(js: &async_nats::jetstream::Context, stream: &str, consumer: &str) -> u64 {
+    let info = consumer_info(js, stream, consumer).await;
+    let mut s = js.get_stream(stream).await.expect("stream");
+    let messages = s.info().await.expect("stream info").state.last_sequence;
+    info.delivered.consumer_sequence.saturating_sub(messages)
+}
+
+/// Polls `condition` every 20 ms until it holds or `limit` passes; returns whether it held.
+pub async fn wait_until<F, Fut>(limit: Duration, mut condition: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if condition().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    condition().await
+}
+
+impl Role {
+    /// A ledger consumer over `store` (a wrapper that misbehaves, in the fault tests).
+    pub fn ledger_with_store(settings: &Settings, store: Arc<dyn Store>, stats: Arc<api::ledger::ConsumerStats>) -> Self {
+        let (tx, rx) = oneshot::channel::<()>();
+        let settings = settings.clone();
+        let task = tokio::spawn(async move {
+            let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
+            let nats = api::fleet::connect_nats(&settings.fleet.nats_url).await.expect("nats");
+            let js = async_nats::jetstream::new(nats);
+            workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
+            api::ledger::consume(js, names, store, stats, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("ledger runs");
+        });
+        Self { shutdown: Some(tx), task: Some(task) }
+    }
+}
