@@ -1,15 +1,23 @@
-//! Benchmark of `GET /v1/domains/check` with cached verdicts, standalone mode, over real HTTP on
-//! loopback, against the registry simulator (not a timed test; run with
-//! `cargo bench -p dsa-api --bench check`).
+//! Benchmark of `GET /v1/domains/check` with cached verdicts, over real HTTP on loopback, in
+//! standalone mode and through the fleet (front + NATS JetStream + ledger + Postgres), side by
+//! side in one run. Not a timed test: `cargo bench -p dsa-api --bench check`.
 //!
-//! Two measurements in one run:
+//! For each mode:
 //! * **closed loop**: C connections sending back to back for D seconds → maximum throughput;
 //! * **open loop**: requests scheduled at a fixed rate R for D seconds; each latency is measured
 //!   from the *scheduled* send time, so a stalled server cannot hide queueing (no coordinated
 //!   omission) → p50/p99/max at that rate.
 //!
-//! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000).
-//! The load generator shares the machine's cores with the server, so figures are a lower bound.
+//! For the fleet also the ledger: settle lag of the charges above (p50/p99 of applied − charged),
+//! and settling throughput (50,000 charge events published at once, time until all are applied).
+//!
+//! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
+//! `BENCH_MODES` (`standalone,fleet`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
+//! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
+//! everything it measures, so figures are lower bounds.
+
+#[path = "../tests/fleet_support/mod.rs"]
+mod fleet_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,8 +25,9 @@ use std::time::{Duration, Instant};
 
 use api::config::Settings;
 use api::keys::{KeyKind, Plan};
-use api::store::NewKey;
+use api::store::{NewKey, Store};
 use dsa_tests::sim::{Knobs, Scenario, Simulator};
+use sqlx::Connection;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -32,59 +41,35 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[idx.min(sorted.len() - 1)]
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
 #[derive(serde::Deserialize)]
 struct EngineFile {
     engine: workers::config::EngineConfig,
 }
 
-fn main() -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(run())
+/// What one mode measured.
+struct Figures {
+    closed: f64,
+    closed_errors: u64,
+    p50: Duration,
+    p99: Duration,
+    max: Duration,
+    open_failed: u64,
 }
 
-async fn run() -> anyhow::Result<()> {
-    let secs: u64 = env_or("BENCH_SECS", 5);
-    let connections: usize = env_or("BENCH_CONNECTIONS", 64);
-    let rate: u64 = env_or("BENCH_RATE", 2000);
+const NAMES: [&str; 6] = ["example.com", "google.com", "dsa-demo-available.com", "dsa-demo-available.af", "google.com.af", "wikipedia.org"];
 
-    let sim = Simulator::start(Scenario::demo()).await?;
-    sim.set_knobs(Knobs::default());
-    let db = std::env::temp_dir().join(format!("dsa-bench-{}.db", uuid::Uuid::now_v7()));
-    let mut settings = Settings::default();
-    settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
-    settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
-    settings.engine.overrides_only = true;
-    // Measure the check path, not the per-minute limiter's 429s.
-    settings.policy.per_minute = api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
-    let app = api::standalone(&settings).await?;
-    let (key, key_hash) = api::keys::generate(KeyKind::Server);
-    app.store
-        .create_key(NewKey {
-            key_hash,
-            kind: KeyKind::Server,
-            plan: Plan::Reseller,
-            pricing_enabled: true,
-            show_purchase_button: true,
-            default_commission_percent: Some(10.0),
-            purchase_url: Some("https://shop.example/checkout".into()),
-            allowed_origins: Vec::new(),
-            label: "bench".into(),
-        })
-        .await?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let router = api::router(app.state.clone(), None);
-    tokio::spawn(async move {
-        let _ = api::serve(listener, router, std::future::pending()).await;
-    });
-
+async fn keys(store: &Arc<dyn Store>, n: usize) -> anyhow::Result<Vec<String>> {
+    let mut keys = Vec::new();
     // One Reseller key allows 50,000 credits a month: spread the load over several keys.
-    let mut keys = vec![key];
-    for _ in 0..8 {
-        let (k, h) = api::keys::generate(KeyKind::Server);
-        app.store
+    for _ in 0..n {
+        let (key, key_hash) = api::keys::generate(KeyKind::Server);
+        store
             .create_key(NewKey {
-                key_hash: h,
+                key_hash,
                 kind: KeyKind::Server,
                 plan: Plan::Reseller,
                 pricing_enabled: true,
@@ -95,21 +80,19 @@ async fn run() -> anyhow::Result<()> {
                 label: "bench".into(),
             })
             .await?;
-        keys.push(k);
+        keys.push(key);
     }
-    let names = ["example.com", "google.com", "dsa-demo-available.com", "dsa-demo-available.af", "google.com.af", "wikipedia.org"];
-    let urls: Arc<Vec<String>> = Arc::new(
-        keys.iter()
-            .flat_map(|k| names.iter().map(move |n| format!("http://{addr}/v1/domains/check?client_key={k}&domain={n}")))
-            .collect(),
-    );
+    Ok(keys)
+}
+
+async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
+    let urls: Arc<Vec<String>> =
+        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(move |n| format!("{base}/v1/domains/check?client_key={k}&domain={n}"))).collect());
     let client = reqwest::Client::builder().pool_max_idle_per_host(connections * 2).build()?;
-    // Warm the verdict cache.
-    for url in urls.iter().take(names.len()) {
+    for url in urls.iter().take(NAMES.len()) {
         let r = client.get(url).send().await?;
         anyhow::ensure!(r.status().is_success(), "warm-up failed: {}", r.status());
     }
-
     // Closed loop.
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
@@ -140,13 +123,7 @@ async fn run() -> anyhow::Result<()> {
     for t in tasks {
         let _ = t.await;
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    let closed = done.load(Ordering::Relaxed) as f64 / elapsed;
-    println!(
-        "closed loop: {connections} connections, {secs} s: {closed:.0} cached checks/s ({} errors)",
-        errors.load(Ordering::Relaxed)
-    );
-
+    let closed = done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
     // Open loop at a fixed rate.
     let total = rate * secs;
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
@@ -162,22 +139,181 @@ async fn run() -> anyhow::Result<()> {
         }));
     }
     let mut latencies = Vec::with_capacity(handles.len());
-    let mut failed = 0;
+    let mut open_failed = 0;
     for h in handles {
         let (latency, ok) = h.await?;
-        if !ok {
-            failed += 1;
-        }
+        open_failed += u64::from(!ok);
         latencies.push(latency);
     }
     latencies.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "open loop: {rate}/s for {secs} s ({total} requests, {failed} failed): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        ms(percentile(&latencies, 0.50)),
-        ms(percentile(&latencies, 0.99)),
-        ms(*latencies.last().unwrap_or(&Duration::ZERO)),
-    );
+    Ok(Figures {
+        closed,
+        closed_errors: errors.load(Ordering::Relaxed),
+        p50: percentile(&latencies, 0.50),
+        p99: percentile(&latencies, 0.99),
+        max: *latencies.last().unwrap_or(&Duration::ZERO),
+        open_failed,
+    })
+}
+
+fn unlimited(settings: &mut Settings) {
+    // Measure the check path, not the per-minute limiter's 429s.
+    settings.policy.per_minute = api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
+}
+
+async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
+    let db = std::env::temp_dir().join(format!("dsa-bench-{}.db", uuid::Uuid::now_v7()));
+    let mut settings = Settings::default();
+    settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
+    settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
+    unlimited(&mut settings);
+    let app = api::standalone(&settings).await?;
+    let keys = keys(&app.store, 9).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let router = api::router(app.state.clone(), None);
+    let server = tokio::spawn(async move {
+        let _ = api::serve(listener, router, std::future::pending()).await;
+    });
+    let figures = drive(&format!("http://{addr}"), &keys, secs, connections, rate).await;
+    server.abort();
     let _ = std::fs::remove_file(&db);
+    figures
+}
+
+struct FleetFigures {
+    http: Figures,
+    charges: i64,
+    lag_p50_ms: f64,
+    lag_p99_ms: f64,
+    settle_per_sec: f64,
+}
+
+async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<FleetFigures> {
+    use fleet_support::{Front, NatsServer, PgDatabase, Role};
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let mut settings = fleet_support::settings(&nats, &db, sim, "bench");
+    unlimited(&mut settings);
+    settings.fleet.ledger_ack_wait_secs = 10.0;
+    let front = Front::start(&settings).await;
+    let w1 = Role::worker(&settings, Arc::default());
+    let w2 = Role::worker(&settings, Arc::default());
+    let ledger = Role::ledger(&settings, Arc::default());
+    let keys = keys(&front.store, 9).await?;
+    let http = drive(&format!("http://{}", front.addr), &keys, secs, connections, rate).await?;
+    let store = front.store.clone();
+    front.stop().await;
+
+    // Settle lag of every charge made above.
+    let mut conn = sqlx::PgConnection::connect(&db.url).await?;
+    let mut waited = 0;
+    let (charges, lag_p50_ms, lag_p99_ms) = loop {
+        let (count, p50, p99): (i64, Option<f64>, Option<f64>) = sqlx::query_as(
+            "SELECT COUNT(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM settled_at - charged_at)) * 1000, \
+             percentile_cont(0.99) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM settled_at - charged_at)) * 1000 FROM ledger_entries",
+        )
+        .fetch_one(&mut conn)
+        .await?;
+        let stream_empty = {
+            let client = async_nats::connect(nats.url()).await?;
+            let js = async_nats::jetstream::new(client);
+            let names = common::subjects::Names::with_prefix("bench");
+            let mut c: async_nats::jetstream::consumer::PullConsumer = js.get_stream(&names.ledger_stream).await?.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let info = c.info().await?;
+            info.num_pending == 0 && info.num_ack_pending == 0
+        };
+        if stream_empty || waited > 300 {
+            break (count, p50.unwrap_or(0.0), p99.unwrap_or(0.0));
+        }
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+
+    // Settling throughput: 50,000 events published at once.
+    let key_id = store.find_key(&api::keys::hash_key(&keys[0])).await?.map(|k| k.id).unwrap_or_default();
+    let client = async_nats::connect(nats.url()).await?;
+    let js = async_nats::jetstream::new(client);
+    let names = common::subjects::Names::with_prefix("bench");
+    let total = 50_000;
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let before = store.ledger_count(&key_id, &period).await?;
+    let started = Instant::now();
+    let mut acks = Vec::with_capacity(total);
+    for _ in 0..total {
+        let event = common::messages::LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key_id.clone(),
+            period: period.clone(),
+            endpoint: "check".into(),
+            credits: 0,
+            charged_at: time::OffsetDateTime::now_utc(),
+            front: "bench".into(),
+        };
+        let message = async_nats::jetstream::message::PublishMessage::build()
+            .payload(serde_json::to_vec(&event)?.into())
+            .message_id(event.event_id.to_string());
+        acks.push(js.send_publish(names.ledger_charge.clone(), message).await?);
+    }
+    for ack in acks {
+        ack.await?;
+    }
+    loop {
+        let now = store.ledger_count(&key_id, &period).await?;
+        if now - before >= total as i64 || started.elapsed() > Duration::from_secs(120) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let settle_per_sec = total as f64 / started.elapsed().as_secs_f64();
+
+    w1.stop().await;
+    w2.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+    Ok(FleetFigures { http, charges, lag_p50_ms, lag_p99_ms, settle_per_sec })
+}
+
+fn main() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let secs: u64 = env_or("BENCH_SECS", 5);
+    let connections: usize = env_or("BENCH_CONNECTIONS", 64);
+    let rate: u64 = env_or("BENCH_RATE", 2000);
+    let modes: String = env_or("BENCH_MODES", "standalone,fleet".to_owned());
+    let sim = Simulator::start(Scenario::demo()).await?;
+    sim.set_knobs(Knobs::default());
+    let report = |name: &str, f: &Figures| {
+        println!(
+            "{name:<10} closed loop {connections} conns {secs} s: {:>7.0} cached checks/s ({} errors) | open loop {rate}/s: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} failed)",
+            f.closed,
+            f.closed_errors,
+            ms(f.p50),
+            ms(f.p99),
+            ms(f.max),
+            f.open_failed
+        );
+    };
+    let mut standalone_closed = None;
+    if modes.contains("standalone") {
+        let f = standalone(&sim, secs, connections, rate).await?;
+        report("standalone", &f);
+        standalone_closed = Some(f.closed);
+    }
+    if modes.contains("fleet") {
+        let f = fleet(&sim, secs, connections, rate).await?;
+        report("fleet", &f.http);
+        println!(
+            "fleet      ledger: {} charges settled, settle lag p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
+            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.settle_per_sec
+        );
+        if let Some(s) = standalone_closed {
+            println!("ratio      fleet/standalone closed-loop throughput: {:.2}", f.http.closed / s);
+        }
+    }
     Ok(())
 }

@@ -52,7 +52,9 @@ pub struct Credits {
 
 impl std::fmt::Debug for Credits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credits").field("front", &self.front).finish_non_exhaustive()
+        f.debug_struct("Credits")
+            .field("front", &self.front)
+            .finish_non_exhaustive()
     }
 }
 
@@ -76,7 +78,8 @@ impl Reservation {
     /// Keeps the credits: emits the ledger event and returns the credits remaining this month.
     pub fn commit(mut self) -> i64 {
         self.settled = true;
-        let used = self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
+        let used =
+            self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
         let event = LedgerEvent {
             event_id: Uuid::now_v7(),
             key_id: self.key_id.clone(),
@@ -111,8 +114,19 @@ impl Credits {
     /// Accounting over `store` for the front instance `front` (unique per process), sending
     /// committed charges to `ledger`. `refresh`: how often other fronts' settled charges are
     /// re-read (`None` in standalone mode, where this process is the only one).
-    pub fn new(store: Arc<dyn Store>, ledger: mpsc::UnboundedSender<LedgerEvent>, front: &str, refresh: Option<Duration>) -> Self {
-        Self { store, accounts: Mutex::new(HashMap::new()), ledger, front: Arc::from(front), refresh }
+    pub fn new(
+        store: Arc<dyn Store>,
+        ledger: mpsc::UnboundedSender<LedgerEvent>,
+        front: &str,
+        refresh: Option<Duration>,
+    ) -> Self {
+        Self {
+            store,
+            accounts: Mutex::new(HashMap::new()),
+            ledger,
+            front: Arc::from(front),
+            refresh,
+        }
     }
 
     /// This front instance's id (recorded with each charge).
@@ -120,34 +134,54 @@ impl Credits {
         &self.front
     }
 
-    async fn refresh(&self, account: &Account, key_id: &str, period: &str) -> Result<(), ApiError> {
-        let ready = account.ready.load(Ordering::Acquire);
-        if ready && self.refresh.is_none() {
-            return Ok(());
-        }
-        let mut refreshed = if ready {
-            // Someone else is refreshing: go on with the current view.
-            match account.refreshed.try_lock() {
-                Ok(guard) => guard,
-                Err(_) => return Ok(()),
+    /// Makes sure `account` has a view of the other fronts' settled charges. The first read is
+    /// waited for (without it the request fails). After that, a stale view is re-read in the
+    /// background and every request goes on with the current one: no request waits for the store,
+    /// and none fails with it, so a front keeps serving the keys it knows on its last view while
+    /// Postgres is unreachable (their charges wait in the ledger stream).
+    async fn refresh(
+        &self,
+        account: &Arc<Account>,
+        key_id: &str,
+        period: &str,
+    ) -> Result<(), ApiError> {
+        if !account.ready.load(Ordering::Acquire) {
+            let mut refreshed = account.refreshed.lock().await;
+            if refreshed.is_none() {
+                let others = read_others(self.store.as_ref(), key_id, period, &self.front).await?;
+                account.others.store(others, Ordering::Release);
+                *refreshed = Some(Instant::now());
+                account.ready.store(true, Ordering::Release);
             }
-        } else {
-            // The first read must be waited for.
-            account.refreshed.lock().await
-        };
-        let stale = match (*refreshed, self.refresh) {
-            (None, _) => true,
-            (Some(at), Some(every)) => at.elapsed() >= every,
-            (Some(_), None) => false,
-        };
-        if !stale {
             return Ok(());
         }
-        let total = self.store.settled_usage(key_id, period).await?;
-        let mine_settled = self.store.settled_by_front(key_id, period, &self.front).await?;
-        account.others.store(total - mine_settled, Ordering::Release);
-        *refreshed = Some(Instant::now());
-        account.ready.store(true, Ordering::Release);
+        let Some(every) = self.refresh else {
+            return Ok(());
+        };
+        let stale = match account.refreshed.try_lock() {
+            Ok(at) => at.is_none_or(|at| at.elapsed() >= every),
+            Err(_) => false, // being re-read right now
+        };
+        if stale {
+            let (account, store, front) = (account.clone(), self.store.clone(), self.front.clone());
+            let (key_id, period) = (key_id.to_owned(), period.to_owned());
+            tokio::spawn(async move {
+                let Ok(mut refreshed) = account.refreshed.try_lock() else {
+                    return;
+                };
+                if refreshed.is_some_and(|at| at.elapsed() < every) {
+                    return;
+                }
+                match read_others(store.as_ref(), &key_id, &period, &front).await {
+                    Ok(others) => account.others.store(others, Ordering::Release),
+                    Err(e) => {
+                        tracing::warn!(error = ?e, %key_id, "settled usage not re-read; going on with the last view")
+                    }
+                }
+                // After a failure too: the next attempt comes one interval later.
+                *refreshed = Some(Instant::now());
+            });
+        }
         Ok(())
     }
 
@@ -156,7 +190,13 @@ impl Credits {
     /// # Errors
     /// [`ApiError::CreditsExhausted`] when fewer remain; [`ApiError::Internal`] when the settled
     /// usage cannot be read.
-    pub async fn reserve(&self, key: &KeyRecord, endpoint: &'static str, credits: i64, now: OffsetDateTime) -> Result<Reservation, ApiError> {
+    pub async fn reserve(
+        &self,
+        key: &KeyRecord,
+        endpoint: &'static str,
+        credits: i64,
+        now: OffsetDateTime,
+    ) -> Result<Reservation, ApiError> {
         let period = billing_period(now);
         let account = {
             let mut accounts = self.accounts.lock().unwrap_or_else(|p| p.into_inner());
@@ -177,7 +217,9 @@ impl Credits {
         let others = account.others.load(Ordering::Acquire);
         account
             .mine
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mine| (others + mine + credits <= allowance).then_some(mine + credits))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mine| {
+                (others + mine + credits <= allowance).then_some(mine + credits)
+            })
             .map_err(|_| ApiError::CreditsExhausted)?;
         Ok(Reservation {
             account,
@@ -191,5 +233,34 @@ impl Credits {
             ledger: self.ledger.clone(),
             settled: false,
         })
+    }
+}
+
+/// Credits of a key's month settled by the other fronts: the settled total minus this front's
+/// settled charges.
+///
+/// They are two statements, and the ledger may commit a batch of this front's charges between
+/// them: read after the total, this front's part would include the batch and the others' would
+/// come out short by it (negative with one front), letting even a single front overspend by a
+/// batch. So this front's part is read before and after the total; it only grows, so when both
+/// reads agree the total saw exactly that much of it. After three disagreements the total minus
+/// the earlier read is used: it counts some of this front's charges as the others' (the front
+/// refuses early until the next refresh), never fewer.
+async fn read_others(
+    store: &dyn Store,
+    key_id: &str,
+    period: &str,
+    front: &str,
+) -> anyhow::Result<i64> {
+    let mut mine_before = store.settled_by_front(key_id, period, front).await?;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let total = store.settled_usage(key_id, period).await?;
+        let mine_after = store.settled_by_front(key_id, period, front).await?;
+        if mine_after == mine_before || attempts == 3 {
+            return Ok(total - mine_before);
+        }
+        mine_before = mine_after;
     }
 }

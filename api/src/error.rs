@@ -6,7 +6,6 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 /// The spec's text for an unusable key (§7).
 pub const INVALID_KEY: &str = "Invalid or disabled client key.";
@@ -74,9 +73,16 @@ impl From<common::domain::DomainError> for ApiError {
     }
 }
 
+/// The spec's error body (§7), fields in the spec's order.
+#[derive(serde::Serialize)]
+struct ErrorBody<'a> {
+    success: bool,
+    error: &'a str,
+}
+
 /// Builds the spec's error body for a status and text (also used by fallbacks and panics).
 pub fn error_response(status: StatusCode, message: &str) -> Response {
-    (status, Json(json!({ "success": false, "error": message }))).into_response()
+    (status, Json(ErrorBody { success: false, error: message })).into_response()
 }
 
 impl IntoResponse for ApiError {

@@ -188,9 +188,36 @@ pub async fn consume(
                 }
             }
             Err(e) => {
-                tracing::error!(error = ?e, events = count, "ledger batch failed; redelivering");
-                for message in messages {
-                    let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+                // One bad event (say, for a key that does not exist) must not block the ledger:
+                // apply one by one; if some succeed, the ones that fail are poison and are
+                // terminated; if all fail, the store is down and everything is redelivered.
+                tracing::warn!(error = ?e, events = count, "ledger batch failed; isolating");
+                let mut outcomes = Vec::with_capacity(messages.len());
+                for message in &messages {
+                    let event = serde_json::from_slice::<LedgerEvent>(&message.payload).ok();
+                    let result = match event {
+                        Some(event) => store.apply_ledger(vec![event]).await.map_err(|e| e.to_string()),
+                        None => Err("unparsable".to_owned()),
+                    };
+                    outcomes.push(result);
+                }
+                let any_ok = outcomes.iter().any(Result::is_ok);
+                for (message, outcome) in messages.into_iter().zip(outcomes) {
+                    match outcome {
+                        Ok(applied) => {
+                            stats.applied.fetch_add(applied, Ordering::Relaxed);
+                            stats.duplicates.fetch_add(1 - applied.min(1), Ordering::Relaxed);
+                            let _ = message.ack().await;
+                        }
+                        Err(reason) if any_ok => {
+                            tracing::error!(%reason, "ledger event cannot be applied; terminated");
+                            metrics::counter!("dsa_ledger_poison_total").increment(1);
+                            let _ = message.ack_with(AckKind::Term).await;
+                        }
+                        Err(_) => {
+                            let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+                        }
+                    }
                 }
             }
         }

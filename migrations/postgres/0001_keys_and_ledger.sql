@@ -38,7 +38,8 @@ CREATE TABLE ledger_entries (
     endpoint   TEXT NOT NULL,
     credits    BIGINT NOT NULL,
     charged_at TIMESTAMPTZ NOT NULL,
-    front      TEXT NOT NULL DEFAULT ''                   -- the front instance that charged
+    front      TEXT NOT NULL DEFAULT '',                  -- the front instance that charged
+    settled_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp() -- when the ledger applied it (settle lag)
 );
 -- One index serves both lookups: (key_id, period) is its prefix (ledger_count, usage_by_endpoint),
 -- the full key serves a front's own settled sum (PgStore::settled_by_front). A second

@@ -1,0 +1,1142 @@
+//! The fleet's faults on real NATS JetStream and Postgres: a worker SIGKILLed mid-job, the ledger
+//! consumer killed after and before its commit, duplicate publishes, Postgres unreachable, the
+//! fleet-wide upstream limit, and credits overspent across fronts.
+//!
+//! Each test has its own nats-server, database, simulator and name prefix. Teardown asserts that
+//! no job is left un-acked and no ledger event unapplied (`assert_drained`), and every test holds
+//! the ledger's invariant: successful responses charged = ledger entries, each once. The counts
+//! (kills, redeliveries, duplicates absorbed, violations, overspend) are printed: run with
+//! `--nocapture` to read them.
+
+mod fleet_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use api::keys::{KeyRecord, KeyState, Plan};
+use api::ledger::ConsumerStats;
+use api::store::{KeyUpdate, NewKey, Store};
+use common::messages::{CheckJob, CheckOutcome, CheckReply, LedgerEvent};
+use common::subjects::Names;
+use dsa_tests::sim::{Knobs, Latency, RateLimit};
+use fleet_support::*;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use sqlx::Connection;
+use workers::config::HostLimit;
+use workers::fleet::PoolStats;
+
+/// Available in the demo scenario, answered by RDAP (404) after a DNS pre-check.
+const AVAILABLE: &str = "dsa-demo-available.com";
+
+fn init() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
+    let r = http.get(url).send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+fn check_url(front: &Front, key: &str, domain: &str) -> String {
+    front.url(&format!(
+        "/v1/domains/check?client_key={key}&domain={domain}"
+    ))
+}
+
+fn period() -> String {
+    common::messages::billing_period(time::OffsetDateTime::now_utc())
+}
+
+/// The spec's error shape (§7): `{"success":false,"error":"…"}` and nothing else.
+fn assert_error_shape(status: u16, body: &serde_json::Value) {
+    assert_eq!(body["success"], false, "{status}: {body}");
+    assert!(
+        body["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{status}: {body}"
+    );
+    assert_eq!(
+        body.as_object().map(|o| o.len()),
+        Some(2),
+        "{status}: {body}"
+    );
+}
+
+async fn ledger_count(store: &Arc<dyn Store>, key_id: &str) -> i64 {
+    store
+        .ledger_count(key_id, &period())
+        .await
+        .expect("ledger count")
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. A worker process SIGKILLed while it probes.
+
+struct KillCase {
+    status: u16,
+    body: serde_json::Value,
+    elapsed: Duration,
+    redeliveries: u64,
+    entries: i64,
+    answered: u64,
+    terminated: u64,
+}
+
+/// A `dsa worker` process takes the only job and is SIGKILLed 300 ms into its 1.5 s RDAP probe;
+/// an in-process worker started after the kill gets the job once the ack wait (1 s) expires.
+async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
+    init();
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    sim.set_knobs(Knobs {
+        latency_ms: Latency {
+            rdap: 1500,
+            ..Latency::default()
+        },
+        ..Knobs::default()
+    });
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    settings.engine.check_deadline_secs = deadline_secs;
+    let names = Names::with_prefix(prefix);
+    let js = jetstream(&nats).await;
+    let front = Front::start(&settings).await;
+    let store = front.store.clone();
+    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
+    let (key, key_id) = key(&store, Plan::Free).await;
+
+    let mut process = WorkerProcess::spawn(&settings);
+    let (js_ref, names_ref) = (&js, &names);
+    let jobs_info = move || async move {
+        consumer_info(js_ref, &names_ref.jobs_stream, &names_ref.workers_consumer).await
+    };
+    // The process is ready once its pull request waits on the jobs consumer.
+    let ready = wait_until(Duration::from_secs(30), || async move {
+        jobs_info().await.num_waiting > 0
+    })
+    .await;
+    assert!(
+        ready,
+        "dsa worker never pulled; its log: {}",
+        std::fs::read_to_string(&process.log).unwrap_or_default()
+    );
+
+    let http = reqwest::Client::new();
+    let url = check_url(&front, &key, AVAILABLE);
+    let request = tokio::spawn(async move {
+        let started = Instant::now();
+        let (status, body) = get(&http, url).await;
+        (status, body, started.elapsed())
+    });
+    // Delivered to the process, the only worker, which is now probing (RDAP answers in 1.5 s).
+    let delivered = wait_until(Duration::from_secs(5), || async move {
+        jobs_info().await.num_ack_pending == 1
+    })
+    .await;
+    assert!(delivered, "the job reached the worker process");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        process.running(),
+        "the worker process is alive until the kill"
+    );
+    process.sigkill();
+    let pool = Arc::new(PoolStats::default());
+    let worker = Role::worker(&settings, pool.clone());
+
+    let (status, body, elapsed) = request.await.expect("request task");
+    front.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    let case = KillCase {
+        status,
+        body,
+        elapsed,
+        redeliveries: redeliveries(&js, &names.jobs_stream, &names.workers_consumer).await,
+        entries: ledger_count(&store, &key_id).await,
+        answered: pool.answered.load(Ordering::Relaxed),
+        terminated: pool.terminated.load(Ordering::Relaxed),
+    };
+    db.drop_now().await;
+    case
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_sigkilled_mid_job_is_redelivered_and_answered_once() {
+    let deadline = 8.0;
+    let case = worker_killed_mid_job("kill-ok", deadline).await;
+    println!(
+        "[sigkill, deadline {deadline} s] kills 1, status {}, answered in {:.2} s, job redeliveries {}, answered by the survivor {}, ledger entries {}",
+        case.status,
+        case.elapsed.as_secs_f64(),
+        case.redeliveries,
+        case.answered,
+        case.entries
+    );
+    assert_eq!(case.status, 200, "{}", case.body);
+    assert_eq!(case.body["available"], true, "{}", case.body);
+    assert!(
+        case.elapsed < Duration::from_secs_f64(deadline),
+        "within the deadline: {:?}",
+        case.elapsed
+    );
+    assert!(
+        case.redeliveries >= 1,
+        "the killed worker's job was redelivered"
+    );
+    assert_eq!(
+        case.answered, 1,
+        "the surviving worker answered the job once"
+    );
+    assert_eq!(case.entries, 1, "one answer, one ledger entry");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_sigkilled_with_too_short_a_deadline_is_a_clean_502_without_charge() {
+    // Redelivery after ~1 s plus a 1.5 s probe cannot fit in 2 s.
+    let deadline = 2.0;
+    let case = worker_killed_mid_job("kill-late", deadline).await;
+    println!(
+        "[sigkill, deadline {deadline} s] kills 1, status {}, answered in {:.2} s, job redeliveries {}, expired jobs terminated {}, ledger entries {}",
+        case.status,
+        case.elapsed.as_secs_f64(),
+        case.redeliveries,
+        case.terminated,
+        case.entries
+    );
+    assert_eq!(case.status, 502, "{}", case.body);
+    assert_error_shape(case.status, &case.body);
+    assert!(
+        case.elapsed < Duration::from_secs_f64(deadline + 1.0),
+        "the front stops at its deadline: {:?}",
+        case.elapsed
+    );
+    assert!(
+        case.redeliveries >= 1,
+        "the killed worker's job was redelivered"
+    );
+    assert_eq!(case.answered, 0, "nobody answered after the front gave up");
+    assert_eq!(case.entries, 0, "a 502 costs nothing");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2 and 3. The ledger consumer killed after and before its commit.
+
+/// Where the wrapped store's `apply_ledger` stops answering, as if the process died there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hang {
+    /// After the transaction committed: the consumer never acks.
+    AfterCommit,
+    /// Before anything was written.
+    BeforeCommit,
+}
+
+/// A store whose `apply_ledger` never returns; every other method is the inner store's.
+struct CrashingStore {
+    inner: Arc<dyn Store>,
+    hang: Hang,
+    /// Events handed to `apply_ledger`.
+    fetched: AtomicU64,
+    /// Events the inner store committed as new.
+    committed: AtomicU64,
+}
+
+impl Store for CrashingStore {
+    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+        self.inner.migrate()
+    }
+    fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        self.inner.find_key(key_hash)
+    }
+    fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        self.inner.create_key(key)
+    }
+    fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        self.inner.list_keys()
+    }
+    fn set_key_state(
+        &self,
+        id_or_fingerprint: &str,
+        state: KeyState,
+    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+        self.inner.set_key_state(id_or_fingerprint, state)
+    }
+    fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        self.inner.settled_usage(key_id, period)
+    }
+    fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            self.fetched
+                .fetch_add(events.len() as u64, Ordering::SeqCst);
+            if self.hang == Hang::AfterCommit {
+                let applied = self.inner.apply_ledger(events).await?;
+                self.committed.fetch_add(applied, Ordering::SeqCst);
+            }
+            // The process dies here: the consumer never learns the outcome and never acks.
+            std::future::pending().await
+        })
+    }
+    fn settled_by_front(
+        &self,
+        key_id: &str,
+        period: &str,
+        front: &str,
+    ) -> BoxFuture<'_, anyhow::Result<i64>> {
+        self.inner.settled_by_front(key_id, period, front)
+    }
+    fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        self.inner.ledger_count(key_id, period)
+    }
+    fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        self.inner.find_key_by_ref(reference)
+    }
+    fn update_key(
+        &self,
+        id: &str,
+        update: KeyUpdate,
+    ) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        self.inner.update_key(id, update)
+    }
+    fn usage_by_endpoint(
+        &self,
+        key_id: &str,
+        period: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
+        self.inner.usage_by_endpoint(key_id, period)
+    }
+}
+
+/// Charges `successes` checks, lets a consumer over a [`CrashingStore`] take them, aborts it
+/// where it hangs, and lets a normal consumer finish. Returns the second consumer's counters.
+async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<ConsumerStats> {
+    init();
+    const SUCCESSES: i64 = 12;
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let names = Names::with_prefix(prefix);
+    let js = jetstream(&nats).await;
+    let front = Front::start(&settings).await;
+    let store = front.store.clone();
+    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
+    let (key, key_id) = key(&store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    let mut successes = 0;
+    for _ in 0..SUCCESSES {
+        let (status, body) = get(&http, check_url(&front, &key, AVAILABLE)).await;
+        assert_eq!(status, 200, "{body}");
+        successes += 1;
+    }
+    // Every charge waits in the ledger stream: no consumer yet.
+    let (js_ref, names_ref) = (&js, &names);
+    let ledger_info = move || async move {
+        consumer_info(js_ref, &names_ref.ledger_stream, &names_ref.ledger_consumer).await
+    };
+    assert!(
+        wait_until(Duration::from_secs(5), || async move {
+            ledger_info().await.num_pending == SUCCESSES as u64
+        })
+        .await,
+        "all charges published"
+    );
+
+    let crashing = Arc::new(CrashingStore {
+        inner: api::fleet::connect_pg(&settings).await.expect("pg"),
+        hang,
+        fetched: AtomicU64::new(0),
+        committed: AtomicU64::new(0),
+    });
+    let doomed = Role::ledger_with_store(
+        &settings,
+        crashing.clone(),
+        Arc::new(ConsumerStats::default()),
+    );
+    let target = SUCCESSES as u64;
+    let probe = &crashing;
+    let reached = match hang {
+        Hang::AfterCommit => {
+            wait_until(Duration::from_secs(10), || async move {
+                probe.committed.load(Ordering::SeqCst) == target
+            })
+            .await
+        }
+        Hang::BeforeCommit => {
+            wait_until(Duration::from_secs(10), || async move {
+                probe.fetched.load(Ordering::SeqCst) == target
+            })
+            .await
+        }
+    };
+    assert!(
+        reached,
+        "the doomed consumer took the whole batch ({hang:?})"
+    );
+    let written = ledger_count(&store, &key_id).await;
+    match hang {
+        Hang::AfterCommit => assert_eq!(written, SUCCESSES, "committed before the crash"),
+        Hang::BeforeCommit => assert_eq!(written, 0, "nothing written before the crash"),
+    }
+    assert_eq!(
+        ledger_info().await.num_ack_pending,
+        SUCCESSES as usize,
+        "held, not acked"
+    );
+    doomed.crash();
+    let crashed_at = Instant::now();
+
+    let stats = Arc::new(ConsumerStats::default());
+    let ledger = Role::ledger(&settings, stats.clone());
+    let counters = &stats;
+    let settled = wait_until(Duration::from_secs(10), || async move {
+        counters.applied.load(Ordering::Relaxed) + counters.duplicates.load(Ordering::Relaxed)
+            >= target
+    })
+    .await;
+    assert!(settled, "the batch was redelivered to the new consumer");
+    let recovered_in = crashed_at.elapsed();
+    front.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    let entries = ledger_count(&store, &key_id).await;
+    let used = store
+        .settled_usage(&key_id, &period())
+        .await
+        .expect("usage");
+    let redelivered = redeliveries(&js, &names.ledger_stream, &names.ledger_consumer).await;
+    println!(
+        "[ledger killed {hang:?}] kills 1, successes {successes}, ledger redeliveries {redelivered}, applied by the new consumer {}, duplicates absorbed {}, entries {entries}, settled usage {used}, recovered {:.2} s after the kill",
+        stats.applied.load(Ordering::Relaxed),
+        stats.duplicates.load(Ordering::Relaxed),
+        recovered_in.as_secs_f64()
+    );
+    assert_eq!(entries, successes, "ledger entries = successful responses");
+    assert_eq!(used, successes, "each charge counted once in the usage");
+    assert!(redelivered >= target, "the whole batch was redelivered");
+    assert!(
+        recovered_in >= Duration::from_millis(500),
+        "redelivered after the ack wait, not before"
+    );
+    db.drop_now().await;
+    stats
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ledger_killed_between_commit_and_ack_is_absorbed() {
+    let stats = ledger_consumer_killed("ledger-after", Hang::AfterCommit).await;
+    assert_eq!(
+        stats.applied.load(Ordering::Relaxed),
+        0,
+        "nothing new: the batch was committed before the kill"
+    );
+    assert_eq!(
+        stats.duplicates.load(Ordering::Relaxed),
+        12,
+        "the redelivered batch was absorbed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ledger_killed_between_fetch_and_commit_loses_nothing() {
+    let stats = ledger_consumer_killed("ledger-before", Hang::BeforeCommit).await;
+    assert_eq!(
+        stats.applied.load(Ordering::Relaxed),
+        12,
+        "every event applied once"
+    );
+    assert_eq!(stats.duplicates.load(Ordering::Relaxed), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Duplicate publishes.
+
+async fn publish(
+    js: &async_nats::jetstream::Context,
+    subject: &str,
+    payload: &[u8],
+    message_id: &str,
+    reply_to: Option<&str>,
+) -> async_nats::jetstream::publish::PublishAck {
+    let mut message = async_nats::jetstream::message::PublishMessage::build()
+        .payload(bytes::Bytes::copy_from_slice(payload))
+        .message_id(message_id);
+    if let Some(reply_to) = reply_to {
+        message = message.header(common::subjects::REPLY_HEADER, reply_to);
+    }
+    js.send_publish(subject.to_owned(), message)
+        .await
+        .expect("publish")
+        .await
+        .expect("publish ack")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_publishes_make_one_entry_and_one_job() {
+    init();
+    let prefix = "dup";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let names = Names::with_prefix(prefix);
+    let client = async_nats::connect(nats.url()).await.expect("connect");
+    let js = async_nats::jetstream::new(client.clone());
+    workers::fleet::declare(&js, &names, settings.fleet.tuning())
+        .await
+        .expect("declare");
+    let store = api::fleet::connect_pg(&settings).await.expect("pg");
+    let (_key, key_id) = key(&store, Plan::Free).await;
+
+    // The ledger: the same event twice with one Nats-Msg-Id → JetStream keeps one.
+    let event = LedgerEvent {
+        event_id: uuid::Uuid::now_v7(),
+        key_id: key_id.clone(),
+        period: period(),
+        endpoint: "check".into(),
+        credits: 1,
+        charged_at: time::OffsetDateTime::now_utc(),
+        front: "front-dup-test".into(),
+    };
+    let payload = serde_json::to_vec(&event).expect("event");
+    let first = publish(
+        &js,
+        &names.ledger_charge,
+        &payload,
+        &event.event_id.to_string(),
+        None,
+    )
+    .await;
+    let second = publish(
+        &js,
+        &names.ledger_charge,
+        &payload,
+        &event.event_id.to_string(),
+        None,
+    )
+    .await;
+    assert!(!first.duplicate);
+    assert!(
+        second.duplicate,
+        "same Nats-Msg-Id within the duplicate window"
+    );
+    assert_eq!(second.sequence, first.sequence);
+    let stats = Arc::new(ConsumerStats::default());
+    let ledger = Role::ledger(&settings, stats.clone());
+    assert_eq!(settled(&store, &key_id, 1).await, 1);
+    // The same event again after it was applied, under another message id: JetStream cannot
+    // tell, Postgres' ON CONFLICT (event_id) DO NOTHING must.
+    let replay = publish(
+        &js,
+        &names.ledger_charge,
+        &payload,
+        &format!("replay-{}", event.event_id),
+        None,
+    )
+    .await;
+    assert!(
+        !replay.duplicate,
+        "a new message id is a new message to JetStream"
+    );
+    let counters = &stats;
+    assert!(
+        wait_until(Duration::from_secs(10), || async move {
+            counters.duplicates.load(Ordering::Relaxed) >= 1
+        })
+        .await,
+        "the replay was consumed"
+    );
+    assert_eq!(ledger_count(&store, &key_id).await, 1, "one entry");
+    assert_eq!(
+        store
+            .settled_usage(&key_id, &period())
+            .await
+            .expect("usage"),
+        1,
+        "charged once"
+    );
+    assert_eq!(stats.applied.load(Ordering::Relaxed), 1);
+
+    // The jobs: one job id published twice → one job, one reply.
+    let inbox = client.new_inbox();
+    let mut replies = client
+        .subscribe(format!("{inbox}.*"))
+        .await
+        .expect("subscribe");
+    let job = CheckJob {
+        job_id: uuid::Uuid::now_v7(),
+        domain: AVAILABLE.into(),
+        deadline: time::OffsetDateTime::now_utc() + Duration::from_secs(10),
+    };
+    let job_payload = serde_json::to_vec(&job).expect("job");
+    let reply_to = format!("{inbox}.{}", job.job_id);
+    let a = publish(
+        &js,
+        &names.jobs_check,
+        &job_payload,
+        &job.job_id.to_string(),
+        Some(&reply_to),
+    )
+    .await;
+    let b = publish(
+        &js,
+        &names.jobs_check,
+        &job_payload,
+        &job.job_id.to_string(),
+        Some(&reply_to),
+    )
+    .await;
+    assert!(!a.duplicate);
+    assert!(b.duplicate, "same job id within the duplicate window");
+    let mut jobs_stream = js
+        .get_stream(&names.jobs_stream)
+        .await
+        .expect("jobs stream");
+    assert_eq!(
+        jobs_stream.info().await.expect("info").state.messages,
+        1,
+        "one job queued"
+    );
+    let pool = Arc::new(PoolStats::default());
+    let worker = Role::worker(&settings, pool.clone());
+    let message = tokio::time::timeout(Duration::from_secs(5), replies.next())
+        .await
+        .expect("a reply")
+        .expect("subscription open");
+    let reply: CheckReply = serde_json::from_slice(&message.payload).expect("reply");
+    assert_eq!(reply.job_id, job.job_id);
+    assert!(
+        matches!(reply.outcome, CheckOutcome::Verdict { .. }),
+        "{reply:?}"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1500), replies.next())
+            .await
+            .is_err(),
+        "one job, one reply"
+    );
+    let answered = pool.answered.load(Ordering::Relaxed);
+    println!(
+        "[duplicates] ledger: duplicate publish absorbed by JetStream {}, replay absorbed by Postgres {}, entries {}; jobs: duplicate publish absorbed {}, jobs answered {answered}",
+        u8::from(second.duplicate),
+        stats.duplicates.load(Ordering::Relaxed),
+        ledger_count(&store, &key_id).await,
+        u8::from(b.duplicate)
+    );
+    assert_eq!(answered, 1);
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Postgres unreachable.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
+    init();
+    let prefix = "pgdown";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let proxy = PgProxy::start(pg_server_addr()).await;
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    settings.database.url = proxy.url_for(&db.url);
+    // Read the truth around the proxy.
+    let direct = {
+        let mut direct = settings.clone();
+        direct.database.url = db.url.clone();
+        api::fleet::connect_pg(&direct).await.expect("pg")
+    };
+    let front = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
+    let (cached_key, cached_key_id) = key(&direct, Plan::Free).await;
+    let (cold_key, cold_key_id) = key(&direct, Plan::Free).await;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client");
+    let mut successes = 0;
+
+    // Warm: the key and the name are cached by the front (the key for 5 s).
+    let (status, body) = get(&http, check_url(&front, &cached_key, AVAILABLE)).await;
+    assert_eq!(status, 200, "{body}");
+    successes += 1;
+    let warmed_at = Instant::now();
+    assert_eq!(get(&http, front.url("/readyz")).await.0, 200);
+    assert_eq!(settled(&direct, &cached_key_id, 1).await, 1);
+
+    proxy.cut().await;
+    let cut_at = Instant::now();
+    // A cached key on a cached name needs no database: served, charged into the ledger stream.
+    // Spread over a second, longer than the credits refresh interval (200 ms), so the front tries
+    // to re-read the settled usage while Postgres is gone.
+    let mut cached_latencies = Vec::new();
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let started = Instant::now();
+        let (status, body) = get(&http, check_url(&front, &cached_key, AVAILABLE)).await;
+        cached_latencies.push(started.elapsed());
+        assert_eq!(
+            status,
+            200,
+            "a cached key still works with Postgres down ({:?} after the warm-up): {body}",
+            warmed_at.elapsed()
+        );
+        successes += 1;
+    }
+    // A key the front has not cached cannot be checked: a 5xx in the spec's shape, fast.
+    let started = Instant::now();
+    let (cold_status, body) = get(&http, check_url(&front, &cold_key, AVAILABLE)).await;
+    let cold_elapsed = started.elapsed();
+    assert!((500..600).contains(&cold_status), "{cold_status}: {body}");
+    assert_error_shape(cold_status, &body);
+    assert!(
+        cold_elapsed < Duration::from_secs(6),
+        "the error comes fast: {cold_elapsed:?}"
+    );
+    let started = Instant::now();
+    let (ready_status, ready_body) = get(&http, front.url("/readyz")).await;
+    let ready_elapsed = started.elapsed();
+    assert_eq!(ready_status, 503, "{ready_body}");
+    assert_error_shape(ready_status, &ready_body);
+    // The charges wait in the ledger stream meanwhile.
+    assert_eq!(
+        ledger_count(&direct, &cached_key_id).await,
+        1,
+        "nothing settled while Postgres is unreachable"
+    );
+    let cut_for = cut_at.elapsed();
+
+    proxy.restore().await;
+    let restored_at = Instant::now();
+    let (h, f) = (&http, &front);
+    let ready_again = wait_until(Duration::from_secs(15), || async move {
+        get(h, f.url("/readyz")).await.0 == 200
+    })
+    .await;
+    assert!(ready_again, "ready again once Postgres is back");
+    let ready_after = restored_at.elapsed();
+    assert_eq!(
+        settled(&direct, &cached_key_id, successes).await,
+        successes,
+        "every charge applied after the outage"
+    );
+    let settled_after = restored_at.elapsed();
+    let (status, body) = get(&http, check_url(&front, &cold_key, AVAILABLE)).await;
+    assert_eq!(status, 200, "the cold key works again: {body}");
+    successes += 1;
+    front.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    let entries =
+        ledger_count(&direct, &cached_key_id).await + ledger_count(&direct, &cold_key_id).await;
+    println!(
+        "[postgres down] cut for {:.2} s; cached-key checks 5 × 200 (slowest {:.3} s); uncached key {cold_status} in {:.2} s; /readyz 503 in {:.2} s; ready {:.2} s and all charges settled {:.2} s after restore; successes {successes}, entries {entries}",
+        cut_for.as_secs_f64(),
+        cached_latencies
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or_default()
+            .as_secs_f64(),
+        cold_elapsed.as_secs_f64(),
+        ready_elapsed.as_secs_f64(),
+        ready_after.as_secs_f64(),
+        settled_after.as_secs_f64(),
+    );
+    assert_eq!(entries, successes, "ledger entries = successful responses");
+    db.drop_now().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. The fleet-wide upstream limit.
+
+struct LimitRun {
+    sent: usize,
+    ok: usize,
+    statuses: std::collections::BTreeMap<u16, usize>,
+    violations: u64,
+    rdap_queries: u64,
+    entries: i64,
+    took: Duration,
+}
+
+/// 30 distinct available names checked at once through one front, three workers, the simulator
+/// allowing 5 RDAP requests a second and dsa's limit for that host at 5/s burst 1.
+async fn three_workers_against_a_limited_registry(
+    prefix: &str,
+    fleet_rate_limits: bool,
+) -> LimitRun {
+    init();
+    const CHECKS: usize = 30;
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    sim.set_knobs(Knobs {
+        rate_limit: RateLimit {
+            rdap_per_second: Some(5),
+            ..RateLimit::default()
+        },
+        ..Knobs::default()
+    });
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    let rdap_host = settings
+        .engine
+        .rdap
+        .base_overrides
+        .get("com")
+        .and_then(|base| url::Url::parse(base).ok())
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .expect("the simulator's RDAP base for .com");
+    assert_eq!(rdap_host, "127.0.0.1");
+    assert_eq!(
+        settings
+            .engine
+            .rdap
+            .base_overrides
+            .get("net")
+            .and_then(|b| url::Url::parse(b).ok())
+            .and_then(|u| u.host_str().map(str::to_owned)),
+        Some(rdap_host.clone())
+    );
+    settings.engine.limits.hosts.insert(
+        rdap_host,
+        HostLimit {
+            per_second: 5.0,
+            burst: 1,
+            concurrency: 4,
+        },
+    );
+    settings.fleet.fleet_rate_limits = fleet_rate_limits;
+    // 30 RDAP queries at 5/s take 6 s: the queued ones must be allowed to wait that long.
+    settings.engine.check_deadline_secs = 15.0;
+    settings.engine.limits.max_queue_wait_secs = 12.0;
+    let front = Front::start(&settings).await;
+    let store = front.store.clone();
+    let workers: Vec<_> = (0..3)
+        .map(|_| Role::worker(&settings, Arc::new(PoolStats::default())))
+        .collect();
+    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
+    let (key, key_id) = key(&store, Plan::Pro).await;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client");
+    let started = Instant::now();
+    let mut requests = tokio::task::JoinSet::new();
+    for i in 0..CHECKS {
+        let tld = if i % 2 == 0 { "com" } else { "net" };
+        let (http, url) = (
+            http.clone(),
+            check_url(&front, &key, &format!("fleet-limit-{i}.{tld}")),
+        );
+        requests.spawn(async move { get(&http, url).await });
+    }
+    let mut statuses = std::collections::BTreeMap::new();
+    while let Some(done) = requests.join_next().await {
+        let (status, body) = done.expect("request task");
+        if status == 200 {
+            assert_eq!(body["available"], true, "{body}");
+        }
+        *statuses.entry(status).or_insert(0) += 1;
+    }
+    let took = started.elapsed();
+    let ok = statuses.get(&200).copied().unwrap_or(0);
+    let stats = sim.stats();
+    front.stop().await;
+    for worker in workers {
+        worker.stop().await;
+    }
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    let entries = ledger_count(&store, &key_id).await;
+    db.drop_now().await;
+    LimitRun {
+        sent: CHECKS,
+        ok,
+        statuses,
+        violations: stats.rdap.rate_limit_violations,
+        rdap_queries: stats.rdap.queries,
+        entries,
+        took,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_wide_limit_keeps_three_workers_within_the_registry_limit() {
+    let run = three_workers_against_a_limited_registry("limit-fleet", true).await;
+    println!(
+        "[fleet limit on] 3 workers, {} checks in {:.2} s: statuses {:?}, RDAP queries {}, rate-limit violations {}, ledger entries {}",
+        run.sent,
+        run.took.as_secs_f64(),
+        run.statuses,
+        run.rdap_queries,
+        run.violations,
+        run.entries
+    );
+    assert_eq!(run.violations, 0, "the fleet kept to the registry's 5/s");
+    assert_eq!(run.ok, run.sent, "every check answered: {:?}", run.statuses);
+    assert_eq!(
+        run.entries, run.ok as i64,
+        "ledger entries = successful responses"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_fleet_limit_three_workers_overrun_the_registry() {
+    // The control: each worker keeps 5/s on its own, so together they exceed it.
+    let run = three_workers_against_a_limited_registry("limit-local", false).await;
+    println!(
+        "[fleet limit off: control] 3 workers, {} checks in {:.2} s: statuses {:?}, RDAP queries {}, rate-limit violations {}, ledger entries {}",
+        run.sent,
+        run.took.as_secs_f64(),
+        run.statuses,
+        run.rdap_queries,
+        run.violations,
+        run.entries
+    );
+    assert!(
+        run.violations > 0,
+        "per-process limits alone overrun a shared upstream (the test can fail)"
+    );
+    assert_eq!(
+        run.entries, run.ok as i64,
+        "ledger entries = successful responses"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Overspend.
+
+const FREE_CREDITS: i64 = 500;
+const BURST: usize = 1000;
+
+/// Sends `BURST` concurrent checks of a cached name, round-robin over `fronts`; returns, per
+/// success, the front index and when it was answered.
+async fn burst(
+    http: &reqwest::Client,
+    fronts: &[&Front],
+    key: &str,
+) -> (
+    Vec<(usize, Instant)>,
+    std::collections::BTreeMap<u16, usize>,
+) {
+    let mut requests = tokio::task::JoinSet::new();
+    for i in 0..BURST {
+        let f = i % fronts.len();
+        let (http, url) = (http.clone(), check_url(fronts[f], key, AVAILABLE));
+        requests.spawn(async move {
+            let (status, body) = get(&http, url).await;
+            (f, status, body, Instant::now())
+        });
+    }
+    let mut successes = Vec::new();
+    let mut statuses = std::collections::BTreeMap::new();
+    while let Some(done) = requests.join_next().await {
+        let (f, status, body, at) = done.expect("request task");
+        match status {
+            200 => successes.push((f, at)),
+            429 => assert_eq!(body["error"], api::error::CREDITS_EXHAUSTED, "{body}"),
+            _ => panic!("{status}: {body}"),
+        }
+        *statuses.entry(status).or_insert(0) += 1;
+    }
+    (successes, statuses)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_front_never_overspends() {
+    init();
+    let prefix = "spend-one";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let store = front.store.clone();
+    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
+    let (key, key_id) = key(&store, Plan::Free).await;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client");
+    let (status, body) = get(&http, check_url(&front, &key, AVAILABLE)).await;
+    assert_eq!(status, 200, "warm-up: {body}");
+    let started = Instant::now();
+    let (burst_ok, statuses) = burst(&http, &[&front], &key).await;
+    let took = started.elapsed();
+    let successes = 1 + burst_ok.len() as i64;
+    let entries = settled(&store, &key_id, successes).await;
+    front.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    let entries_final = ledger_count(&store, &key_id).await;
+    println!(
+        "[overspend, one front] {BURST} concurrent checks in {:.2} s: statuses {statuses:?}; successes {successes} (warm-up included), ledger entries {entries_final}, overspend {}",
+        took.as_secs_f64(),
+        successes - FREE_CREDITS
+    );
+    assert_eq!(
+        successes, FREE_CREDITS,
+        "exactly the allowance through one front"
+    );
+    assert_eq!(entries, FREE_CREDITS);
+    assert_eq!(
+        entries_final, FREE_CREDITS,
+        "ledger entries = successful responses"
+    );
+    db.drop_now().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_fronts_overspend_within_the_documented_bound() {
+    init();
+    let prefix = "spend-two";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    settings.fleet.credits_refresh_ms = 200;
+    let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms);
+    let front_a = Front::start(&settings).await;
+    let front_b = Front::start(&settings).await;
+    let store = front_a.store.clone();
+    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
+    let (key, key_id) = key(&store, Plan::Free).await;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client");
+    for front in [&front_a, &front_b] {
+        let (status, body) = get(&http, check_url(front, &key, AVAILABLE)).await;
+        assert_eq!(status, 200, "warm-up: {body}");
+    }
+    assert_eq!(settled(&store, &key_id, 2).await, 2);
+
+    // Watch the ledger settle during the burst: settled entries per front over time, and how
+    // long such a read takes (the fronts' refresh reads are alike).
+    let db_url = db.url.clone();
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (key_id, sampling) = (key_id.clone(), sampling.clone());
+        tokio::spawn(async move {
+            let mut conn = sqlx::PgConnection::connect(&db_url)
+                .await
+                .expect("sampler connects");
+            let mut samples: Vec<(time::OffsetDateTime, Vec<(String, i64)>)> = Vec::new();
+            let mut slowest = Duration::ZERO;
+            while sampling.load(Ordering::Relaxed) {
+                let started = Instant::now();
+                let counts: Vec<(String, i64)> = sqlx::query_as(
+                    "SELECT front, COUNT(*) FROM ledger_entries WHERE key_id = $1 GROUP BY front",
+                )
+                .bind(&key_id)
+                .fetch_all(&mut conn)
+                .await
+                .expect("sample");
+                slowest = slowest.max(started.elapsed());
+                samples.push((time::OffsetDateTime::now_utc(), counts));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            (samples, slowest)
+        })
+    };
+    let started = Instant::now();
+    let (burst_ok, statuses) = burst(&http, &[&front_a, &front_b], &key).await;
+    let took = started.elapsed();
+    let successes = 2 + burst_ok.len() as i64;
+    let entries = settled(&store, &key_id, successes).await;
+    sampling.store(false, Ordering::Relaxed);
+    let (samples, slowest_read) = sampler.await.expect("sampler");
+
+    // When each charge was made (its reservation), per front, from the ledger itself.
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.expect("connect");
+    let charges: Vec<(String, time::OffsetDateTime)> = sqlx::query_as(
+        "SELECT front, charged_at FROM ledger_entries WHERE key_id = $1 ORDER BY charged_at",
+    )
+    .bind(&key_id)
+    .fetch_all(&mut conn)
+    .await
+    .expect("charges");
+    let fronts: Vec<String> = {
+        let mut f: Vec<String> = charges.iter().map(|(f, _)| f.clone()).collect();
+        f.sort();
+        f.dedup();
+        f
+    };
+    assert_eq!(fronts.len(), 2, "both fronts charged");
+    let times = |front: &str| -> Vec<time::OffsetDateTime> {
+        charges
+            .iter()
+            .filter(|(f, _)| f == front)
+            .map(|(_, t)| *t)
+            .collect()
+    };
+    // Settle lag of a front: the longest time its (n+1)-th charge waited while only n of its
+    // charges were settled (counts, not ids: a front's view of the others is a count).
+    let mut settle_lag = Duration::ZERO;
+    for front in &fronts {
+        let made = times(front);
+        for (at, counts) in &samples {
+            let settled = counts
+                .iter()
+                .find(|(f, _)| f == front)
+                .map_or(0, |(_, n)| *n) as usize;
+            if let Some(waiting) = made.get(settled)
+                && *at > *waiting
+            {
+                settle_lag = settle_lag.max(Duration::try_from(*at - *waiting).unwrap_or_default());
+            }
+        }
+    }
+    // The bound of api/src/credits.rs: a front's view of the others lags by at most the refresh
+    // interval (plus the re-read itself, three statements, possibly in progress for the previous
+    // interval too) plus the settle lag, so the overspend is at most the other front's charges
+    // within one such window; taken as the largest over the burst, with 50 ms of slack.
+    let window = refresh + settle_lag + 6 * slowest_read + Duration::from_millis(50);
+    let mut bound = 0usize;
+    for (i, front) in fronts.iter().enumerate() {
+        let other = times(&fronts[1 - i]);
+        for at in times(front) {
+            let from = at - window;
+            bound = bound.max(other.iter().filter(|t| **t > from && **t <= at).count());
+        }
+    }
+    let per_front: Vec<usize> = fronts.iter().map(|f| times(f).len()).collect();
+    front_a.stop().await;
+    front_b.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    let entries_final = ledger_count(&store, &key_id).await;
+    println!(
+        "[overspend, two fronts] {BURST} concurrent checks in {:.2} s: statuses {statuses:?}; successes {successes} (per front {per_front:?}, warm-ups included), ledger entries {entries_final}; overspend {} with bound {bound} (window {} ms = refresh {} ms + settle lag {} ms + 6 × read {} ms + 50 ms)",
+        took.as_secs_f64(),
+        successes - FREE_CREDITS,
+        window.as_millis(),
+        refresh.as_millis(),
+        settle_lag.as_millis(),
+        slowest_read.as_millis()
+    );
+    assert!(successes >= FREE_CREDITS, "the allowance is usable in full");
+    assert!(
+        successes <= FREE_CREDITS + bound as i64,
+        "overspend {} within the bound {bound}",
+        successes - FREE_CREDITS
+    );
+    assert_eq!(entries, successes);
+    assert_eq!(
+        entries_final, successes,
+        "ledger entries = successful responses"
+    );
+    db.drop_now().await;
+}
