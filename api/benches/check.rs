@@ -60,7 +60,8 @@ struct Figures {
     open_failed: u64,
 }
 
-const NAMES: [&str; 6] = ["example.com", "google.com", "dsa-demo-available.com", "dsa-demo-available.af", "google.com.af", "wikipedia.org"];
+const NAMES: [&str; 6] =
+    ["example.com", "google.com", "dsa-demo-available.com", "dsa-demo-available.af", "google.com.af", "wikipedia.org"];
 
 async fn keys(store: &Arc<dyn Store>, n: usize) -> anyhow::Result<Vec<String>> {
     let mut keys = Vec::new();
@@ -86,8 +87,11 @@ async fn keys(store: &Arc<dyn Store>, n: usize) -> anyhow::Result<Vec<String>> {
 }
 
 async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
-    let urls: Arc<Vec<String>> =
-        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(move |n| format!("{base}/v1/domains/check?client_key={k}&domain={n}"))).collect());
+    let urls: Arc<Vec<String>> = Arc::new(
+        keys.iter()
+            .flat_map(|k| NAMES.iter().map(move |n| format!("{base}/v1/domains/check?client_key={k}&domain={n}")))
+            .collect(),
+    );
     let client = reqwest::Client::builder().pool_max_idle_per_host(connections * 2).build()?;
     for url in urls.iter().take(NAMES.len()) {
         let r = client.get(url).send().await?;
@@ -100,7 +104,8 @@ async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate:
     let started = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..connections {
-        let (client, urls, stop, done, errors) = (client.clone(), urls.clone(), stop.clone(), done.clone(), errors.clone());
+        let (client, urls, stop, done, errors) =
+            (client.clone(), urls.clone(), stop.clone(), done.clone(), errors.clone());
         tasks.push(tokio::spawn(async move {
             let mut i = c;
             while !stop.load(Ordering::Relaxed) {
@@ -158,7 +163,8 @@ async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate:
 
 fn unlimited(settings: &mut Settings) {
     // Measure the check path, not the per-minute limiter's 429s.
-    settings.policy.per_minute = api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
+    settings.policy.per_minute =
+        api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
 }
 
 async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
@@ -219,7 +225,12 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
             let client = async_nats::connect(nats.url()).await?;
             let js = async_nats::jetstream::new(client);
             let names = common::subjects::Names::with_prefix("bench");
-            let mut c: async_nats::jetstream::consumer::PullConsumer = js.get_stream(&names.ledger_stream).await?.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let mut c: async_nats::jetstream::consumer::PullConsumer = js
+                .get_stream(&names.ledger_stream)
+                .await?
+                .get_consumer(&names.ledger_consumer)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             let info = c.info().await?;
             info.num_pending == 0 && info.num_ack_pending == 0
         };
@@ -254,6 +265,12 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
             .payload(serde_json::to_vec(&event)?.into())
             .message_id(event.event_id.to_string());
         acks.push(js.send_publish(names.ledger_charge.clone(), message).await?);
+        // The client caps acks in flight: collect them in chunks.
+        if acks.len() == 1000 {
+            for ack in acks.drain(..) {
+                ack.await?;
+            }
+        }
     }
     for ack in acks {
         ack.await?;

@@ -57,7 +57,10 @@ pub struct FleetConfig {
 impl FleetConfig {
     /// The consumers' timing.
     pub fn tuning(&self) -> workers::fleet::Tuning {
-        workers::fleet::Tuning { job_ack_wait_secs: self.job_ack_wait_secs, ledger_ack_wait_secs: self.ledger_ack_wait_secs }
+        workers::fleet::Tuning {
+            job_ack_wait_secs: self.job_ack_wait_secs,
+            ledger_ack_wait_secs: self.ledger_ack_wait_secs,
+        }
     }
 }
 

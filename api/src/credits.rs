@@ -52,9 +52,7 @@ pub struct Credits {
 
 impl std::fmt::Debug for Credits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credits")
-            .field("front", &self.front)
-            .finish_non_exhaustive()
+        f.debug_struct("Credits").field("front", &self.front).finish_non_exhaustive()
     }
 }
 
@@ -78,8 +76,7 @@ impl Reservation {
     /// Keeps the credits: emits the ledger event and returns the credits remaining this month.
     pub fn commit(mut self) -> i64 {
         self.settled = true;
-        let used =
-            self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
+        let used = self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
         let event = LedgerEvent {
             event_id: Uuid::now_v7(),
             key_id: self.key_id.clone(),
@@ -120,13 +117,7 @@ impl Credits {
         front: &str,
         refresh: Option<Duration>,
     ) -> Self {
-        Self {
-            store,
-            accounts: Mutex::new(HashMap::new()),
-            ledger,
-            front: Arc::from(front),
-            refresh,
-        }
+        Self { store, accounts: Mutex::new(HashMap::new()), ledger, front: Arc::from(front), refresh }
     }
 
     /// This front instance's id (recorded with each charge).
@@ -139,16 +130,13 @@ impl Credits {
     /// background and every request goes on with the current one: no request waits for the store,
     /// and none fails with it, so a front keeps serving the keys it knows on its last view while
     /// Postgres is unreachable (their charges wait in the ledger stream).
-    async fn refresh(
-        &self,
-        account: &Arc<Account>,
-        key_id: &str,
-        period: &str,
-    ) -> Result<(), ApiError> {
+    async fn refresh(&self, account: &Arc<Account>, key_id: &str, period: &str) -> Result<(), ApiError> {
         if !account.ready.load(Ordering::Acquire) {
             let mut refreshed = account.refreshed.lock().await;
             if refreshed.is_none() {
-                let others = read_others(self.store.as_ref(), key_id, period, &self.front).await?;
+                // With no view yet, an upper bound will do (the front refuses early, never late).
+                let (Others::Exact(others) | Others::AtMost(others)) =
+                    read_others(self.store.as_ref(), key_id, period, &self.front).await?;
                 account.others.store(others, Ordering::Release);
                 *refreshed = Some(Instant::now());
                 account.ready.store(true, Ordering::Release);
@@ -173,7 +161,12 @@ impl Credits {
                     return;
                 }
                 match read_others(store.as_ref(), &key_id, &period, &front).await {
-                    Ok(others) => account.others.store(others, Ordering::Release),
+                    Ok(Others::Exact(others)) => account.others.store(others, Ordering::Release),
+                    // An upper bound would make the front refuse early: keep the current view
+                    // and read again one interval later.
+                    Ok(Others::AtMost(_)) => {
+                        tracing::debug!(%key_id, "settled usage moving; view kept")
+                    }
                     Err(e) => {
                         tracing::warn!(error = ?e, %key_id, "settled usage not re-read; going on with the last view")
                     }
@@ -236,6 +229,14 @@ impl Credits {
     }
 }
 
+/// What [`read_others`] found.
+enum Others {
+    /// Read consistently: exactly the others' settled credits at one instant.
+    Exact(i64),
+    /// This front's charges kept settling during every attempt: an upper bound of the others'.
+    AtMost(i64),
+}
+
 /// Credits of a key's month settled by the other fronts: the settled total minus this front's
 /// settled charges.
 ///
@@ -244,22 +245,19 @@ impl Credits {
 /// come out short by it (negative with one front), letting even a single front overspend by a
 /// batch. So this front's part is read before and after the total; it only grows, so when both
 /// reads agree the total saw exactly that much of it. After three disagreements the total minus
-/// the earlier read is used: it counts some of this front's charges as the others' (the front
-/// refuses early until the next refresh), never fewer.
-async fn read_others(
-    store: &dyn Store,
-    key_id: &str,
-    period: &str,
-    front: &str,
-) -> anyhow::Result<i64> {
+/// the earlier read is an upper bound: it counts some of this front's charges as the others'.
+async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str) -> anyhow::Result<Others> {
     let mut mine_before = store.settled_by_front(key_id, period, front).await?;
     let mut attempts = 0;
     loop {
         attempts += 1;
         let total = store.settled_usage(key_id, period).await?;
         let mine_after = store.settled_by_front(key_id, period, front).await?;
-        if mine_after == mine_before || attempts == 3 {
-            return Ok(total - mine_before);
+        if mine_after == mine_before {
+            return Ok(Others::Exact(total - mine_before));
+        }
+        if attempts == 3 {
+            return Ok(Others::AtMost(total - mine_before));
         }
         mine_before = mine_after;
     }

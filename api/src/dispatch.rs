@@ -80,9 +80,7 @@ impl JobBus for InProcessBus {
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
-            self.jobs
-                .try_send(Job { domain, reply })
-                .map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            self.jobs.try_send(Job { domain, reply }).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
             match tokio::time::timeout(deadline, answer).await {
                 Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
                 Ok(Err(_)) => Err(DispatchError::Unavailable("worker dropped the job".into())),
@@ -100,7 +98,9 @@ pub struct NatsBus {
     js: async_nats::jetstream::Context,
     subject: String,
     inbox: String,
-    pending: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, oneshot::Sender<common::messages::CheckReply>>>>,
+    pending: std::sync::Arc<
+        std::sync::Mutex<std::collections::HashMap<uuid::Uuid, oneshot::Sender<common::messages::CheckReply>>>,
+    >,
 }
 
 impl std::fmt::Debug for NatsBus {
@@ -178,7 +178,11 @@ impl JobBus for NatsBus {
                 .message_id(job_id.to_string())
                 .header(common::subjects::REPLY_HEADER, format!("{}.{job_id}", self.inbox).as_str());
             let waited = tokio::time::timeout(deadline, async {
-                let ack = self.js.send_publish(self.subject.clone(), publish).await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+                let ack = self
+                    .js
+                    .send_publish(self.subject.clone(), publish)
+                    .await
+                    .map_err(|e| DispatchError::Unavailable(e.to_string()))?;
                 ack.await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
                 rx.await.map_err(|_| DispatchError::Unavailable("reply channel closed".into()))
             })

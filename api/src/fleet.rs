@@ -18,8 +18,6 @@ use workers::engine::Engine;
 use crate::config::Settings;
 use crate::credits::Credits;
 use crate::dispatch::NatsBus;
-use crate::pricing::PriceTable;
-use crate::purchase::CheckoutUrl;
 use crate::state::{AppState, Clock, Parts};
 use crate::store::Store;
 use crate::store_pg::PgStore;
@@ -57,7 +55,9 @@ pub async fn connect_pg(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
         anyhow::bail!("database.url must be a postgres:// URL in fleet mode");
     }
-    let store = PgStore::connect(url, settings.database.max_connections).await.map_err(|e| anyhow::anyhow!("database.url: {e}"))?;
+    let store = PgStore::connect(url, settings.database.max_connections)
+        .await
+        .map_err(|e| anyhow::anyhow!("database.url: {e}"))?;
     store.migrate().await?;
     Ok(Arc::new(store))
 }
@@ -88,17 +88,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
     let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
     let forwarder = tokio::spawn(crate::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
-    let prices = match &settings.pricing.table {
-        Some(path) => PriceTable::load(path).map_err(|e| anyhow::anyhow!("pricing.table {}: {e}", path.display()))?,
-        None => PriceTable::embedded()?,
-    };
-    let platform_checkout = settings
-        .pricing
-        .platform_checkout_url
-        .as_deref()
-        .map(CheckoutUrl::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("pricing.platform_checkout_url: {e}"))?;
+    let (prices, platform_checkout) = crate::pricing_parts(settings)?;
     let front_id = format!("front-{}", uuid::Uuid::now_v7().simple());
     let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
     let rate = crate::policy::RateWindows::fleet(nats.clone(), &js, &names.rate_bucket).await?;
@@ -121,7 +111,11 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
 ///
 /// # Errors
 /// NATS or engine errors at start.
-pub async fn worker(settings: &Settings, stats: Arc<workers::fleet::PoolStats>, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+pub async fn worker(
+    settings: &Settings,
+    stats: Arc<workers::fleet::PoolStats>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
     let names = Names::with_prefix(&settings.fleet.prefix);
     let nats = connect_nats(&settings.fleet.nats_url).await?;
     let js = async_nats::jetstream::new(nats.clone());
@@ -130,7 +124,16 @@ pub async fn worker(settings: &Settings, stats: Arc<workers::fleet::PoolStats>, 
     if settings.fleet.fleet_rate_limits {
         engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
     }
-    workers::fleet::run_pool(nats, names, engine, settings.fleet.worker_concurrency, stats, settings.fleet.tuning(), shutdown).await?;
+    workers::fleet::run_pool(
+        nats,
+        names,
+        engine,
+        settings.fleet.worker_concurrency,
+        stats,
+        settings.fleet.tuning(),
+        shutdown,
+    )
+    .await?;
     Ok(())
 }
 
@@ -138,7 +141,11 @@ pub async fn worker(settings: &Settings, stats: Arc<workers::fleet::PoolStats>, 
 ///
 /// # Errors
 /// NATS or Postgres errors at start.
-pub async fn ledger(settings: &Settings, stats: Arc<crate::ledger::ConsumerStats>, shutdown: impl Future<Output = ()> + Send) -> anyhow::Result<()> {
+pub async fn ledger(
+    settings: &Settings,
+    stats: Arc<crate::ledger::ConsumerStats>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
     let names = Names::with_prefix(&settings.fleet.prefix);
     let nats = connect_nats(&settings.fleet.nats_url).await?;
     let js = async_nats::jetstream::new(nats.clone());

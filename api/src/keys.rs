@@ -154,9 +154,7 @@ pub struct KeyRecord {
 pub fn generate(kind: KeyKind) -> (String, String) {
     const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let mut rng = rand::rng();
-    let body: String = (0..32)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect();
+    let body: String = (0..32).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
     let key = format!("dsa_{}_{body}", kind.as_str());
     let hash = hash_key(&key);
     (key, hash)
@@ -177,11 +175,7 @@ pub fn fingerprint(hash: &str) -> String {
 /// lower-cased, as ids and fingerprints are stored.
 pub fn lookup_ref(typed: &str) -> String {
     let typed = typed.trim();
-    if typed.starts_with("dsa_") {
-        hash_key(typed)
-    } else {
-        typed.to_ascii_lowercase()
-    }
+    if typed.starts_with("dsa_") { hash_key(typed) } else { typed.to_ascii_lowercase() }
 }
 
 /// Checks an allowed-origin entry (spec §5.3) and returns it normalised: lower case, a trailing
@@ -198,11 +192,7 @@ pub fn lookup_ref(typed: &str) -> String {
 pub fn parse_origin(text: &str) -> Result<String, String> {
     let trimmed = text.trim();
     let lower = trimmed.to_lowercase();
-    let fail = |why: &str| {
-        Err(format!(
-            "{trimmed:?} is not an origin (scheme://host[:port]): {why}"
-        ))
-    };
+    let fail = |why: &str| Err(format!("{trimmed:?} is not an origin (scheme://host[:port]): {why}"));
     let Some((scheme, rest)) = lower.split_once("://") else {
         return fail("missing scheme, e.g. https://");
     };
@@ -212,9 +202,8 @@ pub fn parse_origin(text: &str) -> Result<String, String> {
         _ => return fail("the scheme must be http or https"),
     };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
-    if let Some(c) = rest
-        .chars()
-        .find(|c| matches!(c, '/' | '?' | '#' | '@' | '\\') || c.is_whitespace() || c.is_control())
+    if let Some(c) =
+        rest.chars().find(|c| matches!(c, '/' | '?' | '#' | '@' | '\\') || c.is_whitespace() || c.is_control())
     {
         return fail(match c {
             '/' => "an origin has no path",
@@ -279,10 +268,7 @@ fn check_host_name(name: &str) -> Result<(), &'static str> {
         if label.is_empty() || label.len() > 63 {
             return Err("each label of the host must be 1 to 63 characters");
         }
-        if !label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        {
+        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err("the host may contain only letters, digits, hyphens and dots");
         }
         if label.starts_with('-') || label.ends_with('-') {

@@ -56,7 +56,11 @@ pub async fn run(store: Arc<dyn Store>, mut events: mpsc::UnboundedReceiver<Ledg
 /// (`Nats-Msg-Id` = event id, so a retried publish is absorbed by JetStream's dedup) and waits
 /// for JetStream's ack; an event is retried until acked, so a NATS outage delays charges but
 /// loses none while the process lives. Returns when the channel closes and all are acked.
-pub async fn forward(js: async_nats::jetstream::Context, subject: String, mut events: mpsc::UnboundedReceiver<LedgerEvent>) {
+pub async fn forward(
+    js: async_nats::jetstream::Context,
+    subject: String,
+    mut events: mpsc::UnboundedReceiver<LedgerEvent>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         if events.recv_many(&mut batch, MAX_BATCH).await == 0 {
@@ -133,7 +137,8 @@ pub async fn consume(
     tokio::pin!(shutdown);
     // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
     let consumer: async_nats::jetstream::consumer::PullConsumer = loop {
-        let found = async { js.get_stream(&names.ledger_stream).await.ok()?.get_consumer(&names.ledger_consumer).await.ok() };
+        let found =
+            async { js.get_stream(&names.ledger_stream).await.ok()?.get_consumer(&names.ledger_consumer).await.ok() };
         tokio::select! {
             _ = &mut shutdown => return Ok(()),
             c = found => match c {
@@ -189,37 +194,53 @@ pub async fn consume(
             }
             Err(e) => {
                 // One bad event (say, for a key that does not exist) must not block the ledger:
-                // apply one by one; if some succeed, the ones that fail are poison and are
-                // terminated; if all fail, the store is down and everything is redelivered.
+                // apply one by one and terminate the events the database refuses as data. Any
+                // other failure is the store's, not the event's (Postgres restarting, a dropped
+                // connection): that event and the rest are redelivered, never terminated, and the
+                // pass stops there rather than wait out the store once per event.
                 tracing::warn!(error = ?e, events = count, "ledger batch failed; isolating");
-                let mut outcomes = Vec::with_capacity(messages.len());
-                for message in &messages {
-                    let event = serde_json::from_slice::<LedgerEvent>(&message.payload).ok();
-                    let result = match event {
-                        Some(event) => store.apply_ledger(vec![event]).await.map_err(|e| e.to_string()),
-                        None => Err("unparsable".to_owned()),
+                let mut messages = messages.into_iter();
+                while let Some(message) = messages.next() {
+                    let outcome = match serde_json::from_slice::<LedgerEvent>(&message.payload) {
+                        Ok(event) => store.apply_ledger(vec![event]).await,
+                        Err(e) => Err(e.into()),
                     };
-                    outcomes.push(result);
-                }
-                let any_ok = outcomes.iter().any(Result::is_ok);
-                for (message, outcome) in messages.into_iter().zip(outcomes) {
                     match outcome {
                         Ok(applied) => {
                             stats.applied.fetch_add(applied, Ordering::Relaxed);
                             stats.duplicates.fetch_add(1 - applied.min(1), Ordering::Relaxed);
                             let _ = message.ack().await;
                         }
-                        Err(reason) if any_ok => {
-                            tracing::error!(%reason, "ledger event cannot be applied; terminated");
+                        Err(reason) if is_poison(&reason) => {
+                            tracing::error!(error = ?reason, "ledger event cannot be applied; terminated");
                             metrics::counter!("dsa_ledger_poison_total").increment(1);
                             let _ = message.ack_with(AckKind::Term).await;
                         }
-                        Err(_) => {
-                            let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+                        Err(reason) => {
+                            tracing::warn!(error = ?reason, "ledger store failing; redelivering the rest of the batch");
+                            for message in std::iter::once(message).chain(messages.by_ref()) {
+                                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
+                            }
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// Whether the store refused an event as data, so that it can never be applied (a key that does
+/// not exist, a value out of range, an unparsable payload) and must be terminated. Anything else
+/// (connection lost, pool timed out, a serialisation failure) is trouble of the store, which
+/// passes.
+fn is_poison(error: &anyhow::Error) -> bool {
+    use sqlx::error::ErrorKind;
+    error.chain().any(|cause| {
+        cause.is::<serde_json::Error>()
+            || cause.downcast_ref::<sqlx::Error>().and_then(sqlx::Error::as_database_error).is_some_and(|db| {
+                matches!(db.kind(), ErrorKind::ForeignKeyViolation | ErrorKind::NotNullViolation | ErrorKind::CheckViolation)
+                    // SQLSTATE class 22, data exception (PostgreSQL manual, Appendix A).
+                    || db.code().is_some_and(|code| code.starts_with("22"))
+            })
+    })
 }

@@ -139,6 +139,27 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
     let bus = Arc::new(InProcessBus::start(engine.clone(), settings.jobs.workers, settings.jobs.queue));
     let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
     let ledger = tokio::spawn(ledger::run(store.clone(), ledger_rx));
+    let (prices, platform_checkout) = pricing_parts(settings)?;
+    let state = AppState::new(Parts {
+        engine,
+        bus,
+        store: store.clone(),
+        credits: Credits::new(store.clone(), ledger_tx, &format!("standalone-{}", uuid::Uuid::now_v7().simple()), None),
+        prices,
+        platform_checkout,
+        policy: settings.policy.clone(),
+        clock,
+        tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
+        rate: policy::RateWindows::local(),
+    });
+    Ok(Standalone { state, ledger, store })
+}
+
+/// The price table and platform checkout URL named by the settings (shared by every front).
+///
+/// # Errors
+/// A message naming `pricing.table` or `pricing.platform_checkout_url`.
+pub fn pricing_parts(settings: &Settings) -> anyhow::Result<(PriceTable, Option<CheckoutUrl>)> {
     let prices = match &settings.pricing.table {
         Some(path) => PriceTable::load(path).map_err(|e| anyhow::anyhow!("pricing.table {}: {e}", path.display()))?,
         None => PriceTable::embedded()?,
@@ -153,19 +174,7 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
         .map(CheckoutUrl::parse)
         .transpose()
         .map_err(|e| anyhow::anyhow!("pricing.platform_checkout_url: {e}"))?;
-    let state = AppState::new(Parts {
-        engine,
-        bus,
-        store: store.clone(),
-        credits: Credits::new(store.clone(), ledger_tx, &format!("standalone-{}", uuid::Uuid::now_v7().simple()), None),
-        prices,
-        platform_checkout,
-        policy: settings.policy.clone(),
-        clock,
-        tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
-        rate: policy::RateWindows::local(),
-    });
-    Ok(Standalone { state, ledger, store })
+    Ok((prices, platform_checkout))
 }
 
 /// Creates the development key on a first start (no key yet). Returns the key to print.
@@ -197,7 +206,11 @@ pub async fn ensure_dev_key(store: &dyn Store) -> anyhow::Result<Option<String>>
 ///
 /// # Errors
 /// I/O errors of the listener.
-pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await

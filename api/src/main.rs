@@ -4,8 +4,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use api::config::Settings;
 use anyhow::Context as _;
+use api::config::Settings;
 use api::keys::{KeyKind, KeyRecord, KeyState, Plan};
 use api::store::{KeyUpdate, NewKey, SqliteStore, Store};
 use clap::{Parser, Subcommand};
@@ -248,11 +248,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             provenance.sample = false;
             if let Some(date) = as_of {
                 let format = time::macros::format_description!("[year]-[month]-[day]");
-                provenance.as_of = Some(time::Date::parse(&date, &format).map_err(|e| anyhow::anyhow!("--as-of {date}: {e}"))?);
+                provenance.as_of =
+                    Some(time::Date::parse(&date, &format).map_err(|e| anyhow::anyhow!("--as-of {date}: {e}"))?);
             }
             let table = import.table.with_provenance(provenance);
             std::fs::write(&out, table.to_json()?)?;
-            println!("wrote {} prices to {} ({} entries skipped: not in the IANA root zone)", table.len(), out.display(), import.skipped.len());
+            println!(
+                "wrote {} prices to {} ({} entries skipped: not in the IANA root zone)",
+                table.len(),
+                out.display(),
+                import.skipped.len()
+            );
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -323,7 +329,12 @@ async fn front(settings: Settings) -> anyhow::Result<()> {
 }
 
 /// Serves the API over HTTP or HTTPS until a shutdown signal, then drains in-flight requests.
-async fn serve_http(settings: &Settings, state: api::state::AppState, role: &str, started: std::time::Instant) -> anyhow::Result<()> {
+async fn serve_http(
+    settings: &Settings,
+    state: api::state::AppState,
+    role: &str,
+    started: std::time::Instant,
+) -> anyhow::Result<()> {
     let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
     let hsts = tls.then_some(settings.server.hsts_max_age_secs);
     let router = api::router(state, hsts);
@@ -374,7 +385,13 @@ async fn check(settings: Settings, domains: Vec<String>, json: bool) -> anyhow::
                     println!("{}", serde_json::to_string(&report)?);
                 } else {
                     let v = &report.verdict;
-                    println!("{}  {:?}  via {:?}{}", v.domain, v.status, v.method, if v.authoritative { " (authoritative)" } else { "" });
+                    println!(
+                        "{}  {:?}  via {:?}{}",
+                        v.domain,
+                        v.status,
+                        v.method,
+                        if v.authoritative { " (authoritative)" } else { "" }
+                    );
                     for step in &report.steps {
                         println!("    {:<5} {:<28} {}", step.protocol.as_str(), step.upstream, step.outcome);
                     }
@@ -456,8 +473,7 @@ fn parse_kind(text: &str) -> Result<KeyKind, String> {
 }
 
 fn parse_plan(text: &str) -> Result<Plan, String> {
-    Plan::parse(text)
-        .ok_or_else(|| format!("unknown plan {text:?}; expected free, starter, pro or reseller"))
+    Plan::parse(text).ok_or_else(|| format!("unknown plan {text:?}; expected free, starter, pro or reseller"))
 }
 
 fn parse_switch(text: &str) -> Result<bool, String> {
@@ -475,11 +491,7 @@ fn parse_commission(text: &str) -> Result<f64, String> {
 }
 
 fn parse_commission_or_none(text: &str) -> Result<Clearable<f64>, String> {
-    if text.eq_ignore_ascii_case("none") {
-        Ok(Clearable::Clear)
-    } else {
-        parse_commission(text).map(Clearable::Set)
-    }
+    if text.eq_ignore_ascii_case("none") { Ok(Clearable::Clear) } else { parse_commission(text).map(Clearable::Set) }
 }
 
 /// Stores the URL as [`api::purchase::CheckoutUrl`] serialises it, the form responses use.
@@ -494,11 +506,7 @@ fn parse_purchase_url(text: &str) -> Result<String, String> {
 }
 
 fn parse_purchase_url_or_none(text: &str) -> Result<Clearable<String>, String> {
-    if text.eq_ignore_ascii_case("none") {
-        Ok(Clearable::Clear)
-    } else {
-        parse_purchase_url(text).map(Clearable::Set)
-    }
+    if text.eq_ignore_ascii_case("none") { Ok(Clearable::Clear) } else { parse_purchase_url(text).map(Clearable::Set) }
 }
 
 fn parse_origin(text: &str) -> Result<String, String> {
@@ -522,10 +530,7 @@ async fn open_store(settings: &Settings) -> anyhow::Result<SqliteStore> {
     let store = SqliteStore::connect(&settings.database.url, 1)
         .await
         .context("cannot open the database named by database.url (DSA_DATABASE__URL)")?;
-    store
-        .migrate()
-        .await
-        .context("cannot migrate the database named by database.url")?;
+    store.migrate().await.context("cannot migrate the database named by database.url")?;
     Ok(store)
 }
 
@@ -533,9 +538,7 @@ async fn open_store(settings: &Settings) -> anyhow::Result<SqliteStore> {
 async fn resolve(store: &SqliteStore, typed: &str) -> anyhow::Result<KeyRecord> {
     let typed = typed.trim();
     if typed.is_empty() {
-        anyhow::bail!(
-            "the key argument is empty; give the key's id, its 8-hex fingerprint or the full key"
-        );
+        anyhow::bail!("the key argument is empty; give the key's id, its 8-hex fingerprint or the full key");
     }
     let reference = api::keys::lookup_ref(typed);
     match store.find_key_by_ref(&reference).await? {
@@ -587,34 +590,19 @@ fn print_key(k: &KeyRecord) {
     println!("{:<20}{}", "plan", k.plan.as_str());
     println!("{:<20}{} credits", "monthly allowance", k.monthly_allowance);
     println!("{:<20}{}", "pricing", on_off(k.pricing_enabled));
-    println!(
-        "{:<20}{}",
-        "purchase button",
-        on_off(k.show_purchase_button)
-    );
+    println!("{:<20}{}", "purchase button", on_off(k.show_purchase_button));
     println!(
         "{:<20}{}",
         "default commission",
-        k.default_commission_percent
-            .map_or_else(|| "none".to_owned(), |c| format!("{c}%"))
+        k.default_commission_percent.map_or_else(|| "none".to_owned(), |c| format!("{c}%"))
     );
-    println!(
-        "{:<20}{}",
-        "purchase url",
-        k.purchase_url.as_deref().unwrap_or("none")
-    );
+    println!("{:<20}{}", "purchase url", k.purchase_url.as_deref().unwrap_or("none"));
     match (k.allowed_origins.as_slice(), k.kind) {
         ([], KeyKind::Embed) => println!("{:<20}none: any origin is accepted", "allowed origins"),
-        ([], KeyKind::Server) => println!(
-            "{:<20}none (server keys are refused from browsers)",
-            "allowed origins"
-        ),
+        ([], KeyKind::Server) => println!("{:<20}none (server keys are refused from browsers)", "allowed origins"),
         (origins, _) => {
             for (i, origin) in origins.iter().enumerate() {
-                println!(
-                    "{:<20}{origin}",
-                    if i == 0 { "allowed origins" } else { "" }
-                );
+                println!("{:<20}{origin}", if i == 0 { "allowed origins" } else { "" });
             }
         }
     }
@@ -635,20 +623,12 @@ impl Usage {
         let used = store.settled_usage(&key.id, &period).await?;
         let by_endpoint = store.usage_by_endpoint(&key.id, &period).await?;
         // Remaining is measured against today's allowance, also for past months.
-        Ok(Self {
-            remaining: (key.monthly_allowance - used).max(0),
-            used,
-            by_endpoint,
-            period,
-        })
+        Ok(Self { remaining: (key.monthly_allowance - used).max(0), used, by_endpoint, period })
     }
 
     fn json(&self) -> serde_json::Value {
-        let by_endpoint: serde_json::Map<String, serde_json::Value> = self
-            .by_endpoint
-            .iter()
-            .map(|(e, c)| (e.clone(), (*c).into()))
-            .collect();
+        let by_endpoint: serde_json::Map<String, serde_json::Value> =
+            self.by_endpoint.iter().map(|(e, c)| (e.clone(), (*c).into())).collect();
         serde_json::json!({
             "period": self.period,
             "used": self.used,
@@ -680,16 +660,7 @@ fn this_month() -> String {
 async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
     match action {
-        Keys::Create {
-            kind,
-            plan,
-            pricing,
-            purchase_button,
-            commission,
-            purchase_url,
-            origins,
-            label,
-        } => {
+        Keys::Create { kind, plan, pricing, purchase_button, commission, purchase_url, origins, label } => {
             if kind == KeyKind::Server && !origins.is_empty() {
                 eprintln!(
                     "note: server keys are refused from browsers whatever their allowed origins; --origin matters for embed keys"
@@ -781,19 +752,11 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
             label,
         } => {
             let record = resolve(&store, &key).await?;
-            let allowed_origins = if clear_origins
-                || !origins.is_empty()
-                || !remove_origins.is_empty()
-            {
+            let allowed_origins = if clear_origins || !origins.is_empty() || !remove_origins.is_empty() {
                 // Entries stored before origins were validated are compared in normalised form.
-                let same = |have: &String, want: &String| {
-                    api::keys::parse_origin(have).as_ref().unwrap_or(have) == want
-                };
-                let mut list = if clear_origins {
-                    Vec::new()
-                } else {
-                    record.allowed_origins.clone()
-                };
+                let same =
+                    |have: &String, want: &String| api::keys::parse_origin(have).as_ref().unwrap_or(have) == want;
+                let mut list = if clear_origins { Vec::new() } else { record.allowed_origins.clone() };
                 for gone in &remove_origins {
                     let before = list.len();
                     list.retain(|have| !same(have, gone));
@@ -829,9 +792,10 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
                     "nothing to change: give at least one of --plan, --pricing, --purchase-button, --commission, --purchase-url, --origin, --remove-origin, --clear-origins, --label"
                 );
             }
-            let updated = store.update_key(&record.id, update).await?.ok_or_else(|| {
-                anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint)
-            })?;
+            let updated = store
+                .update_key(&record.id, update)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("key {} was deleted meanwhile", record.fingerprint))?;
             if json {
                 print_json(&key_json(&updated))?;
             } else {
@@ -863,12 +827,7 @@ fn print_changes(before: &KeyRecord, after: &KeyRecord) {
     }
 }
 
-async fn set_state(
-    store: &SqliteStore,
-    key: &str,
-    state: KeyState,
-    json: bool,
-) -> anyhow::Result<()> {
+async fn set_state(store: &SqliteStore, key: &str, state: KeyState, json: bool) -> anyhow::Result<()> {
     let record = resolve(store, key).await?;
     // By id, so a fingerprint shared by two keys can never change both.
     if !store.set_key_state(&record.id, state).await? {
@@ -891,12 +850,7 @@ async fn set_state(
     }
 }
 
-async fn usage(
-    settings: Settings,
-    key: &str,
-    period: Option<String>,
-    json: bool,
-) -> anyhow::Result<()> {
+async fn usage(settings: Settings, key: &str, period: Option<String>, json: bool) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
     let record = resolve(&store, key).await?;
     let usage = Usage::of(&store, &record, period.unwrap_or_else(this_month)).await?;

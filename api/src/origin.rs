@@ -43,7 +43,8 @@ pub fn matches(allowed: &str, origin: &str) -> bool {
     if allowed == origin {
         return true;
     }
-    let (Some((a_scheme, a_rest)), Some((o_scheme, o_rest))) = (allowed.split_once("://"), origin.split_once("://")) else {
+    let (Some((a_scheme, a_rest)), Some((o_scheme, o_rest))) = (allowed.split_once("://"), origin.split_once("://"))
+    else {
         return false;
     };
     let Some(a_suffix) = a_rest.strip_prefix("*.") else { return false };

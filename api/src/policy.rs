@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
@@ -146,7 +146,9 @@ impl MinuteWindows {
             let state = RateState { limit, remaining: 0, reset_secs };
             return Err((
                 ApiError::TooManyRequests {
-                    message: format!("Rate limit of {limit} requests per minute exceeded; retry after the next minute window."),
+                    message: format!(
+                        "Rate limit of {limit} requests per minute exceeded; retry after the next minute window."
+                    ),
                     retry_after_secs: Some(reset_secs),
                 },
                 state,
@@ -326,13 +328,31 @@ fn unreachable_hmac() -> Hmac<Sha256> {
 }
 
 /// Where per-key minute windows are counted: in this process (standalone) or in the NATS KV
-/// bucket shared by every front (fleet; compare-and-set on one key per key and minute).
+/// bucket shared by every front (fleet).
+///
+/// In the fleet a front does not ask the bucket on every request: it leases a block of the
+/// window's requests (compare-and-set adds the block to the window's counter in KV) and spends it
+/// locally. The fleet-wide count can therefore never exceed the limit; the cost is that requests
+/// leased by one front and not used there are lost to the others for that minute — at most
+/// (block − 1) per front, block = limit / 20 (1 to 100).
 pub enum RateWindows {
     /// One process.
     Local(MinuteWindows),
-    /// The fleet's KV bucket (and the client, to skip it at once while NATS is down).
-    Fleet(Box<async_nats::jetstream::kv::Store>, async_nats::Client),
+    /// The fleet's KV bucket.
+    Fleet(Box<FleetWindows>),
 }
+
+/// State of [`RateWindows::Fleet`].
+pub struct FleetWindows {
+    store: async_nats::jetstream::kv::Store,
+    client: async_nats::Client,
+    /// (key id, window) → (requests leased and not yet spent here, window count in KV after the lease).
+    leases: Mutex<HashMap<(String, i64), Arc<Lease>>>,
+}
+
+/// Requests leased for one key and window and not yet spent here, and the window's count in KV
+/// after the lease.
+type Lease = tokio::sync::Mutex<(u32, u32)>;
 
 /// Longest wait for the rate-limit bucket before a request is let through, milliseconds.
 const KV_WAIT_MS: u64 = 250;
@@ -346,6 +366,16 @@ impl std::fmt::Debug for RateWindows {
     }
 }
 
+fn over_limit(limit: u32, reset_secs: u64) -> (ApiError, RateState) {
+    (
+        ApiError::TooManyRequests {
+            message: format!("Rate limit of {limit} requests per minute exceeded; retry after the next minute window."),
+            retry_after_secs: Some(reset_secs),
+        },
+        RateState { limit, remaining: 0, reset_secs },
+    )
+}
+
 impl RateWindows {
     /// In-process windows.
     pub fn local() -> Self {
@@ -356,9 +386,13 @@ impl RateWindows {
     ///
     /// # Errors
     /// When the bucket does not exist.
-    pub async fn fleet(client: async_nats::Client, js: &async_nats::jetstream::Context, bucket: &str) -> anyhow::Result<Self> {
+    pub async fn fleet(
+        client: async_nats::Client,
+        js: &async_nats::jetstream::Context,
+        bucket: &str,
+    ) -> anyhow::Result<Self> {
         let store = js.get_key_value(bucket).await.map_err(|e| anyhow::anyhow!("rate-limit bucket {bucket}: {e}"))?;
-        Ok(RateWindows::Fleet(Box::new(store), client))
+        Ok(RateWindows::Fleet(Box::new(FleetWindows { store, client, leases: Mutex::new(HashMap::new()) })))
     }
 
     /// Counts one request of `key_id` at `now` against `limit` per minute.
@@ -367,55 +401,80 @@ impl RateWindows {
     /// 429 with the header state when over the limit. In the fleet, a KV failure lets the request
     /// through (the monthly allowance still holds) and is logged.
     pub async fn hit(&self, key_id: &str, limit: u32, now: OffsetDateTime) -> Result<RateState, (ApiError, RateState)> {
-        let (store, client) = match self {
-            RateWindows::Local(w) => return w.hit(key_id, limit, now),
-            RateWindows::Fleet(store, client) => (store, client),
-        };
+        match self {
+            RateWindows::Local(w) => w.hit(key_id, limit, now),
+            RateWindows::Fleet(f) => f.hit(key_id, limit, now).await,
+        }
+    }
+}
+
+impl FleetWindows {
+    async fn hit(&self, key_id: &str, limit: u32, now: OffsetDateTime) -> Result<RateState, (ApiError, RateState)> {
         let unix = now.unix_timestamp();
         let window = unix.div_euclid(60);
         let reset_secs = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
-        if client.connection_state() != async_nats::connection::State::Connected {
-            return Ok(RateState { limit, remaining: limit, reset_secs });
+        let let_through = RateState { limit, remaining: limit, reset_secs };
+        let lease = {
+            let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
+            if leases.len() > 10_000 {
+                leases.retain(|(_, w), _| *w == window);
+            }
+            leases.entry((key_id.to_owned(), window)).or_default().clone()
+        };
+        // One lease per key and window: requests of other keys never wait on this one.
+        let mut slot = lease.lock().await;
+        if slot.0 > 0 {
+            slot.0 -= 1;
+            return Ok(RateState { limit, remaining: limit.saturating_sub(slot.1) + slot.0, reset_secs });
+        }
+        if self.client.connection_state() != async_nats::connection::State::Connected {
+            return Ok(let_through);
         }
         let wait = std::time::Duration::from_millis(KV_WAIT_MS);
         let key = format!("min.{}.{window}", key_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+        let block = (limit / 20).clamp(1, 100);
         for _ in 0..32 {
-            let entry = match tokio::time::timeout(wait, store.entry(key.clone())).await.map_err(|_| "timed out".to_owned()).and_then(|r| r.map_err(|e| e.to_string())) {
-                Ok(e) => e,
-                Err(e) => {
+            let entry = match tokio::time::timeout(wait, self.store.entry(key.clone())).await {
+                Ok(Ok(e)) => e,
+                Ok(Err(e)) => {
                     tracing::warn!(error = %e, "rate-limit bucket unavailable; request let through");
-                    return Ok(RateState { limit, remaining: limit, reset_secs });
+                    return Ok(let_through);
+                }
+                Err(_) => {
+                    tracing::warn!("rate-limit bucket timed out; request let through");
+                    return Ok(let_through);
                 }
             };
             let (count, revision) = match &entry {
-                Some(e) => (std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<u32>().ok()).unwrap_or(0), Some(e.revision)),
+                Some(e) => (
+                    std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<u32>().ok()).unwrap_or(0),
+                    Some(e.revision),
+                ),
                 None => (0, None),
             };
-            if count >= limit {
-                let state = RateState { limit, remaining: 0, reset_secs };
-                return Err((
-                    ApiError::TooManyRequests {
-                        message: format!("Rate limit of {limit} requests per minute exceeded; retry after the next minute window."),
-                        retry_after_secs: Some(reset_secs),
-                    },
-                    state,
-                ));
+            let take = block.min(limit.saturating_sub(count));
+            if take == 0 {
+                return Err(over_limit(limit, reset_secs));
             }
-            let value = bytes::Bytes::from((count + 1).to_string());
+            let value = bytes::Bytes::from((count + take).to_string());
             let stored = match revision {
-                Some(rev) => tokio::time::timeout(wait, store.update(&key, value, rev)).await.map(|r| r.is_ok()),
-                None => tokio::time::timeout(wait, store.create(&key, value)).await.map(|r| r.is_ok()),
+                Some(rev) => tokio::time::timeout(wait, self.store.update(&key, value, rev)).await.map(|r| r.is_ok()),
+                None => tokio::time::timeout(wait, self.store.create(&key, value)).await.map(|r| r.is_ok()),
             };
-            let Ok(stored) = stored else {
-                tracing::warn!("rate-limit bucket timed out; request let through");
-                return Ok(RateState { limit, remaining: limit, reset_secs });
-            };
-            if stored {
-                return Ok(RateState { limit, remaining: limit - count - 1, reset_secs });
+            match stored {
+                Err(_) => {
+                    tracing::warn!("rate-limit bucket timed out; request let through");
+                    return Ok(let_through);
+                }
+                Ok(true) => {
+                    *slot = (take - 1, count + take);
+                    return Ok(RateState { limit, remaining: limit - (count + take) + slot.0, reset_secs });
+                }
+                Ok(false) => {} // another front won the compare-and-set: read again
             }
         }
         tracing::warn!("rate-limit window contended; request let through");
-        Ok(RateState { limit, remaining: 0, reset_secs })
+        Ok(let_through)
     }
 }
 

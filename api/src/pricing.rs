@@ -97,10 +97,7 @@ pub enum PricingError {
 
 impl PricingError {
     fn invalid(at: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self::Invalid {
-            at: at.into(),
-            reason: reason.into(),
-        }
+        Self::Invalid { at: at.into(), reason: reason.into() }
     }
 }
 
@@ -145,10 +142,7 @@ const POW10_F64: [f64; 5] = [1.0, 10.0, 100.0, 1_000.0, 10_000.0];
 /// for JPY, KRW, VND, CLP, ISK…, 3 for BHD, KWD, OMR, JOD, TND, IQD, LYD, 4 for CLF and UYW.
 /// Unknown codes get 2. `currency` is an upper-case ISO 4217 code, as [`Price::currency`] returns.
 pub fn minor_unit_exponent(currency: &str) -> u32 {
-    MINOR_UNIT_EXCEPTIONS
-        .iter()
-        .find(|(code, _)| *code == currency)
-        .map_or(2, |&(_, exp)| exp)
+    MINOR_UNIT_EXCEPTIONS.iter().find(|(code, _)| *code == currency).map_or(2, |&(_, exp)| exp)
 }
 
 /// Checks an ISO 4217 alphabetic code (three ASCII letters) and returns it upper-cased. Whether
@@ -158,9 +152,7 @@ fn parse_currency(raw: &str) -> Result<String, String> {
     if raw.len() == 3 && raw.bytes().all(|b| b.is_ascii_alphabetic()) {
         Ok(raw.to_ascii_uppercase())
     } else {
-        Err(format!(
-            "currency {raw:?} is not an ISO 4217 code (three letters, e.g. USD)"
-        ))
+        Err(format!("currency {raw:?} is not an ISO 4217 code (three letters, e.g. USD)"))
     }
 }
 
@@ -200,27 +192,18 @@ impl Decimal {
             if !b.is_ascii_digit() {
                 return None;
             }
-            mantissa = mantissa
-                .checked_mul(10)?
-                .checked_add(i128::from(b - b'0'))?;
+            mantissa = mantissa.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
         }
         let scale = u32::try_from(frac.len()).ok()?;
-        Some(Self {
-            mantissa: if negative { -mantissa } else { mantissa },
-            scale,
-        })
+        Some(Self { mantissa: if negative { -mantissa } else { mantissa }, scale })
     }
 
     /// This value in integer units of `10^-exp`, rounded half away from zero.
     fn to_units(self, exp: u32) -> Option<i128> {
         if self.scale <= exp {
-            self.mantissa
-                .checked_mul(10_i128.checked_pow(exp - self.scale)?)
+            self.mantissa.checked_mul(10_i128.checked_pow(exp - self.scale)?)
         } else {
-            Some(div_round_half_away(
-                self.mantissa,
-                10_i128.checked_pow(self.scale - exp)?,
-            ))
+            Some(div_round_half_away(self.mantissa, 10_i128.checked_pow(self.scale - exp)?))
         }
     }
 }
@@ -246,10 +229,7 @@ fn from_minor_units(units: i128, exp: u32) -> f64 {
 }
 
 fn pow10(exp: u32) -> f64 {
-    POW10_F64
-        .get(exp as usize)
-        .copied()
-        .unwrap_or_else(|| 10_f64.powf(f64::from(exp)))
+    POW10_F64.get(exp as usize).copied().unwrap_or_else(|| 10_f64.powf(f64::from(exp)))
 }
 
 /// `base_units × (1 + percent/100)`, rounded half away from zero, in the same minor units.
@@ -292,10 +272,7 @@ impl CommissionPercent {
     /// [`PricingError::InvalidCommission`], whose message is fit for a 400 body. A missing
     /// parameter is the caller's `None`, not an empty string.
     pub fn parse(text: &str) -> Result<Self, PricingError> {
-        let value: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| PricingError::InvalidCommission)?;
+        let value: f64 = text.trim().parse().map_err(|_| PricingError::InvalidCommission)?;
         Self::new(value)
     }
 
@@ -368,8 +345,7 @@ impl Price {
     /// Checks and builds a price: `register` and `renew` in major units (finite, ≥ 0),
     /// `currency` an ISO 4217 code (any case; stored upper-case).
     pub fn new(register: f64, renew: f64, currency: &str) -> Result<Self, PricingError> {
-        Self::check(register, renew, currency)
-            .map_err(|reason| PricingError::invalid("price", reason))
+        Self::check(register, renew, currency).map_err(|reason| PricingError::invalid("price", reason))
     }
 
     fn check(register: f64, renew: f64, currency: &str) -> Result<Self, String> {
@@ -588,9 +564,7 @@ fn normalise_suffix(raw: &str) -> Result<String, String> {
         return Err("empty suffix".to_owned());
     }
     if !s.is_ascii() {
-        return Err(format!(
-            "suffix {raw:?} is not ASCII: write its A-label (xn--…) form"
-        ));
+        return Err(format!("suffix {raw:?} is not ASCII: write its A-label (xn--…) form"));
     }
     let s = s.to_ascii_lowercase();
     if s.len() > 253 {
@@ -598,9 +572,7 @@ fn normalise_suffix(raw: &str) -> Result<String, String> {
     }
     for label in s.split('.') {
         let valid = (1..=63).contains(&label.len())
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
             && !label.starts_with('-')
             && !label.ends_with('-');
         if !valid {
@@ -629,13 +601,9 @@ impl Builder {
         currency: &str,
     ) -> Result<(), PricingError> {
         let suffix = normalise_suffix(raw_suffix).map_err(|r| PricingError::invalid(&at, r))?;
-        let price =
-            Price::check(register, renew, currency).map_err(|r| PricingError::invalid(&at, r))?;
+        let price = Price::check(register, renew, currency).map_err(|r| PricingError::invalid(&at, r))?;
         if let Some(first) = self.first_at.get(&suffix) {
-            return Err(PricingError::invalid(
-                &at,
-                format!("duplicate suffix {suffix:?} (first at {first})"),
-            ));
+            return Err(PricingError::invalid(&at, format!("duplicate suffix {suffix:?} (first at {first})")));
         }
         self.first_at.insert(suffix.clone(), at);
         self.prices.insert(suffix, price);
@@ -646,10 +614,7 @@ impl Builder {
         if self.prices.is_empty() {
             return Err(PricingError::invalid(what, "contains no prices"));
         }
-        Ok(PriceTable {
-            provenance,
-            prices: self.prices,
-        })
+        Ok(PriceTable { provenance, prices: self.prices })
     }
 }
 
@@ -688,23 +653,10 @@ impl PriceTable {
         }
         let mut builder = Builder::default();
         for (suffix, p) in &file.prices.0 {
-            builder.add(
-                format!("suffix {suffix:?}"),
-                suffix,
-                p.register,
-                p.renew,
-                &p.currency,
-            )?;
+            builder.add(format!("suffix {suffix:?}"), suffix, p.register, p.renew, &p.currency)?;
         }
-        builder.finish(
-            Provenance {
-                source: file.source,
-                as_of: file.as_of,
-                sample: file.sample,
-                note: file.note,
-            },
-            "JSON",
-        )
+        builder
+            .finish(Provenance { source: file.source, as_of: file.as_of, sample: file.sample, note: file.note }, "JSON")
     }
 
     /// Reads a price table from CSV. The dialect, deliberately small:
@@ -737,15 +689,9 @@ impl PriceTable {
             let fields: Vec<&str> = line.split(',').map(str::trim).collect();
             if !header_seen {
                 let is_header = fields.len() == CSV_HEADER.len()
-                    && fields
-                        .iter()
-                        .zip(CSV_HEADER)
-                        .all(|(f, h)| f.eq_ignore_ascii_case(h));
+                    && fields.iter().zip(CSV_HEADER).all(|(f, h)| f.eq_ignore_ascii_case(h));
                 if !is_header {
-                    return Err(PricingError::invalid(
-                        at,
-                        "expected the header `suffix,register,renew,currency`",
-                    ));
+                    return Err(PricingError::invalid(at, "expected the header `suffix,register,renew,currency`"));
                 }
                 header_seen = true;
                 continue;
@@ -762,17 +708,12 @@ impl PriceTable {
                     ),
                 ));
             };
-            let register = parse_csv_amount("register", register)
-                .map_err(|r| PricingError::invalid(&at, r))?;
-            let renew =
-                parse_csv_amount("renew", renew).map_err(|r| PricingError::invalid(&at, r))?;
+            let register = parse_csv_amount("register", register).map_err(|r| PricingError::invalid(&at, r))?;
+            let renew = parse_csv_amount("renew", renew).map_err(|r| PricingError::invalid(&at, r))?;
             builder.add(at, suffix, register, renew, currency)?;
         }
         if !header_seen {
-            return Err(PricingError::invalid(
-                "CSV",
-                "missing the header `suffix,register,renew,currency`",
-            ));
+            return Err(PricingError::invalid("CSV", "missing the header `suffix,register,renew,currency`"));
         }
         builder.finish(Provenance::default(), "CSV")
     }
@@ -798,41 +739,29 @@ impl PriceTable {
                 format!(
                     "status is {:?}, not \"SUCCESS\"{}",
                     response.status,
-                    response
-                        .message
-                        .map(|m| format!(": {m}"))
-                        .unwrap_or_default()
+                    response.message.map(|m| format!(": {m}")).unwrap_or_default()
                 ),
             ));
         }
         let Some(pricing) = response.pricing else {
-            return Err(PricingError::invalid(
-                "Porkbun response",
-                "no `pricing` member",
-            ));
+            return Err(PricingError::invalid("Porkbun response", "no `pricing` member"));
         };
         let mut builder = Builder::default();
         let mut skipped = Vec::new();
         for (tld, entry) in pricing.0 {
             if let Some(kind) = entry.special_type {
-                skipped.push((
-                    tld,
-                    format!("specialType {kind:?}: not a DNS registry suffix"),
-                ));
+                skipped.push((tld, format!("specialType {kind:?}: not a DNS registry suffix")));
                 continue;
             }
             let at = format!("Porkbun TLD {tld:?}");
-            let register = porkbun_amount("registration", &entry.registration)
-                .map_err(|r| PricingError::invalid(&at, r))?;
-            let renew = porkbun_amount("renewal", &entry.renewal)
-                .map_err(|r| PricingError::invalid(&at, r))?;
+            let register =
+                porkbun_amount("registration", &entry.registration).map_err(|r| PricingError::invalid(&at, r))?;
+            let renew = porkbun_amount("renewal", &entry.renewal).map_err(|r| PricingError::invalid(&at, r))?;
             builder.add(at, &tld, register, renew, "USD")?;
         }
         let table = builder.finish(
             Provenance {
-                source: Some(
-                    "Porkbun public pricing API (v3 pricing/get), USD retail prices".to_owned(),
-                ),
+                source: Some("Porkbun public pricing API (v3 pricing/get), USD retail prices".to_owned()),
                 ..Provenance::default()
             },
             "Porkbun response",
@@ -844,22 +773,13 @@ impl PriceTable {
     /// `.csv` → [`PriceTable::from_csv`] (case-insensitive).
     pub fn load(path: impl AsRef<Path>) -> Result<Self, PricingError> {
         let path = path.as_ref();
-        let extension = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        let read = || {
-            std::fs::read_to_string(path).map_err(|source| PricingError::Io {
-                path: path.to_owned(),
-                source,
-            })
-        };
+        let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let read =
+            || std::fs::read_to_string(path).map_err(|source| PricingError::Io { path: path.to_owned(), source });
         match extension.as_deref() {
             Some("json") => Self::from_json(&read()?),
             Some("csv") => Self::from_csv(&read()?),
-            _ => Err(PricingError::UnknownFormat {
-                path: path.to_owned(),
-            }),
+            _ => Err(PricingError::UnknownFormat { path: path.to_owned() }),
         }
     }
 
@@ -949,21 +869,17 @@ struct PorkbunEntry {
 }
 
 fn looks_like_porkbun(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
-        v.get("status").is_some() && v.get("pricing").is_some() && v.get("prices").is_none()
-    })
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.get("status").is_some() && v.get("pricing").is_some() && v.get("prices").is_none())
 }
 
 /// A Porkbun amount: a string such as `"9.68"` or `"2,060.23"` (or, defensively, a number).
 fn porkbun_amount(what: &str, value: &serde_json::Value) -> Result<f64, String> {
     match value {
-        serde_json::Value::Number(n) => n
-            .as_f64()
-            .ok_or_else(|| format!("{what} {n} is not a number")),
+        serde_json::Value::Number(n) => n.as_f64().ok_or_else(|| format!("{what} {n} is not a number")),
         serde_json::Value::String(s) => {
             let well_formed = !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
+                && s.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
                 && s.bytes().filter(|&b| b == b'.').count() <= 1
                 && s.bytes().next().is_some_and(|b| b.is_ascii_digit());
             let plain: String = s.chars().filter(|&c| c != ',').collect();
@@ -981,8 +897,7 @@ fn parse_csv_amount(what: &str, text: &str) -> Result<f64, String> {
     if text.is_empty() {
         return Err(format!("{what} price is empty"));
     }
-    text.parse::<f64>()
-        .map_err(|_| format!("{what} price {text:?} is not a number"))
+    text.parse::<f64>().map_err(|_| format!("{what} price {text:?} is not a number"))
 }
 
 #[cfg(test)]
@@ -999,27 +914,9 @@ mod tests {
 
     #[test]
     fn decimal_reads_the_shortest_representation() {
-        assert_eq!(
-            Decimal::of(9.68),
-            Some(Decimal {
-                mantissa: 968,
-                scale: 2
-            })
-        );
-        assert_eq!(
-            Decimal::of(0.1 + 0.2),
-            Some(Decimal {
-                mantissa: 30_000_000_000_000_004,
-                scale: 17
-            })
-        );
-        assert_eq!(
-            Decimal::of(1000.0),
-            Some(Decimal {
-                mantissa: 1000,
-                scale: 0
-            })
-        );
+        assert_eq!(Decimal::of(9.68), Some(Decimal { mantissa: 968, scale: 2 }));
+        assert_eq!(Decimal::of(0.1 + 0.2), Some(Decimal { mantissa: 30_000_000_000_000_004, scale: 17 }));
+        assert_eq!(Decimal::of(1000.0), Some(Decimal { mantissa: 1000, scale: 0 }));
         assert_eq!(Decimal::of(1e300), None);
         assert_eq!(Decimal::of(f64::NAN), None);
     }

@@ -106,8 +106,7 @@ impl CheckoutUrl {
 
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     let head = text.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix)
-        .then(|| &text[prefix.len()..])
+    head.eq_ignore_ascii_case(prefix).then(|| &text[prefix.len()..])
 }
 
 impl fmt::Display for CheckoutUrl {
@@ -142,17 +141,10 @@ const PURCHASE_PARAMS: [&str; 3] = ["domain", "sld", "tld"];
 /// kept. A `domain`, `sld` or `tld` parameter already in the base is replaced in place (further
 /// copies dropped) rather than duplicated, so a checkout page never sees two values.
 pub fn checkout_url(base: &CheckoutUrl, domain: &str, sld: &str, tld: &str) -> String {
-    let tld: Cow<'_, str> = if tld.starts_with('.') {
-        Cow::Borrowed(tld)
-    } else {
-        Cow::Owned(format!(".{tld}"))
-    };
+    let tld: Cow<'_, str> = if tld.starts_with('.') { Cow::Borrowed(tld) } else { Cow::Owned(format!(".{tld}")) };
     let values = [domain, sld, tld.as_ref()];
-    let encoded = |i: usize| {
-        form_urlencoded::Serializer::new(String::new())
-            .append_pair(PURCHASE_PARAMS[i], values[i])
-            .finish()
-    };
+    let encoded =
+        |i: usize| form_urlencoded::Serializer::new(String::new()).append_pair(PURCHASE_PARAMS[i], values[i]).finish();
 
     let mut segments: Vec<String> = Vec::new();
     let mut emitted = [false; PURCHASE_PARAMS.len()];
@@ -249,11 +241,7 @@ pub fn resolve_purchase(
     } else {
         (inputs.key_purchase_url?, PurchaseSource::Url)
     };
-    Some(Purchase {
-        show_button: true,
-        url: checkout_url(base, domain, sld, tld),
-        source,
-    })
+    Some(Purchase { show_button: true, url: checkout_url(base, domain, sld, tld), source })
 }
 
 #[cfg(test)]
@@ -267,12 +255,7 @@ mod tests {
     #[test]
     fn empty_query_segments_are_dropped() {
         assert_eq!(
-            checkout_url(
-                &url("https://shop.example/buy?a=1&&b=2&"),
-                "x.com",
-                "x",
-                "com"
-            ),
+            checkout_url(&url("https://shop.example/buy?a=1&&b=2&"), "x.com", "x", "com"),
             "https://shop.example/buy?a=1&b=2&domain=x.com&sld=x&tld=.com"
         );
         assert_eq!(
@@ -284,12 +267,7 @@ mod tests {
     #[test]
     fn repeated_purchase_params_collapse_to_one() {
         assert_eq!(
-            checkout_url(
-                &url("https://shop.example/?tld=.net&tld=.org&ref=1"),
-                "x.com",
-                "x",
-                ".com"
-            ),
+            checkout_url(&url("https://shop.example/?tld=.net&tld=.org&ref=1"), "x.com", "x", ".com"),
             "https://shop.example/?tld=.com&ref=1&domain=x.com&sld=x"
         );
     }
@@ -297,10 +275,7 @@ mod tests {
     #[test]
     fn serde_round_trip_checks() {
         let u: CheckoutUrl = serde_json::from_str("\"https://shop.example/buy\"").expect("valid");
-        assert_eq!(
-            serde_json::to_string(&u).expect("serializes"),
-            "\"https://shop.example/buy\""
-        );
+        assert_eq!(serde_json::to_string(&u).expect("serializes"), "\"https://shop.example/buy\"");
         assert!(serde_json::from_str::<CheckoutUrl>("\"javascript:alert(1)\"").is_err());
     }
 }

@@ -12,9 +12,9 @@ use crate::error::ApiError;
 use crate::keys::{KeyRecord, hash_key};
 use crate::policy::{Demo, PolicyConfig, RateState, RateWindows};
 use crate::pricing::PriceTable;
-use time::OffsetDateTime;
 use crate::purchase::CheckoutUrl;
 use crate::store::Store;
+use time::OffsetDateTime;
 
 /// How long a key record is cached in a front: a state change made with `dsa keys …` takes
 /// effect within this many seconds.

@@ -260,12 +260,14 @@ impl Store for SqliteStore {
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {
-            Ok(sqlx::query_scalar("SELECT COALESCE(SUM(credits), 0) FROM ledger_entries WHERE key_id = ? AND period = ? AND front = ?")
-                .bind(key_id)
-                .bind(period)
-                .bind(front)
-                .fetch_one(&self.pool)
-                .await?)
+            Ok(sqlx::query_scalar(
+                "SELECT COALESCE(SUM(credits), 0) FROM ledger_entries WHERE key_id = ? AND period = ? AND front = ?",
+            )
+            .bind(key_id)
+            .bind(period)
+            .bind(front)
+            .fetch_one(&self.pool)
+            .await?)
         })
     }
 
@@ -283,38 +285,26 @@ impl Store for SqliteStore {
     fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let reference = reference.to_owned();
         Box::pin(async move {
-            let rows = sqlx::query(
-                "SELECT * FROM client_keys WHERE id = ? OR fingerprint = ? OR key_hash = ? LIMIT 2",
-            )
-            .bind(&reference)
-            .bind(&reference)
-            .bind(&reference)
-            .fetch_all(&self.pool)
-            .await?;
+            let rows = sqlx::query("SELECT * FROM client_keys WHERE id = ? OR fingerprint = ? OR key_hash = ? LIMIT 2")
+                .bind(&reference)
+                .bind(&reference)
+                .bind(&reference)
+                .fetch_all(&self.pool)
+                .await?;
             match rows.as_slice() {
                 [] => Ok(None),
                 [row] => row_to_key(row).map(Some),
-                _ => anyhow::bail!(
-                    "fingerprint {reference} matches more than one key; give the key's id instead"
-                ),
+                _ => anyhow::bail!("fingerprint {reference} matches more than one key; give the key's id instead"),
             }
         })
     }
 
-    fn update_key(
-        &self,
-        id: &str,
-        update: KeyUpdate,
-    ) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+    fn update_key(&self, id: &str, update: KeyUpdate) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let id = id.to_owned();
         Box::pin(async move {
             // One UPDATE whatever the fields: the two-valued options ("change it", "to what") are
             // a flag and a value, so "remove the purchase URL" and "leave it" stay distinct.
-            let origins = update
-                .allowed_origins
-                .as_ref()
-                .map(serde_json::to_string)
-                .transpose()?;
+            let origins = update.allowed_origins.as_ref().map(serde_json::to_string).transpose()?;
             let done = sqlx::query(
                 "UPDATE client_keys SET \
                  plan = COALESCE(?, plan), \
@@ -343,19 +333,12 @@ impl Store for SqliteStore {
             if done.rows_affected() == 0 {
                 return Ok(None);
             }
-            let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?")
-                .bind(&id)
-                .fetch_one(&self.pool)
-                .await?;
+            let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
             row_to_key(&row).map(Some)
         })
     }
 
-    fn usage_by_endpoint(
-        &self,
-        key_id: &str,
-        period: &str,
-    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
+    fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
             let rows = sqlx::query(
@@ -366,9 +349,7 @@ impl Store for SqliteStore {
             .bind(period)
             .fetch_all(&self.pool)
             .await?;
-            rows.iter()
-                .map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?)))
-                .collect()
+            rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
         })
     }
 }

@@ -100,18 +100,11 @@ impl PgStore {
     /// [`CONNECT_TIMEOUT`]. The message names host, port and database, never the password.
     pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Self> {
         let options = PgConnectOptions::from_str(url)?;
-        let target = format!(
-            "{}:{}/{}",
-            options.get_host(),
-            options.get_port(),
-            options.get_database().unwrap_or("-")
-        );
+        let target = format!("{}:{}/{}", options.get_host(), options.get_port(), options.get_database().unwrap_or("-"));
         match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
             Ok(Ok(probe)) => probe.close().await?,
             Ok(Err(e)) => anyhow::bail!("cannot connect to Postgres at {target}: {e}"),
-            Err(_) => anyhow::bail!(
-                "cannot connect to Postgres at {target}: no connection within {CONNECT_TIMEOUT:?}"
-            ),
+            Err(_) => anyhow::bail!("cannot connect to Postgres at {target}: no connection within {CONNECT_TIMEOUT:?}"),
         }
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
@@ -149,9 +142,7 @@ fn row_to_key(row: &PgRow) -> anyhow::Result<KeyRecord> {
         allowed_origins,
         label: row.try_get("label")?,
         // Same text as SQLite's column: RFC 3339, UTC (Postgres keeps microseconds).
-        created_at: created_at
-            .to_offset(time::UtcOffset::UTC)
-            .format(&Rfc3339)?,
+        created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
     })
 }
 
@@ -159,9 +150,7 @@ impl Store for PgStore {
     fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
             // sqlx holds an advisory lock while migrating, so fronts starting together are safe.
-            sqlx::migrate!("../migrations/postgres")
-                .run(&self.pool)
-                .await?;
+            sqlx::migrate!("../migrations/postgres").run(&self.pool).await?;
             Ok(())
         })
     }
@@ -206,26 +195,19 @@ impl Store for PgStore {
 
     fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
         Box::pin(async move {
-            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id")
-                .fetch_all(&self.pool)
-                .await?;
+            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id").fetch_all(&self.pool).await?;
             rows.iter().map(row_to_key).collect()
         })
     }
 
-    fn set_key_state(
-        &self,
-        id_or_fingerprint: &str,
-        state: KeyState,
-    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>> {
         let who = id_or_fingerprint.to_owned();
         Box::pin(async move {
-            let done =
-                sqlx::query("UPDATE client_keys SET state = $1 WHERE id = $2 OR fingerprint = $2")
-                    .bind(state.as_str())
-                    .bind(&who)
-                    .execute(&self.pool)
-                    .await?;
+            let done = sqlx::query("UPDATE client_keys SET state = $1 WHERE id = $2 OR fingerprint = $2")
+                .bind(state.as_str())
+                .bind(&who)
+                .execute(&self.pool)
+                .await?;
             Ok(done.rows_affected() > 0)
         })
     }
@@ -233,12 +215,11 @@ impl Store for PgStore {
     fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
-            let used: Option<i64> =
-                sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = $1 AND period = $2")
-                    .bind(key_id)
-                    .bind(period)
-                    .fetch_optional(&self.pool)
-                    .await?;
+            let used: Option<i64> = sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = $1 AND period = $2")
+                .bind(key_id)
+                .bind(period)
+                .fetch_optional(&self.pool)
+                .await?;
             Ok(used.unwrap_or(0))
         })
     }
@@ -265,12 +246,7 @@ impl Store for PgStore {
                     .bind(chunk.iter().map(|e| e.event_id).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|e| e.key_id.as_str()).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|e| e.period.as_str()).collect::<Vec<_>>())
-                    .bind(
-                        chunk
-                            .iter()
-                            .map(|e| e.endpoint.as_str())
-                            .collect::<Vec<_>>(),
-                    )
+                    .bind(chunk.iter().map(|e| e.endpoint.as_str()).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|e| e.credits).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|e| e.charged_at).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|e| e.front.as_str()).collect::<Vec<_>>())
@@ -286,18 +262,8 @@ impl Store for PgStore {
             let usage_bytes = |((k, p), _): &((String, String), i64)| 3 * 4 + k.len() + p.len() + 8;
             for chunk in chunks_by_size(&usage, usage_bytes, STATEMENT_BYTES) {
                 sqlx::query(ADD_USAGE)
-                    .bind(
-                        chunk
-                            .iter()
-                            .map(|((k, _), _)| k.as_str())
-                            .collect::<Vec<_>>(),
-                    )
-                    .bind(
-                        chunk
-                            .iter()
-                            .map(|((_, p), _)| p.as_str())
-                            .collect::<Vec<_>>(),
-                    )
+                    .bind(chunk.iter().map(|((k, _), _)| k.as_str()).collect::<Vec<_>>())
+                    .bind(chunk.iter().map(|((_, p), _)| p.as_str()).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|(_, used)| *used).collect::<Vec<_>>())
                     .execute(&mut *tx)
                     .await?;
@@ -307,12 +273,7 @@ impl Store for PgStore {
         })
     }
 
-    fn settled_by_front(
-        &self,
-        key_id: &str,
-        period: &str,
-        front: &str,
-    ) -> BoxFuture<'_, anyhow::Result<i64>> {
+    fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {
             // Served by the (key_id, period, front) index.
@@ -331,38 +292,31 @@ impl Store for PgStore {
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
-            Ok(sqlx::query_scalar(
-                "SELECT COUNT(*) FROM ledger_entries WHERE key_id = $1 AND period = $2",
-            )
-            .bind(key_id)
-            .bind(period)
-            .fetch_one(&self.pool)
-            .await?)
+            Ok(sqlx::query_scalar("SELECT COUNT(*) FROM ledger_entries WHERE key_id = $1 AND period = $2")
+                .bind(key_id)
+                .bind(period)
+                .fetch_one(&self.pool)
+                .await?)
         })
     }
 
     fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let reference = reference.to_owned();
         Box::pin(async move {
-            let rows = sqlx::query("SELECT * FROM client_keys WHERE id = $1 OR fingerprint = $1 OR key_hash = $1 LIMIT 2")
-                .bind(&reference)
-                .fetch_all(&self.pool)
-                .await?;
+            let rows =
+                sqlx::query("SELECT * FROM client_keys WHERE id = $1 OR fingerprint = $1 OR key_hash = $1 LIMIT 2")
+                    .bind(&reference)
+                    .fetch_all(&self.pool)
+                    .await?;
             match rows.as_slice() {
                 [] => Ok(None),
                 [row] => row_to_key(row).map(Some),
-                _ => anyhow::bail!(
-                    "fingerprint {reference} matches more than one key; give the key's id instead"
-                ),
+                _ => anyhow::bail!("fingerprint {reference} matches more than one key; give the key's id instead"),
             }
         })
     }
 
-    fn update_key(
-        &self,
-        id: &str,
-        update: KeyUpdate,
-    ) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+    fn update_key(&self, id: &str, update: KeyUpdate) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let id = id.to_owned();
         Box::pin(async move {
             // One UPDATE whatever the fields, as in SQLite: the two-valued options ("change it",
@@ -397,11 +351,7 @@ impl Store for PgStore {
         })
     }
 
-    fn usage_by_endpoint(
-        &self,
-        key_id: &str,
-        period: &str,
-    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
+    fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
             let rows = sqlx::query(
@@ -412,9 +362,7 @@ impl Store for PgStore {
             .bind(period)
             .fetch_all(&self.pool)
             .await?;
-            rows.iter()
-                .map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?)))
-                .collect()
+            rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
         })
     }
 }
@@ -427,17 +375,7 @@ mod tests {
     fn chunks_stay_under_the_budget() {
         let sizes = [4, 4, 4, 10, 1, 1, 30, 2];
         let chunks = chunks_by_size(&sizes, |n| *n, 10);
-        assert_eq!(
-            chunks,
-            [
-                &[4, 4][..],
-                &[4][..],
-                &[10][..],
-                &[1, 1][..],
-                &[30][..],
-                &[2][..]
-            ]
-        );
+        assert_eq!(chunks, [&[4, 4][..], &[4][..], &[10][..], &[1, 1][..], &[30][..], &[2][..]]);
         assert!(chunks_by_size(&[] as &[usize], |n| *n, 10).is_empty());
         assert_eq!(chunks_by_size(&sizes, |n| *n, 1000), [&sizes[..]]);
     }

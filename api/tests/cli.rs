@@ -48,11 +48,7 @@ impl Db {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let output = self
-            .command(args)
-            .env("DSA_DATABASE__URL", self.url())
-            .output()
-            .expect("run dsa");
+        let output = self.command(args).env("DSA_DATABASE__URL", self.url()).output().expect("run dsa");
         Run::from(output)
     }
 
@@ -67,19 +63,14 @@ impl Db {
     fn fails(&self, args: &[&str]) -> String {
         let run = self.run(args);
         assert!(!run.ok, "dsa {args:?} succeeded:\n{}", run.stdout);
-        assert!(
-            run.stdout.is_empty(),
-            "dsa {args:?} printed on stdout while failing:\n{}",
-            run.stdout
-        );
+        assert!(run.stdout.is_empty(), "dsa {args:?} printed on stdout while failing:\n{}", run.stdout);
         run.stderr
     }
 
     /// Runs a command that must succeed and print JSON.
     fn json(&self, args: &[&str]) -> Value {
         let out = self.ok(args);
-        serde_json::from_str(&out)
-            .unwrap_or_else(|e| panic!("dsa {args:?} printed no JSON ({e}):\n{out}"))
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("dsa {args:?} printed no JSON ({e}):\n{out}"))
     }
 
     /// Creates a key; returns the key and its record (`keys create --json`).
@@ -114,9 +105,7 @@ impl From<Output> for Run {
 }
 
 fn str_of<'a>(value: &'a Value, field: &str) -> &'a str {
-    value[field]
-        .as_str()
-        .unwrap_or_else(|| panic!("no string {field} in {value}"))
+    value[field].as_str().unwrap_or_else(|| panic!("no string {field} in {value}"))
 }
 
 /// The fields of a key in JSON output: stable, and never the key or its hash.
@@ -137,12 +126,7 @@ const KEY_FIELDS: [&str; 13] = [
 ];
 
 fn assert_key_fields(record: &Value) {
-    let mut fields: Vec<&str> = record
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut fields: Vec<&str> = record.as_object().expect("an object").keys().map(String::as_str).collect();
     fields.sort_unstable();
     assert_eq!(fields, KEY_FIELDS, "{record}");
 }
@@ -151,53 +135,27 @@ fn assert_key_fields(record: &Value) {
 fn create_prints_the_key_once_with_its_kind_prefix() {
     let db = Db::new();
 
-    let run = db.run(&[
-        "keys",
-        "create",
-        "--kind",
-        "embed",
-        "--plan",
-        "starter",
-        "--origin",
-        "https://Shop.Example/",
-    ]);
+    let run = db.run(&["keys", "create", "--kind", "embed", "--plan", "starter", "--origin", "https://Shop.Example/"]);
     assert!(run.ok, "{}", run.stderr);
     let key = run.stdout.trim();
-    assert_eq!(
-        run.stdout.lines().count(),
-        1,
-        "only the key on stdout: {}",
-        run.stdout
-    );
+    assert_eq!(run.stdout.lines().count(), 1, "only the key on stdout: {}", run.stdout);
     assert!(key.starts_with("dsa_embed_") && key.len() == 42, "{key}");
     let fingerprint = &api::keys::hash_key(key)[..8];
     assert!(
-        run.stderr.contains(&format!(
-            "created embed key {fingerprint} (starter plan, 5000 credits a month)"
-        )),
+        run.stderr.contains(&format!("created embed key {fingerprint} (starter plan, 5000 credits a month)")),
         "{}",
         run.stderr
     );
-    assert!(
-        !run.stderr.contains(key),
-        "the key is printed once, on stdout"
-    );
+    assert!(!run.stderr.contains(key), "the key is printed once, on stdout");
 
     let server = db.ok(&["keys", "create", "--label", "backend"]);
-    assert!(
-        server.trim().starts_with("dsa_server_"),
-        "server is the default kind: {server}"
-    );
+    assert!(server.trim().starts_with("dsa_server_"), "server is the default kind: {server}");
 
     let record = db.show(key);
     assert_eq!(str_of(&record, "kind"), "embed");
     assert_eq!(str_of(&record, "plan"), "starter");
     assert_eq!(record["monthly_allowance"], 5000);
-    assert_eq!(
-        record["allowed_origins"],
-        serde_json::json!(["https://shop.example"]),
-        "origins are stored normalised"
-    );
+    assert_eq!(record["allowed_origins"], serde_json::json!(["https://shop.example"]), "origins are stored normalised");
     assert_eq!(str_of(&record, "state"), "active");
 
     let (key, record) = db.create(&[
@@ -220,10 +178,7 @@ fn create_prints_the_key_once_with_its_kind_prefix() {
     assert_eq!(record["pricing_enabled"], true);
     assert_eq!(record["show_purchase_button"], true);
     assert_eq!(record["default_commission_percent"], 15.0);
-    assert_eq!(
-        str_of(&record, "purchase_url"),
-        "https://shop.example/buy?ref=1"
-    );
+    assert_eq!(str_of(&record, "purchase_url"), "https://shop.example/buy?ref=1");
     assert_eq!(str_of(&record, "label"), "shop");
 }
 
@@ -231,45 +186,24 @@ fn create_prints_the_key_once_with_its_kind_prefix() {
 fn list_prints_a_table_and_json_without_keys_or_hashes() {
     let db = Db::new();
     let empty = db.run(&["keys", "list"]);
-    assert!(
-        empty.ok && empty.stderr.contains("no keys yet"),
-        "{}",
-        empty.stderr
-    );
+    assert!(empty.ok && empty.stderr.contains("no keys yet"), "{}", empty.stderr);
     assert_eq!(db.json(&["keys", "list", "--json"]), serde_json::json!([]));
 
-    let (embed, embed_record) =
-        db.create(&["--kind", "embed", "--label", "widget on shop.example"]);
+    let (embed, embed_record) = db.create(&["--kind", "embed", "--label", "widget on shop.example"]);
     let (server, server_record) = db.create(&["--plan", "pro", "--label", "backend"]);
 
     let table = db.ok(&["keys", "list"]);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 3, "{table}");
-    for column in [
-        "key",
-        "kind",
-        "state",
-        "plan",
-        "allowance",
-        "created",
-        "label",
-    ] {
+    for column in ["key", "kind", "state", "plan", "allowance", "created", "label"] {
         assert!(lines[0].contains(column), "header {column}: {table}");
     }
+    assert!(lines[1].starts_with(str_of(&embed_record, "fingerprint")), "oldest first: {table}");
     assert!(
-        lines[1].starts_with(str_of(&embed_record, "fingerprint")),
-        "oldest first: {table}"
-    );
-    assert!(
-        lines[1].contains("embed")
-            && lines[1].contains("active")
-            && lines[1].contains("widget on shop.example"),
+        lines[1].contains("embed") && lines[1].contains("active") && lines[1].contains("widget on shop.example"),
         "{table}"
     );
-    assert!(
-        lines[2].contains("server") && lines[2].contains("pro") && lines[2].contains("25000"),
-        "{table}"
-    );
+    assert!(lines[2].contains("server") && lines[2].contains("pro") && lines[2].contains("25000"), "{table}");
 
     // `--json` also works before the subcommand: it is a flag of `dsa keys`.
     let listed = db.json(&["keys", "--json", "list"]);
@@ -280,33 +214,18 @@ fn list_prints_a_table_and_json_without_keys_or_hashes() {
     let all = format!("{table}{}", serde_json::to_string(listed).expect("JSON"));
     for key in [&embed, &server] {
         assert!(!all.contains(key.as_str()), "a key was printed");
-        assert!(
-            !all.contains(&api::keys::hash_key(key)),
-            "a key hash was printed"
-        );
+        assert!(!all.contains(&api::keys::hash_key(key)), "a key hash was printed");
     }
 }
 
 #[test]
 fn show_accepts_the_id_the_fingerprint_and_the_full_key() {
     let db = Db::new();
-    let (key, record) = db.create(&[
-        "--kind",
-        "embed",
-        "--origin",
-        "https://*.example.com",
-        "--label",
-        "blog",
-    ]);
+    let (key, record) = db.create(&["--kind", "embed", "--origin", "https://*.example.com", "--label", "blog"]);
     let (id, fingerprint) = (str_of(&record, "id"), str_of(&record, "fingerprint"));
     assert_eq!(fingerprint, &api::keys::hash_key(&key)[..8]);
 
-    for reference in [
-        id,
-        fingerprint,
-        &fingerprint.to_ascii_uppercase(),
-        key.as_str(),
-    ] {
+    for reference in [id, fingerprint, &fingerprint.to_ascii_uppercase(), key.as_str()] {
         let shown = db.show(reference);
         assert_eq!(str_of(&shown, "id"), id, "by {reference}");
         assert_eq!(
@@ -342,16 +261,10 @@ fn set_changes_plan_allowance_and_settings() {
     let fingerprint = str_of(&record, "fingerprint");
 
     let out = db.ok(&["keys", "set", fingerprint, "--plan", "pro"]);
-    assert!(
-        out.contains("plan \"free\" → \"pro\"") && out.contains("monthly_allowance 500 → 25000"),
-        "{out}"
-    );
+    assert!(out.contains("plan \"free\" → \"pro\"") && out.contains("monthly_allowance 500 → 25000"), "{out}");
     assert_eq!(db.show(fingerprint)["monthly_allowance"], 25_000);
     let changed = db.json(&["keys", "set", fingerprint, "--plan", "starter", "--json"]);
-    assert_eq!(
-        (str_of(&changed, "plan"), &changed["monthly_allowance"]),
-        ("starter", &Value::from(5000))
-    );
+    assert_eq!((str_of(&changed, "plan"), &changed["monthly_allowance"]), ("starter", &Value::from(5000)));
     assert_key_fields(&changed);
 
     db.ok(&[
@@ -375,23 +288,9 @@ fn set_changes_plan_allowance_and_settings() {
     assert_eq!(shown["default_commission_percent"], 12.5);
     assert_eq!(str_of(&shown, "purchase_url"), "https://shop.example/buy");
     assert_eq!(str_of(&shown, "label"), "renamed");
-    assert_eq!(
-        str_of(&shown, "plan"),
-        "starter",
-        "what was not named is kept"
-    );
+    assert_eq!(str_of(&shown, "plan"), "starter", "what was not named is kept");
 
-    db.ok(&[
-        "keys",
-        "set",
-        fingerprint,
-        "--pricing",
-        "off",
-        "--commission",
-        "none",
-        "--purchase-url",
-        "none",
-    ]);
+    db.ok(&["keys", "set", fingerprint, "--pricing", "off", "--commission", "none", "--purchase-url", "none"]);
     let shown = db.show(fingerprint);
     assert_eq!(shown["pricing_enabled"], false);
     assert_eq!(shown["show_purchase_button"], true);
@@ -425,45 +324,16 @@ fn set_adds_removes_and_clears_origins_and_refuses_bad_ones() {
     ]);
     assert_eq!(
         origins(&db),
-        serde_json::json!([
-            "https://shop.example",
-            "https://*.blog.example",
-            "http://localhost:3000"
-        ])
+        serde_json::json!(["https://shop.example", "https://*.blog.example", "http://localhost:3000"])
     );
 
-    db.ok(&[
-        "keys",
-        "set",
-        id,
-        "--remove-origin",
-        "http://localhost:3000",
-    ]);
-    assert_eq!(
-        origins(&db),
-        serde_json::json!(["https://shop.example", "https://*.blog.example"])
-    );
+    db.ok(&["keys", "set", id, "--remove-origin", "http://localhost:3000"]);
+    assert_eq!(origins(&db), serde_json::json!(["https://shop.example", "https://*.blog.example"]));
 
-    let err = db.fails(&[
-        "keys",
-        "set",
-        id,
-        "--remove-origin",
-        "https://other.example",
-    ]);
-    assert!(
-        err.contains("--remove-origin https://other.example: not in the key's allowed origins"),
-        "{err}"
-    );
+    let err = db.fails(&["keys", "set", id, "--remove-origin", "https://other.example"]);
+    assert!(err.contains("--remove-origin https://other.example: not in the key's allowed origins"), "{err}");
 
-    db.ok(&[
-        "keys",
-        "set",
-        id,
-        "--clear-origins",
-        "--origin",
-        "https://new.example",
-    ]);
+    db.ok(&["keys", "set", id, "--clear-origins", "--origin", "https://new.example"]);
     assert_eq!(origins(&db), serde_json::json!(["https://new.example"]));
     db.ok(&["keys", "set", id, "--clear-origins"]);
     assert_eq!(origins(&db), serde_json::json!([]));
@@ -476,25 +346,13 @@ fn set_adds_removes_and_clears_origins_and_refuses_bad_ones() {
         ("https://*.com", "not a whole TLD"),
     ] {
         let err = db.fails(&["keys", "set", id, "--origin", bad]);
-        assert!(
-            err.contains("--origin") && err.contains(why),
-            "{bad}: {err}"
-        );
+        assert!(err.contains("--origin") && err.contains(why), "{bad}: {err}");
         let err = db.fails(&["keys", "create", "--kind", "embed", "--origin", bad]);
-        assert!(
-            err.contains("--origin") && err.contains(why),
-            "{bad}: {err}"
-        );
+        assert!(err.contains("--origin") && err.contains(why), "{bad}: {err}");
     }
+    assert_eq!(origins(&db), serde_json::json!([]), "a refused change changes nothing");
     assert_eq!(
-        origins(&db),
-        serde_json::json!([]),
-        "a refused change changes nothing"
-    );
-    assert_eq!(
-        db.json(&["keys", "list", "--json"])
-            .as_array()
-            .map(Vec::len),
+        db.json(&["keys", "list", "--json"]).as_array().map(Vec::len),
         Some(1),
         "a refused create creates nothing"
     );
@@ -508,10 +366,7 @@ fn disable_suspend_and_enable_change_the_state() {
     let state = |db: &Db| str_of(&db.show(id), "state").to_owned();
 
     let out = db.ok(&["keys", "disable", fingerprint]);
-    assert!(
-        out.starts_with(&format!("{fingerprint}: active → disabled")),
-        "{out}"
-    );
+    assert!(out.starts_with(&format!("{fingerprint}: active → disabled")), "{out}");
     assert_eq!(state(&db), "disabled");
 
     let suspended = db.json(&["keys", "suspend", id, "--json"]);
@@ -532,17 +387,12 @@ fn disable_suspend_and_enable_change_the_state() {
 fn usage_reports_used_remaining_and_credits_by_endpoint() {
     let db = Db::new();
     let (_, record) = db.create(&["--kind", "embed"]);
-    let (id, fingerprint) = (
-        str_of(&record, "id").to_owned(),
-        str_of(&record, "fingerprint"),
-    );
+    let (id, fingerprint) = (str_of(&record, "id").to_owned(), str_of(&record, "fingerprint"));
     let now = OffsetDateTime::now_utc();
     let period = billing_period(now);
     // Built from its JSON form, as the ledger consumer receives it: fields this test does not
     // care about keep their defaults.
-    let charged_at = now
-        .format(&time::format_description::well_known::Rfc3339)
-        .expect("a timestamp");
+    let charged_at = now.format(&time::format_description::well_known::Rfc3339).expect("a timestamp");
     let event = |endpoint: &str, credits: i64, period: &str| -> LedgerEvent {
         serde_json::from_value(serde_json::json!({
             "event_id": Uuid::now_v7(), "key_id": id, "period": period, "endpoint": endpoint,
@@ -561,9 +411,7 @@ fn usage_reports_used_remaining_and_credits_by_endpoint() {
     events.push(events[0].clone()); // applied twice: counted once
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let applied = runtime.block_on(async {
-        let store = SqliteStore::connect(&db.url(), 1)
-            .await
-            .expect("open the database");
+        let store = SqliteStore::connect(&db.url(), 1).await.expect("open the database");
         store.migrate().await.expect("migrate");
         store.apply_ledger(events).await.expect("apply the ledger")
     });
@@ -580,54 +428,29 @@ fn usage_reports_used_remaining_and_credits_by_endpoint() {
     assert_eq!(db.show(fingerprint)["usage"]["used"], 7);
 
     let past = db.json(&["usage", &id, "--period", "2000-01", "--json"]);
-    assert_eq!(
-        (&past["used"], &past["by_endpoint"]),
-        (&Value::from(5), &serde_json::json!({ "suggest": 5 }))
-    );
+    assert_eq!((&past["used"], &past["by_endpoint"]), (&Value::from(5), &serde_json::json!({ "suggest": 5 })));
     let empty = db.json(&["usage", &id, "--period", "2001-02", "--json"]);
-    assert_eq!(
-        (&empty["used"], &empty["remaining"]),
-        (&Value::from(0), &Value::from(500))
-    );
+    assert_eq!((&empty["used"], &empty["remaining"]), (&Value::from(0), &Value::from(500)));
 
     let text = db.ok(&["usage", fingerprint]);
-    for expected in [
-        &format!("usage of {fingerprint} in {period}"),
-        "used",
-        "7",
-        "remaining",
-        "493",
-        "check",
-        "3",
-        "whois",
-        "4",
-    ] {
+    for expected in
+        [&format!("usage of {fingerprint} in {period}"), "used", "7", "remaining", "493", "check", "3", "whois", "4"]
+    {
         assert!(text.contains(expected), "{expected:?} in:\n{text}");
     }
 
     // Remaining never goes below zero.
     let runtime_events = (0..3).map(|_| event("suggest", 200, &period)).collect();
     runtime.block_on(async {
-        let store = SqliteStore::connect(&db.url(), 1)
-            .await
-            .expect("open the database");
-        store
-            .apply_ledger(runtime_events)
-            .await
-            .expect("apply the ledger");
+        let store = SqliteStore::connect(&db.url(), 1).await.expect("open the database");
+        store.apply_ledger(runtime_events).await.expect("apply the ledger");
     });
     let over = db.json(&["usage", fingerprint, "--json"]);
-    assert_eq!(
-        (&over["used"], &over["remaining"]),
-        (&Value::from(607), &Value::from(0))
-    );
+    assert_eq!((&over["used"], &over["remaining"]), (&Value::from(607), &Value::from(0)));
 
     for bad in ["2026-13", "2026-7", "July", "26-07"] {
         let err = db.fails(&["usage", fingerprint, "--period", bad]);
-        assert!(
-            err.contains("--period") && err.contains("YYYY-MM"),
-            "{bad}: {err}"
-        );
+        assert!(err.contains("--period") && err.contains("YYYY-MM"), "{bad}: {err}");
     }
 }
 
@@ -637,22 +460,14 @@ fn bad_input_fails_with_a_message_naming_it() {
     let (_, record) = db.create(&[]);
     let fingerprint = str_of(&record, "fingerprint");
 
-    for command in [
-        &["keys", "show"][..],
-        &["keys", "disable"],
-        &["keys", "set"],
-        &["usage"],
-    ] {
+    for command in [&["keys", "show"][..], &["keys", "disable"], &["keys", "set"], &["usage"]] {
         let mut args = command.to_vec();
         args.push("deadbeef");
         if command == ["keys", "set"] {
             args.extend(["--label", "x"]);
         }
         let err = db.fails(&args);
-        assert!(
-            err.contains("no key with id or fingerprint \"deadbeef\""),
-            "{args:?}: {err}"
-        );
+        assert!(err.contains("no key with id or fingerprint \"deadbeef\""), "{args:?}: {err}");
     }
 
     let unknown = "dsa_server_0000000000000000000000000000ABCD";
@@ -661,112 +476,48 @@ fn bad_input_fails_with_a_message_naming_it() {
     assert!(!err.contains(unknown), "a key is never echoed: {err}");
 
     let err = db.fails(&["keys", "create", "--plan", "gold"]);
-    assert!(
-        err.contains("--plan") && err.contains("unknown plan \"gold\""),
-        "{err}"
-    );
+    assert!(err.contains("--plan") && err.contains("unknown plan \"gold\""), "{err}");
     let err = db.fails(&["keys", "set", fingerprint, "--plan", "gold"]);
-    assert!(
-        err.contains("--plan") && err.contains("unknown plan \"gold\""),
-        "{err}"
-    );
+    assert!(err.contains("--plan") && err.contains("unknown plan \"gold\""), "{err}");
     let err = db.fails(&["keys", "create", "--kind", "browser"]);
-    assert!(
-        err.contains("--kind") && err.contains("embed or server"),
-        "{err}"
-    );
+    assert!(err.contains("--kind") && err.contains("embed or server"), "{err}");
     for bad in ["-5", "1001", "ten", "NaN"] {
         let err = db.fails(&["keys", "set", fingerprint, &format!("--commission={bad}")]);
-        assert!(
-            err.contains("--commission") && err.contains("0 to 1000"),
-            "{bad}: {err}"
-        );
+        assert!(err.contains("--commission") && err.contains("0 to 1000"), "{bad}: {err}");
     }
     let err = db.fails(&["keys", "create", "--commission", "1001"]);
-    assert!(
-        err.contains("--commission") && err.contains("0 to 1000"),
-        "{err}"
-    );
-    for bad in [
-        "javascript:alert(1)",
-        "/relative",
-        "https://user:pw@shop.example/",
-    ] {
+    assert!(err.contains("--commission") && err.contains("0 to 1000"), "{err}");
+    for bad in ["javascript:alert(1)", "/relative", "https://user:pw@shop.example/"] {
         let err = db.fails(&["keys", "set", fingerprint, "--purchase-url", bad]);
-        assert!(
-            err.contains("--purchase-url") && err.contains("absolute http(s) URL"),
-            "{bad}: {err}"
-        );
+        assert!(err.contains("--purchase-url") && err.contains("absolute http(s) URL"), "{bad}: {err}");
         let err = db.fails(&["keys", "create", "--purchase-url", bad]);
         assert!(err.contains("--purchase-url"), "{bad}: {err}");
     }
     let err = db.fails(&["keys", "set", fingerprint, "--pricing", "maybe"]);
-    assert!(
-        err.contains("--pricing") && err.contains("on or off"),
-        "{err}"
-    );
+    assert!(err.contains("--pricing") && err.contains("on or off"), "{err}");
 
-    assert_eq!(
-        db.json(&["keys", "list", "--json"])
-            .as_array()
-            .map(Vec::len),
-        Some(1),
-        "nothing was created"
-    );
+    assert_eq!(db.json(&["keys", "list", "--json"]).as_array().map(Vec::len), Some(1), "nothing was created");
     let shown = db.show(fingerprint);
-    assert_eq!(
-        (str_of(&shown, "plan"), str_of(&shown, "state")),
-        ("free", "active"),
-        "nothing was changed"
-    );
+    assert_eq!((str_of(&shown, "plan"), str_of(&shown, "state")), ("free", "active"), "nothing was changed");
 }
 
 #[test]
 fn the_config_file_names_the_database_as_for_serve() {
     let db = Db::new();
     let config = db.dir.join("dsa-test.toml");
-    std::fs::write(&config, format!("[database]\nurl = {:?}\n", db.url()))
-        .expect("write the config");
+    std::fs::write(&config, format!("[database]\nurl = {:?}\n", db.url())).expect("write the config");
     let config = config.to_str().expect("a UTF-8 path");
 
-    let created = db
-        .command(&[
-            "--config",
-            config,
-            "keys",
-            "create",
-            "--label",
-            "from config",
-        ])
-        .output()
-        .expect("run dsa");
-    assert!(
-        created.status.success(),
-        "{}",
-        String::from_utf8_lossy(&created.stderr)
-    );
-    let listed = db
-        .command(&["keys", "list", "--json"])
-        .env("DSA_CONFIG", config)
-        .output()
-        .expect("run dsa");
-    assert!(
-        listed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&listed.stderr)
-    );
+    let created =
+        db.command(&["--config", config, "keys", "create", "--label", "from config"]).output().expect("run dsa");
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let listed = db.command(&["keys", "list", "--json"]).env("DSA_CONFIG", config).output().expect("run dsa");
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
     let listed: Value = serde_json::from_slice(&listed.stdout).expect("JSON");
     assert_eq!(listed[0]["label"], "from config");
-    assert_eq!(
-        db.json(&["keys", "list", "--json"]),
-        listed,
-        "DSA_DATABASE__URL names the same file"
-    );
+    assert_eq!(db.json(&["keys", "list", "--json"]), listed, "DSA_DATABASE__URL names the same file");
 
-    let missing = db
-        .command(&["--config", "no-such.toml", "keys", "list"])
-        .output()
-        .expect("run dsa");
+    let missing = db.command(&["--config", "no-such.toml", "keys", "list"]).output().expect("run dsa");
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no-such.toml"));
 }

@@ -70,7 +70,11 @@ async fn no_worker_means_a_clean_502_without_charge() {
     let front = Front::start(&settings).await;
     let (key, key_id) = key(&front.store, Plan::Free).await;
     let started = Instant::now();
-    let (status, body) = get(&reqwest::Client::new(), front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+    let (status, body) = get(
+        &reqwest::Client::new(),
+        front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net")),
+    )
+    .await;
     assert_eq!(status, 502, "{body}");
     assert_eq!(body["success"], false);
     assert!(started.elapsed() < Duration::from_secs(3));
@@ -100,14 +104,16 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
     nats.kill();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = Instant::now();
-    let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+    let (status, body) =
+        get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
     assert_eq!(status, 502, "{body}");
     assert!(started.elapsed() < Duration::from_secs(1), "fast: {:?}", started.elapsed());
 
     nats.resume().await;
     let mut recovered = false;
     for _ in 0..100 {
-        let (status, _) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+        let (status, _) =
+            get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
         if status == 200 {
             recovered = true;
             break;
@@ -117,6 +123,52 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
     assert!(recovered, "the fleet answers again once NATS is back");
     assert_eq!(settled(&front.store, &key_id, 2).await, 2, "both successful checks settled, the 502 not");
     front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
+#[tokio::test]
+async fn per_minute_limit_holds_across_two_fronts() {
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, "minute");
+    settings.policy.per_minute.free = 40; // leased in blocks of 2
+    let a = Front::start(&settings).await;
+    let b = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&a.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    // Stay inside one minute window: start right after a minute boundary if close to the end.
+    let second = time::OffsetDateTime::now_utc().second();
+    if second > 45 {
+        tokio::time::sleep(Duration::from_secs(u64::from(61 - second))).await;
+    }
+    let (mut ok, mut limited) = (0, 0);
+    for i in 0..100 {
+        let front = if i % 2 == 0 { &a } else { &b };
+        let r = http
+            .get(front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com")))
+            .send()
+            .await
+            .expect("get");
+        match r.status().as_u16() {
+            200 => ok += 1,
+            429 => {
+                assert!(r.headers().get("retry-after").is_some());
+                limited += 1;
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    println!("two fronts, 40/min: {ok} allowed, {limited} limited");
+    assert!(ok <= 40, "the fleet-wide limit holds: {ok}");
+    assert!(ok >= 38, "at most one unused block per front is lost: {ok}");
+    assert_eq!(settled(&a.store, &key_id, ok).await, ok);
+    a.stop().await;
+    b.stop().await;
     worker.stop().await;
     ledger.stop().await;
     db.drop_now().await;

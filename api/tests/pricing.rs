@@ -2,20 +2,14 @@
 
 use std::path::PathBuf;
 
-use api::pricing::{
-    CommissionPercent, PRICES_FORMAT, Price, PriceTable, PricingError, PricingMode, quote,
-};
-use api::purchase::{
-    CheckoutUrl, Purchase, PurchaseInputs, PurchaseSource, checkout_url, resolve_purchase,
-};
+use api::pricing::{CommissionPercent, PRICES_FORMAT, Price, PriceTable, PricingError, PricingMode, quote};
+use api::purchase::{CheckoutUrl, Purchase, PurchaseInputs, PurchaseSource, checkout_url, resolve_purchase};
 
 /// `shared/data` of the repository (or `$DSA_SHARED_DATA`), where the recorded real data lives.
 fn shared_data() -> PathBuf {
     let dir = std::env::var_os("DSA_SHARED_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data"))
-        });
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
     assert!(
         dir.is_dir(),
         "shared test data not found at {} (set DSA_SHARED_DATA to the shared/data directory)",
@@ -101,23 +95,11 @@ fn halves_round_away_from_zero_without_float_artefacts() {
 
 #[test]
 fn zero_decimal_currencies_round_to_whole_units() {
-    assert_eq!(
-        quote(&price(1000.0, "JPY"), pct("12.5")).display_register,
-        1125.0
-    );
-    assert_eq!(
-        quote(&price(1234.0, "JPY"), pct("12.5")).display_register,
-        1388.0
-    ); // 1388.25
-    assert_eq!(
-        quote(&price(1236.0, "JPY"), pct("12.5")).display_register,
-        1391.0
-    ); // 1390.5
+    assert_eq!(quote(&price(1000.0, "JPY"), pct("12.5")).display_register, 1125.0);
+    assert_eq!(quote(&price(1234.0, "JPY"), pct("12.5")).display_register, 1388.0); // 1388.25
+    assert_eq!(quote(&price(1236.0, "JPY"), pct("12.5")).display_register, 1391.0); // 1390.5
     assert_eq!(quote(&price(980.4, "JPY"), None).base_register, 980.0);
-    assert_eq!(
-        quote(&price(15_000.0, "KRW"), pct("12.5")).display_register,
-        16_875.0
-    );
+    assert_eq!(quote(&price(15_000.0, "KRW"), pct("12.5")).display_register, 16_875.0);
     let json = serde_json::to_value(quote(&price(1236.0, "jpy"), pct("12.5"))).expect("serializes");
     assert_eq!(json["currency"], "JPY");
     assert_eq!(json["display_register"], 1391.0);
@@ -125,42 +107,24 @@ fn zero_decimal_currencies_round_to_whole_units() {
 
 #[test]
 fn three_decimal_currencies_round_to_thousandths() {
-    assert_eq!(
-        quote(&price(3.25, "KWD"), pct("10")).display_register,
-        3.575
-    );
-    assert_eq!(
-        quote(&price(1.234, "BHD"), pct("1.5")).display_register,
-        1.253
-    ); // 1.25251
+    assert_eq!(quote(&price(3.25, "KWD"), pct("10")).display_register, 3.575);
+    assert_eq!(quote(&price(1.234, "BHD"), pct("1.5")).display_register, 1.253); // 1.25251
     assert_eq!(quote(&price(2.0005, "OMR"), None).base_register, 2.001);
-    assert_eq!(
-        quote(&price(7.0, "TND"), pct("0.01")).display_register,
-        7.001
-    ); // 7.0007
+    assert_eq!(quote(&price(7.0, "TND"), pct("0.01")).display_register, 7.001); // 7.0007
 }
 
 #[test]
 fn largest_commission_is_eleven_times_the_base() {
-    assert_eq!(
-        quote(&price(9.68, "USD"), pct("1000")).display_register,
-        106.48
-    );
+    assert_eq!(quote(&price(9.68, "USD"), pct("1000")).display_register, 106.48);
 }
 
 // --- commission parsing ---------------------------------------------------------------------
 
 #[test]
 fn commission_accepts_numbers_from_0_to_1000() {
-    for (text, value) in [
-        ("0", 0.0),
-        ("10", 10.0),
-        ("12.5", 12.5),
-        (" 7.25 ", 7.25),
-        ("1000", 1000.0),
-        ("1e2", 100.0),
-        ("+5", 5.0),
-    ] {
+    for (text, value) in
+        [("0", 0.0), ("10", 10.0), ("12.5", 12.5), (" 7.25 ", 7.25), ("1000", 1000.0), ("1e2", 100.0), ("+5", 5.0)]
+    {
         let c = CommissionPercent::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
         assert_eq!(c.value(), value, "{text:?}");
     }
@@ -169,10 +133,9 @@ fn commission_accepts_numbers_from_0_to_1000() {
 
 #[test]
 fn bad_commissions_are_refused_with_a_400_message() {
-    for text in [
-        "-1", "-0.01", "1000.01", "1e4", "abc", "10%", "", " ", "NaN", "nan", "inf", "-inf",
-        "infinity", "0x10", "1,5",
-    ] {
+    for text in
+        ["-1", "-0.01", "1000.01", "1e4", "abc", "10%", "", " ", "NaN", "nan", "inf", "-inf", "infinity", "0x10", "1,5"]
+    {
         assert_eq!(
             error_text(CommissionPercent::parse(text)),
             "commission_percent must be a number from 0 to 1000",
@@ -201,10 +164,7 @@ fn csv_loads_with_comments_dots_case_bom_and_crlf() {
     let table = PriceTable::from_csv(csv).expect("valid CSV");
     assert_eq!(table.len(), 3);
     let com_af = table.get("com.af").expect("com.af");
-    assert_eq!(
-        (com_af.register(), com_af.renew(), com_af.currency()),
-        (25.0, 30.0, "USD")
-    );
+    assert_eq!((com_af.register(), com_af.renew(), com_af.currency()), (25.0, 30.0, "USD"));
     assert_eq!(table.get(".COM.AF"), Some(com_af));
     assert_eq!(table.get("jp").map(Price::currency), Some("JPY"));
     assert_eq!(table.get("net"), None);
@@ -214,53 +174,26 @@ fn csv_loads_with_comments_dots_case_bom_and_crlf() {
 fn csv_errors_name_the_line() {
     let header = "suffix,register,renew,currency\n";
     let cases = [
-        (
-            "com,-1,10,USD\n",
-            "price table, line 2: register price -1 is negative",
-        ),
+        ("com,-1,10,USD\n", "price table, line 2: register price -1 is negative"),
         ("com,1,NaN,USD\n", "price table, line 2: renew price is NaN"),
-        (
-            "com,1,inf,USD\n",
-            "price table, line 2: renew price is infinite",
-        ),
-        (
-            "com,,1,USD\n",
-            "price table, line 2: register price is empty",
-        ),
-        (
-            "com,ten,1,USD\n",
-            "price table, line 2: register price \"ten\" is not a number",
-        ),
-        (
-            "com,1,1,US$\n",
-            "price table, line 2: currency \"US$\" is not an ISO 4217 code (three letters, e.g. USD)",
-        ),
-        (
-            "com,1,1,USD\n# x\n.COM,2,2,USD\n",
-            "price table, line 4: duplicate suffix \"com\" (first at line 2)",
-        ),
+        ("com,1,inf,USD\n", "price table, line 2: renew price is infinite"),
+        ("com,,1,USD\n", "price table, line 2: register price is empty"),
+        ("com,ten,1,USD\n", "price table, line 2: register price \"ten\" is not a number"),
+        ("com,1,1,US$\n", "price table, line 2: currency \"US$\" is not an ISO 4217 code (three letters, e.g. USD)"),
+        ("com,1,1,USD\n# x\n.COM,2,2,USD\n", "price table, line 4: duplicate suffix \"com\" (first at line 2)"),
         (
             "dealer,257.96,2,060.23,USD\n",
             "price table, line 2: expected 4 fields (suffix,register,renew,currency), found 5; quoting and thousands separators are not supported",
         ),
-        (
-            "\"com\",1,1,USD\n",
-            "price table, line 2: quoted fields are not supported",
-        ),
+        ("\"com\",1,1,USD\n", "price table, line 2: quoted fields are not supported"),
         (
             "com.,1,1,USD\n",
             "price table, line 2: suffix \"com.\" is not a domain suffix (labels of letters, digits and inner hyphens, separated by single dots)",
         ),
-        (
-            "рф,1,1,RUB\n",
-            "price table, line 2: suffix \"рф\" is not ASCII: write its A-label (xn--…) form",
-        ),
+        ("рф,1,1,RUB\n", "price table, line 2: suffix \"рф\" is not ASCII: write its A-label (xn--…) form"),
     ];
     for (body, expected) in cases {
-        assert_eq!(
-            error_text(PriceTable::from_csv(&format!("{header}{body}"))),
-            expected
-        );
+        assert_eq!(error_text(PriceTable::from_csv(&format!("{header}{body}"))), expected);
     }
     assert_eq!(
         error_text(PriceTable::from_csv("com,1,1,USD\n")),
@@ -270,10 +203,7 @@ fn csv_errors_name_the_line() {
         error_text(PriceTable::from_csv("# nothing\n")),
         "price table, CSV: missing the header `suffix,register,renew,currency`"
     );
-    assert_eq!(
-        error_text(PriceTable::from_csv(header)),
-        "price table, CSV: contains no prices"
-    );
+    assert_eq!(error_text(PriceTable::from_csv(header)), "price table, CSV: contains no prices");
 }
 
 // --- JSON -----------------------------------------------------------------------------------
@@ -288,10 +218,7 @@ fn json_loads_and_round_trips() {
     assert_eq!(table.get("xn--p1ai").map(Price::currency), Some("RUB"));
     assert_eq!(table.provenance().source.as_deref(), Some("ops"));
     assert!(!table.provenance().sample);
-    assert_eq!(
-        table.provenance().as_of.map(|d| d.to_string()).as_deref(),
-        Some("2026-01-02")
-    );
+    assert_eq!(table.provenance().as_of.map(|d| d.to_string()).as_deref(), Some("2026-01-02"));
     let written = table.to_json().expect("serializes");
     assert!(written.contains(&format!("\"format\": \"{PRICES_FORMAT}\"")));
     assert!(written.contains("\"as_of\": \"2026-01-02\""));
@@ -302,17 +229,11 @@ fn json_loads_and_round_trips() {
 fn json_errors_name_the_suffix() {
     let entry = |suffix: &str, body: &str| format!(r#"{{"prices": {{"{suffix}": {body}}}}}"#);
     assert_eq!(
-        error_text(PriceTable::from_json(&entry(
-            "com",
-            r#"{"register": -2, "renew": 1, "currency": "USD"}"#
-        ))),
+        error_text(PriceTable::from_json(&entry("com", r#"{"register": -2, "renew": 1, "currency": "USD"}"#))),
         "price table, suffix \"com\": register price -2 is negative"
     );
     assert_eq!(
-        error_text(PriceTable::from_json(&entry(
-            "io",
-            r#"{"register": 2, "renew": 1, "currency": "dollars"}"#
-        ))),
+        error_text(PriceTable::from_json(&entry("io", r#"{"register": 2, "renew": 1, "currency": "dollars"}"#))),
         "price table, suffix \"io\": currency \"dollars\" is not an ISO 4217 code (three letters, e.g. USD)"
     );
     let duplicate = r#"{"prices": {
@@ -330,14 +251,10 @@ fn json_errors_name_the_suffix() {
         error_text(PriceTable::from_json(wrong_format)),
         "price table, header: format \"dsa-prices/9\" is not supported (expected \"dsa-prices/1\")"
     );
-    assert_eq!(
-        error_text(PriceTable::from_json(r#"{"prices": {}}"#)),
-        "price table, JSON: contains no prices"
-    );
+    assert_eq!(error_text(PriceTable::from_json(r#"{"prices": {}}"#)), "price table, JSON: contains no prices");
     assert!(error_text(PriceTable::from_json("{")).starts_with("price table: malformed JSON"));
     assert!(
-        error_text(PriceTable::from_json(&porkbun_snapshot()))
-            .contains("dsa prices import --porkbun"),
+        error_text(PriceTable::from_json(&porkbun_snapshot())).contains("dsa prices import --porkbun"),
         "a raw Porkbun file gets a hint"
     );
 }
@@ -349,30 +266,14 @@ fn load_picks_the_reader_by_extension() {
     let csv = dir.join("prices.CSV");
     std::fs::write(&csv, "suffix,register,renew,currency\nnet,12,13,EUR\n").expect("write");
     let json = dir.join("prices.json");
-    std::fs::write(
-        &json,
-        r#"{"prices":{"org":{"register":1,"renew":2,"currency":"USD"}}}"#,
-    )
-    .expect("write");
+    std::fs::write(&json, r#"{"prices":{"org":{"register":1,"renew":2,"currency":"USD"}}}"#).expect("write");
     let txt = dir.join("prices.txt");
     std::fs::write(&txt, "").expect("write");
 
-    assert_eq!(
-        PriceTable::load(&csv)
-            .expect("csv")
-            .get("net")
-            .map(Price::currency),
-        Some("EUR")
-    );
+    assert_eq!(PriceTable::load(&csv).expect("csv").get("net").map(Price::currency), Some("EUR"));
     assert!(PriceTable::load(&json).expect("json").get("org").is_some());
-    assert!(matches!(
-        PriceTable::load(&txt),
-        Err(PricingError::UnknownFormat { .. })
-    ));
-    assert!(matches!(
-        PriceTable::load(dir.join("missing.json")),
-        Err(PricingError::Io { .. })
-    ));
+    assert!(matches!(PriceTable::load(&txt), Err(PricingError::UnknownFormat { .. })));
+    assert!(matches!(PriceTable::load(dir.join("missing.json")), Err(PricingError::Io { .. })));
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
@@ -388,10 +289,7 @@ fn porkbun_snapshot_imports() {
     assert!(import.skipped.iter().any(|(tld, _)| tld == "xp"));
     assert!(table.get("xp").is_none());
     let com = table.get("com").expect("com");
-    assert_eq!(
-        (com.register(), com.renew(), com.currency()),
-        (11.06, 11.06, "USD")
-    );
+    assert_eq!((com.register(), com.renew(), com.currency()), (11.06, 11.06, "USD"));
     let ws = table.get("ws").expect("ws");
     assert_eq!((ws.register(), ws.renew()), (5.94, 20.91)); // first-year promotion
     // "2,060.23": thousands separators are understood.
@@ -399,21 +297,13 @@ fn porkbun_snapshot_imports() {
     assert!(table.get("co.uk").is_some());
     // Porkbun does not sell .af: no price, hence no `pricing` object for it (spec §2.2).
     assert!(table.get("af").is_none() && table.get("com.af").is_none());
-    assert!(
-        table
-            .provenance()
-            .source
-            .as_deref()
-            .is_some_and(|s| s.contains("Porkbun"))
-    );
+    assert!(table.provenance().source.as_deref().is_some_and(|s| s.contains("Porkbun")));
 }
 
 #[test]
 fn porkbun_errors() {
     assert_eq!(
-        error_text(PriceTable::from_porkbun_json(
-            r#"{"status":"ERROR","message":"rate limited"}"#
-        )),
+        error_text(PriceTable::from_porkbun_json(r#"{"status":"ERROR","message":"rate limited"}"#)),
         "price table, Porkbun response: status is \"ERROR\", not \"SUCCESS\": rate limited"
     );
     assert_eq!(
@@ -430,28 +320,14 @@ fn embedded_sample_loads_and_matches_the_snapshot() {
     let com = embedded.get("com").expect("com has a price");
     assert_eq!((com.register(), com.currency()), (11.06, "USD"));
     let provenance = embedded.provenance();
-    assert!(
-        provenance.sample,
-        "the shipped table is marked as sample data"
-    );
-    assert_eq!(
-        provenance.as_of.map(|d| d.to_string()).as_deref(),
-        Some("2025-03-22")
-    );
-    assert!(
-        provenance
-            .note
-            .as_deref()
-            .is_some_and(|n| n.contains("SAMPLE"))
-    );
+    assert!(provenance.sample, "the shipped table is marked as sample data");
+    assert_eq!(provenance.as_of.map(|d| d.to_string()).as_deref(), Some("2025-03-22"));
+    assert!(provenance.note.as_deref().is_some_and(|n| n.contains("SAMPLE")));
     // Same prices as a fresh import of the recorded Porkbun response.
     let imported = PriceTable::from_porkbun_json(&porkbun_snapshot()).expect("imports");
     assert!(embedded.iter().eq(imported.iter()));
     // And the file is exactly what `to_json` writes (so `dsa prices import` reproduces it).
-    assert_eq!(
-        embedded.to_json().expect("serializes"),
-        api::pricing::EMBEDDED_PRICES_JSON
-    );
+    assert_eq!(embedded.to_json().expect("serializes"), api::pricing::EMBEDDED_PRICES_JSON);
 }
 
 #[test]
@@ -471,12 +347,7 @@ fn url(text: &str) -> CheckoutUrl {
 #[test]
 fn checkout_url_appends_domain_sld_tld() {
     assert_eq!(
-        checkout_url(
-            &url("https://shop.example/cart"),
-            "example.com.af",
-            "example",
-            ".com.af"
-        ),
+        checkout_url(&url("https://shop.example/cart"), "example.com.af", "example", ".com.af"),
         "https://shop.example/cart?domain=example.com.af&sld=example&tld=.com.af"
     );
     // A TLD given without its dot gets one, as the spec writes TLDs.
@@ -489,12 +360,7 @@ fn checkout_url_appends_domain_sld_tld() {
 #[test]
 fn checkout_url_keeps_query_and_fragment() {
     assert_eq!(
-        checkout_url(
-            &url("https://shop.example/buy?ref=aff%2042&utm=x+y#summary"),
-            "example.com",
-            "example",
-            ".com"
-        ),
+        checkout_url(&url("https://shop.example/buy?ref=aff%2042&utm=x+y#summary"), "example.com", "example", ".com"),
         "https://shop.example/buy?ref=aff%2042&utm=x+y&domain=example.com&sld=example&tld=.com#summary"
     );
 }
@@ -502,12 +368,7 @@ fn checkout_url_keeps_query_and_fragment() {
 #[test]
 fn checkout_url_replaces_existing_purchase_params() {
     assert_eq!(
-        checkout_url(
-            &url("https://shop.example/buy?domain=old.net&ref=7&tld=.net"),
-            "new.org",
-            "new",
-            ".org"
-        ),
+        checkout_url(&url("https://shop.example/buy?domain=old.net&ref=7&tld=.net"), "new.org", "new", ".org"),
         "https://shop.example/buy?domain=new.org&ref=7&tld=.org&sld=new"
     );
 }
@@ -516,22 +377,12 @@ fn checkout_url_replaces_existing_purchase_params() {
 fn checkout_url_encodes_idn_names() {
     // A-labels pass unchanged (letters, digits, '-' and '.' need no escaping).
     assert_eq!(
-        checkout_url(
-            &url("https://shop.example/c"),
-            "xn--bcher-kva.xn--p1ai",
-            "xn--bcher-kva",
-            ".xn--p1ai"
-        ),
+        checkout_url(&url("https://shop.example/c"), "xn--bcher-kva.xn--p1ai", "xn--bcher-kva", ".xn--p1ai"),
         "https://shop.example/c?domain=xn--bcher-kva.xn--p1ai&sld=xn--bcher-kva&tld=.xn--p1ai"
     );
     // Anything else is percent-encoded as UTF-8, and '&', '=', '#' cannot inject parameters.
     assert_eq!(
-        checkout_url(
-            &url("https://shop.example/c"),
-            "bücher.de",
-            "a&b=c#d",
-            ".de"
-        ),
+        checkout_url(&url("https://shop.example/c"), "bücher.de", "a&b=c#d", ".de"),
         "https://shop.example/c?domain=b%C3%BCcher.de&sld=a%26b%3Dc%23d&tld=.de"
     );
 }
@@ -547,14 +398,8 @@ fn checkout_urls_must_be_absolute_http_or_https() {
     ] {
         url(ok);
     }
-    assert_eq!(
-        url("HTTPS://Shop.Example/Buy").as_str(),
-        "https://shop.example/Buy"
-    );
-    assert_eq!(
-        url("https://bücher.example/").as_str(),
-        "https://xn--bcher-kva.example/"
-    );
+    assert_eq!(url("HTTPS://Shop.Example/Buy").as_str(), "https://shop.example/Buy");
+    assert_eq!(url("https://bücher.example/").as_str(), "https://xn--bcher-kva.example/");
 
     for bad in [
         "javascript:alert(1)",
@@ -578,11 +423,7 @@ fn checkout_urls_must_be_absolute_http_or_https() {
         "",
     ] {
         let err = CheckoutUrl::parse(bad).expect_err(bad);
-        assert!(
-            err.to_string()
-                .starts_with("redirect_url must be an absolute http(s) URL"),
-            "{bad:?}: {err}"
-        );
+        assert!(err.to_string().starts_with("redirect_url must be an absolute http(s) URL"), "{bad:?}: {err}");
     }
     let long = format!("https://shop.example/{}", "a".repeat(2100));
     assert!(CheckoutUrl::parse(&long).is_err());
@@ -644,15 +485,9 @@ fn redirect_checkout_forces_the_platform_url() {
         show_purchase_button: true,
         ..PurchaseInputs::default()
     };
-    assert_eq!(
-        source(&inputs).map(|(s, _)| s),
-        Some(PurchaseSource::Platform)
-    );
+    assert_eq!(source(&inputs).map(|(s, _)| s), Some(PurchaseSource::Platform));
     // No platform URL configured: fall back to the key's URL.
-    let fallback = PurchaseInputs {
-        platform_checkout: None,
-        ..inputs
-    };
+    let fallback = PurchaseInputs { platform_checkout: None, ..inputs };
     assert_eq!(
         source(&fallback),
         Some((
@@ -661,14 +496,8 @@ fn redirect_checkout_forces_the_platform_url() {
         ))
     );
     // Without redirect_checkout the platform URL is not used.
-    let not_forced = PurchaseInputs {
-        redirect_checkout: false,
-        ..inputs
-    };
-    assert_eq!(
-        source(&not_forced).map(|(s, _)| s),
-        Some(PurchaseSource::Url)
-    );
+    let not_forced = PurchaseInputs { redirect_checkout: false, ..inputs };
+    assert_eq!(source(&not_forced).map(|(s, _)| s), Some(PurchaseSource::Url));
 }
 
 #[test]
@@ -682,27 +511,17 @@ fn no_purchase_when_taken_hidden_or_unresolvable() {
     };
     assert!(resolve(&inputs, true).is_some());
     assert_eq!(resolve(&inputs, false), None, "taken domain");
-    let hidden = PurchaseInputs {
-        show_purchase_button: false,
-        ..inputs
-    };
+    let hidden = PurchaseInputs { show_purchase_button: false, ..inputs };
     assert_eq!(resolve(&hidden, true), None, "show_purchase_button off");
-    let nothing = PurchaseInputs {
-        redirect_checkout: true,
-        show_purchase_button: true,
-        ..PurchaseInputs::default()
-    };
+    let nothing = PurchaseInputs { redirect_checkout: true, show_purchase_button: true, ..PurchaseInputs::default() };
     assert_eq!(resolve(&nothing, true), None, "no URL resolves");
 }
 
 #[test]
 fn purchase_serializes_with_the_spec_field_names() {
     let u = urls();
-    let inputs = PurchaseInputs {
-        key_purchase_url: Some(&u.key),
-        show_purchase_button: true,
-        ..PurchaseInputs::default()
-    };
+    let inputs =
+        PurchaseInputs { key_purchase_url: Some(&u.key), show_purchase_button: true, ..PurchaseInputs::default() };
     let json = serde_json::to_value(resolve(&inputs, true)).expect("serializes");
     assert_eq!(
         json,

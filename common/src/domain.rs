@@ -56,7 +56,9 @@ pub enum DomainError {
     #[error("Invalid domain format: label \"{0}\" starts or ends with a hyphen.")]
     HyphenAtEdge(String),
     /// `--` in positions 3–4 of a label that is not a valid `xn--` A-label (RFC 5891 §4.2.3.1).
-    #[error("Invalid domain format: label \"{0}\" has \"--\" in positions 3 and 4, which is reserved for A-labels (xn--).")]
+    #[error(
+        "Invalid domain format: label \"{0}\" has \"--\" in positions 3 and 4, which is reserved for A-labels (xn--)."
+    )]
     ReservedHyphens(String),
     /// An `xn--` label whose Punycode does not decode to a valid U-label.
     #[error("Invalid domain format: \"{0}\" is not valid Punycode (IDNA A-label).")]

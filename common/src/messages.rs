@@ -80,7 +80,11 @@ mod tests {
 
     #[test]
     fn check_messages_round_trip() {
-        let job = CheckJob { job_id: Uuid::now_v7(), domain: "example.com".into(), deadline: time::macros::datetime!(2026-11-22 10:00:05 UTC) };
+        let job = CheckJob {
+            job_id: Uuid::now_v7(),
+            domain: "example.com".into(),
+            deadline: time::macros::datetime!(2026-11-22 10:00:05 UTC),
+        };
         let json = serde_json::to_vec(&job).expect("serialise");
         assert_eq!(serde_json::from_slice::<CheckJob>(&json).expect("parse"), job);
         let verdict = crate::verdict::Verdict {
@@ -91,7 +95,8 @@ mod tests {
             checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
             evidence: "delegated".into(),
         };
-        for outcome in [CheckOutcome::Verdict { verdict }, CheckOutcome::Rejected { reason: "Unsupported TLD".into() }] {
+        for outcome in [CheckOutcome::Verdict { verdict }, CheckOutcome::Rejected { reason: "Unsupported TLD".into() }]
+        {
             let reply = CheckReply { job_id: job.job_id, outcome };
             let json = serde_json::to_vec(&reply).expect("serialise");
             assert_eq!(serde_json::from_slice::<CheckReply>(&json).expect("parse"), reply);

@@ -67,7 +67,11 @@ impl Names {
             ledger_subjects: subject(LEDGER_SUBJECTS),
             ledger_charge: subject(LEDGER_CHARGE),
             ledger_consumer: consumer(LEDGER_CONSUMER),
-            rate_bucket: if p.is_empty() { RATE_BUCKET.to_owned() } else { format!("{lower}_{RATE_BUCKET}").replace('-', "_") },
+            rate_bucket: if p.is_empty() {
+                RATE_BUCKET.to_owned()
+            } else {
+                format!("{lower}_{RATE_BUCKET}").replace('-', "_")
+            },
         }
     }
 }

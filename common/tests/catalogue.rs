@@ -11,10 +11,8 @@ use common::catalogue::build::{self, Summary};
 use common::catalogue::{Catalogue, LookupMethod, RegistrationPolicy, TldEntry};
 
 fn shared_data() -> PathBuf {
-    let dir = std::env::var_os("DSA_SHARED_DATA").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
-        PathBuf::from,
-    );
+    let dir = std::env::var_os("DSA_SHARED_DATA")
+        .map_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")), PathBuf::from);
     assert!(
         dir.join(build::paths::IANA_TLDS).is_file(),
         "shared data not found at {} (set DSA_SHARED_DATA to the shared/data directory)",
@@ -33,8 +31,7 @@ fn catalogue() -> Catalogue {
 }
 
 fn entry<'a>(cat: &'a Catalogue, suffix: &str) -> &'a TldEntry {
-    cat.get(suffix)
-        .unwrap_or_else(|| panic!("no catalogue entry for {suffix}"))
+    cat.get(suffix).unwrap_or_else(|| panic!("no catalogue entry for {suffix}"))
 }
 
 fn is_restricted(e: &TldEntry) -> bool {
@@ -63,26 +60,12 @@ fn embedded_catalogue_loads() {
 fn exactly_the_iana_tlds_are_present() {
     let cat = catalogue();
     let iana = iana_tlds();
-    assert_eq!(
-        iana.len(),
-        1438,
-        "the IANA list of version 2026011900 has 1,438 TLDs"
-    );
-    let tlds: BTreeSet<String> = cat
-        .entries()
-        .filter(|e| !e.suffix.contains('.'))
-        .map(|e| e.suffix.clone())
-        .collect();
+    assert_eq!(iana.len(), 1438, "the IANA list of version 2026011900 has 1,438 TLDs");
+    let tlds: BTreeSet<String> = cat.entries().filter(|e| !e.suffix.contains('.')).map(|e| e.suffix.clone()).collect();
     let missing: Vec<_> = iana.difference(&tlds).collect();
     let extra: Vec<_> = tlds.difference(&iana).collect();
-    assert!(
-        missing.is_empty(),
-        "IANA TLDs missing from the catalogue: {missing:?}"
-    );
-    assert!(
-        extra.is_empty(),
-        "catalogue TLDs not in the IANA list: {extra:?}"
-    );
+    assert!(missing.is_empty(), "IANA TLDs missing from the catalogue: {missing:?}");
+    assert!(extra.is_empty(), "catalogue TLDs not in the IANA list: {extra:?}");
     // Second-level zones hang under a listed TLD.
     for e in cat.entries().filter(|e| e.suffix.contains('.')) {
         let tld = e.suffix.rsplit('.').next().unwrap_or_default();
@@ -94,74 +77,33 @@ fn exactly_the_iana_tlds_are_present() {
 fn every_entry_is_routed_with_a_reason_and_a_coherent_chain() {
     let cat = catalogue();
     for e in cat.entries() {
-        assert!(
-            e.reason.len() > 20,
-            "{} has no real reason: {:?}",
-            e.suffix,
-            e.reason
-        );
+        assert!(e.reason.len() > 20, "{} has no real reason: {:?}", e.suffix, e.reason);
         // Order: rdap, whois, dns; each at most once; each backed by its data.
         let rank = |m: &LookupMethod| match m {
             LookupMethod::Rdap => 0,
             LookupMethod::Whois => 1,
             LookupMethod::Dns => 2,
         };
-        assert!(
-            e.methods.windows(2).all(|w| rank(&w[0]) < rank(&w[1])),
-            "{}",
-            e.suffix
-        );
-        assert_eq!(
-            e.methods.contains(&LookupMethod::Rdap),
-            !e.rdap.is_empty(),
-            "{}",
-            e.suffix
-        );
-        assert_eq!(
-            e.methods.contains(&LookupMethod::Whois),
-            e.whois.is_some(),
-            "{}",
-            e.suffix
-        );
-        assert_eq!(
-            e.methods.contains(&LookupMethod::Dns),
-            !e.nameservers.is_empty(),
-            "{}",
-            e.suffix
-        );
+        assert!(e.methods.windows(2).all(|w| rank(&w[0]) < rank(&w[1])), "{}", e.suffix);
+        assert_eq!(e.methods.contains(&LookupMethod::Rdap), !e.rdap.is_empty(), "{}", e.suffix);
+        assert_eq!(e.methods.contains(&LookupMethod::Whois), e.whois.is_some(), "{}", e.suffix);
+        assert_eq!(e.methods.contains(&LookupMethod::Dns), !e.nameservers.is_empty(), "{}", e.suffix);
         if let Some(w) = &e.whois {
             assert_eq!(w.port, 43, "{}", e.suffix);
             assert!(w.query.contains("{domain}"), "{}", e.suffix);
-            assert!(
-                w.host.is_ascii() && w.host == w.host.to_ascii_lowercase(),
-                "{}",
-                w.host
-            );
+            assert!(w.host.is_ascii() && w.host == w.host.to_ascii_lowercase(), "{}", w.host);
         }
         for ns in &e.nameservers {
-            assert!(
-                ns.is_ascii() && *ns == ns.to_ascii_lowercase(),
-                "{}: {ns}",
-                e.suffix
-            );
+            assert!(ns.is_ascii() && *ns == ns.to_ascii_lowercase(), "{}: {ns}", e.suffix);
         }
         if let Some(i) = e.rdap.iter().position(|u| u.starts_with("http://")) {
-            assert!(
-                e.rdap[i..].iter().all(|u| u.starts_with("http://")),
-                "{}: https first",
-                e.suffix
-            );
+            assert!(e.rdap[i..].iter().all(|u| u.starts_with("http://")), "{}: https first", e.suffix);
         }
         if let RegistrationPolicy::Restricted { reason } = &e.policy {
             assert!(!reason.is_empty(), "{}", e.suffix);
         }
         if !e.is_supported() {
-            assert!(
-                e.reason.starts_with("Unsupported"),
-                "{}: {}",
-                e.suffix,
-                e.reason
-            );
+            assert!(e.reason.starts_with("Unsupported"), "{}: {}", e.suffix, e.reason);
         }
     }
 }
@@ -178,36 +120,17 @@ fn supported_count_meets_the_spec_and_chains_are_reported() {
 
     let mut chains: BTreeMap<String, usize> = BTreeMap::new();
     for e in cat.entries().filter(|e| !e.suffix.contains('.')) {
-        let chain: Vec<String> = e
-            .methods
-            .iter()
-            .map(|m| format!("{m:?}").to_lowercase())
-            .collect();
-        let key = if chain.is_empty() {
-            "(none)".to_owned()
-        } else {
-            chain.join("+")
-        };
+        let chain: Vec<String> = e.methods.iter().map(|m| format!("{m:?}").to_lowercase()).collect();
+        let key = if chain.is_empty() { "(none)".to_owned() } else { chain.join("+") };
         *chains.entry(key).or_default() += 1;
     }
     println!("TLD chains including the DNS pre-check: {chains:#?}");
-    let unsupported: Vec<&str> = cat
-        .entries()
-        .filter(|e| !e.suffix.contains('.') && !e.is_supported())
-        .map(|e| e.suffix.as_str())
-        .collect();
-    println!(
-        "unsupported TLDs ({}): {}",
-        unsupported.len(),
-        unsupported.join(" ")
-    );
+    let unsupported: Vec<&str> =
+        cat.entries().filter(|e| !e.suffix.contains('.') && !e.is_supported()).map(|e| e.suffix.as_str()).collect();
+    println!("unsupported TLDs ({}): {}", unsupported.len(), unsupported.join(" "));
 
     // Spec §1 and §8: "724+ top-level domains".
-    assert!(
-        tlds.supported >= 724,
-        "only {} supported TLDs",
-        tlds.supported
-    );
+    assert!(tlds.supported >= 724, "only {} supported TLDs", tlds.supported);
     assert_eq!(tlds.entries, 1438);
 }
 
@@ -216,10 +139,7 @@ fn afghanistan_and_its_second_level_zones() {
     let cat = catalogue();
     for suffix in ["af", "com.af", "net.af", "org.af", "gov.af", "edu.af"] {
         let e = entry(&cat, suffix);
-        let whois = e
-            .whois
-            .as_ref()
-            .unwrap_or_else(|| panic!("{suffix} has no WHOIS"));
+        let whois = e.whois.as_ref().unwrap_or_else(|| panic!("{suffix} has no WHOIS"));
         assert_eq!(whois.host, "whois.nic.af", "{suffix}");
         assert_eq!(whois.query, "{domain}", "{suffix}");
         assert!(e.methods.contains(&LookupMethod::Whois), "{suffix}");
@@ -229,15 +149,9 @@ fn afghanistan_and_its_second_level_zones() {
         assert!(!is_restricted(entry(&cat, suffix)), "{suffix} must be open");
     }
     for suffix in ["gov.af", "edu.af"] {
-        assert!(
-            is_restricted(entry(&cat, suffix)),
-            "{suffix} must be restricted"
-        );
+        assert!(is_restricted(entry(&cat, suffix)), "{suffix} must be restricted");
     }
-    assert_eq!(
-        cat.lookup("com.af").map(|e| e.suffix.as_str()),
-        Some("com.af")
-    );
+    assert_eq!(cat.lookup("com.af").map(|e| e.suffix.as_str()), Some("com.af"));
 }
 
 #[test]
@@ -245,17 +159,8 @@ fn com_uses_verisign_rdap_first() {
     let cat = catalogue();
     let com = entry(&cat, "com");
     assert_eq!(com.methods.first(), Some(&LookupMethod::Rdap));
-    assert!(
-        com.rdap
-            .iter()
-            .any(|u| u == "https://rdap.verisign.com/com/v1/"),
-        "{:?}",
-        com.rdap
-    );
-    assert_eq!(
-        com.whois.as_ref().map(|w| w.host.as_str()),
-        Some("whois.verisign-grs.com")
-    );
+    assert!(com.rdap.iter().any(|u| u == "https://rdap.verisign.com/com/v1/"), "{:?}", com.rdap);
+    assert_eq!(com.whois.as_ref().map(|w| w.host.as_str()), Some("whois.verisign-grs.com"));
     assert!(!is_restricted(com));
 }
 
@@ -284,14 +189,9 @@ fn lookup_falls_back_to_the_tld() {
 fn charter_and_brand_tlds_are_restricted() {
     let cat = catalogue();
     for suffix in ["gov", "mil", "edu", "int", "arpa", "google", "aaa", "bmw"] {
-        assert!(
-            is_restricted(entry(&cat, suffix)),
-            "{suffix} must be restricted"
-        );
+        assert!(is_restricted(entry(&cat, suffix)), "{suffix} must be restricted");
     }
-    for suffix in [
-        "com", "net", "org", "io", "co", "ai", "dev", "app", "xyz", "uk", "jp",
-    ] {
+    for suffix in ["com", "net", "org", "io", "co", "ai", "dev", "app", "xyz", "uk", "jp"] {
         let e = entry(&cat, suffix);
         assert!(!is_restricted(e), "{suffix} must be open");
         assert!(e.is_supported(), "{suffix} must be supported: {}", e.reason);
@@ -303,10 +203,7 @@ fn committed_file_equals_a_fresh_generation() {
     let fresh = build::generate_json(&shared_data()).expect("generation succeeds");
     let committed = common::catalogue::EMBEDDED_JSON;
     if fresh != committed {
-        let line = committed
-            .lines()
-            .zip(fresh.lines())
-            .position(|(a, b)| a != b);
+        let line = committed.lines().zip(fresh.lines()).position(|(a, b)| a != b);
         panic!(
             "common/data/tld-catalogue.json is stale (first differing line {:?}); run \
              `cargo run -p dsa-common --bin dsa-catalogue` from the workspace root",
@@ -335,12 +232,7 @@ fn rfc1036_whois_hosts() -> BTreeMap<String, Option<String>> {
             // Thin registries and recursive servers: the host is the second field.
             "VERISIGN" | "RECURSIVE" | "AFILIAS" => fields.next().map(str::to_owned),
             // No port-43 server (web-only, none, unknown, special handling).
-            _ if first
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c == '?' || c.is_ascii_digit()) =>
-            {
-                None
-            }
+            _ if first.chars().all(|c| c.is_ascii_uppercase() || c == '?' || c.is_ascii_digit()) => None,
             host => Some(host.to_ascii_lowercase()),
         };
         // First match wins in that file.
@@ -350,8 +242,7 @@ fn rfc1036_whois_hosts() -> BTreeMap<String, Option<String>> {
         // One bare TLD per line: its server is `whois.nic.<tld>` (the ICANN-contract default).
         let tld = line.trim();
         if !tld.is_empty() && !tld.starts_with('#') {
-            map.entry(tld.to_ascii_lowercase())
-                .or_insert_with(|| Some(format!("whois.nic.{tld}")));
+            map.entry(tld.to_ascii_lowercase()).or_insert_with(|| Some(format!("whois.nic.{tld}")));
         }
     }
     map
@@ -389,35 +280,18 @@ fn whois_hosts_agree_with_the_rfc1036_whois_client() {
          name a server",
         rate * 100.0
     );
-    println!(
-        "disagreements ({}):\n  {}",
-        disagreements.len(),
-        disagreements.join("\n  ")
-    );
-    println!(
-        "server only in ours ({}): {}",
-        only_ours.len(),
-        only_ours.join(" ")
-    );
+    println!("disagreements ({}):\n  {}", disagreements.len(), disagreements.join("\n  "));
+    println!("server only in ours ({}): {}", only_ours.len(), only_ours.join(" "));
     // Mostly gTLDs the whois client maps to `whois.nic.<tld>` by ICANN-contract default, whose
     // registries no longer list a port-43 server with IANA: RDAP-only here, on purpose.
     let shown: Vec<&str> = only_theirs.iter().take(40).map(String::as_str).collect();
-    println!(
-        "server only in theirs ({}, first {}): {}",
-        only_theirs.len(),
-        shown.len(),
-        shown.join(" ")
-    );
+    println!("server only in theirs ({}, first {}): {}", only_theirs.len(), shown.len(), shown.join(" "));
     assert!(both >= 800, "too few zones to compare: {both}");
     // Measured on the shared data of 2026-11: 805/878 = 91.7%. The floor catches a regression
     // in host selection, not the known disagreements (zonedb, newer, names other hosts of the
     // same registry: whois.publicinterestregistry.net vs whois.pir.org, whois.ripn.net vs
     // whois.tcinet.ru, registry back-end hosts for Chinese IDN gTLDs…).
-    assert!(
-        rate >= AGREEMENT_FLOOR,
-        "WHOIS host agreement fell to {:.1}%",
-        rate * 100.0
-    );
+    assert!(rate >= AGREEMENT_FLOOR, "WHOIS host agreement fell to {:.1}%", rate * 100.0);
 }
 
 /// Floor for [`whois_hosts_agree_with_the_rfc1036_whois_client`], a little under the measured

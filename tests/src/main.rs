@@ -35,20 +35,14 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .init();
     let args = Args::parse();
     let scenario = match &args.scenario {
         Some(path) => Scenario::load(path)?,
         None => Scenario::demo(),
     };
-    let ports = Ports {
-        dns: args.dns_port,
-        rdap: args.rdap_port,
-        whois: args.whois_port,
-    };
+    let ports = Ports { dns: args.dns_port, rdap: args.rdap_port, whois: args.whois_port };
     let sim = Simulator::start_on(scenario, ports).await?;
 
     println!("dsa-sim running on 127.0.0.1");
@@ -60,8 +54,7 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.write_config {
-        std::fs::write(path, sim.engine_config_toml())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, sim.engine_config_toml()).with_context(|| format!("cannot write {}", path.display()))?;
         println!("engine config written to {}", path.display());
     } else {
         println!("\n{}", sim.engine_config_toml());

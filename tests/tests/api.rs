@@ -39,7 +39,12 @@ async fn available_with_commission() {
     assert_eq!(body["purchase"]["source"], "url");
     let url = body["purchase"]["url"].as_str().expect("url");
     assert!(url.starts_with("https://shop.example/checkout?ref=dsa&"), "{url}");
-    assert!(url.contains("domain=dsa-demo-available.com") && url.contains("sld=dsa-demo-available") && url.contains("tld=.com"), "{url}");
+    assert!(
+        url.contains("domain=dsa-demo-available.com")
+            && url.contains("sld=dsa-demo-available")
+            && url.contains("tld=.com"),
+        "{url}"
+    );
     assert_eq!(body["credits_cost"], 1);
     assert_eq!(body["credits_remaining"], 499);
     assert_eq!(body["verdict"]["status"], "available");
@@ -82,7 +87,8 @@ async fn custom_redirect_url_and_platform_checkout() {
     assert_eq!(body["purchase"]["source"], "platform", "{body}");
     assert!(body["purchase"]["url"].as_str().expect("url").starts_with("https://platform.example/checkout?domain="));
     for bad in ["javascript%3Aalert(1)", "%2F%2Fevil.example", "ftp%3A%2F%2Fx.example", "not%20a%20url"] {
-        let (status, _, body) = app.get(&check_path(&key, "dsa-demo-available.dev", &format!("&redirect_url={bad}"))).await;
+        let (status, _, body) =
+            app.get(&check_path(&key, "dsa-demo-available.dev", &format!("&redirect_url={bad}"))).await;
         assert_error(status, &body, 400);
     }
     app.finish(None).await;
@@ -104,14 +110,18 @@ async fn taken_has_no_pricing_and_no_purchase() {
     let (_, _, body) = app.get(&check_path(&key, "registry.io", "")).await;
     assert_eq!(body["verdict"]["status"], "reserved");
     let (_, _, body) = app.get(&check_path(&key, "moe.gov.af", "")).await;
-    assert_eq!((body["available"].clone(), body["verdict"]["status"].clone()), (Value::Bool(false), Value::from("restricted")));
+    assert_eq!(
+        (body["available"].clone(), body["verdict"]["status"].clone()),
+        (Value::Bool(false), Value::from("restricted"))
+    );
     app.finish(None).await;
 }
 
 #[tokio::test]
 async fn pricing_disabled_no_price_and_no_button() {
     let app = TestApp::spawn().await;
-    let no_pricing = app.key(KeyOpts { pricing_enabled: false, show_purchase_button: false, ..KeyOpts::default() }).await;
+    let no_pricing =
+        app.key(KeyOpts { pricing_enabled: false, show_purchase_button: false, ..KeyOpts::default() }).await;
     let (_, _, body) = app.get(&check_path(&no_pricing, "dsa-demo-available.com", "&commission_percent=10")).await;
     assert_eq!(body["available"], true, "{body}");
     assert!(body.get("pricing").is_none() && body.get("purchase").is_none(), "{body}");
@@ -150,7 +160,9 @@ async fn bad_input_is_400_in_the_spec_shape() {
     for path in cases {
         let (status, headers, body) = app.get(&path).await;
         assert_error(status, &body, 400);
-        assert!(headers.get("content-type").is_some_and(|v| v.to_str().is_ok_and(|s| s.starts_with("application/json"))));
+        assert!(
+            headers.get("content-type").is_some_and(|v| v.to_str().is_ok_and(|s| s.starts_with("application/json")))
+        );
     }
     assert_eq!(app.finish(Some(&key)).await, 0, "errors cost nothing");
 }
@@ -233,7 +245,13 @@ async fn concurrent_checks_never_overspend() {
 #[tokio::test]
 async fn methods_paths_cors_and_panics_keep_the_shape() {
     let app = TestApp::spawn().await;
-    let key = app.key(KeyOpts { kind: KeyKind::Embed, allowed_origins: vec!["https://shop.example".into()], ..KeyOpts::default() }).await;
+    let key = app
+        .key(KeyOpts {
+            kind: KeyKind::Embed,
+            allowed_origins: vec!["https://shop.example".into()],
+            ..KeyOpts::default()
+        })
+        .await;
     let response = app.http.post(app.url(&check_path(&key, "example.com", ""))).send().await.expect("post");
     let status = response.status().as_u16();
     let body: Value = response.json().await.expect("json");
@@ -243,8 +261,17 @@ async fn methods_paths_cors_and_panics_keep_the_shape() {
     // CORS on success and on errors, origin echoed with Vary.
     for path in [check_path(&key, "example.com", ""), "/v1/domains/check?domain=x".to_owned()] {
         let r = app.http.get(app.url(&path)).header("Origin", "https://shop.example").send().await.expect("get");
-        assert_eq!(r.headers().get("access-control-allow-origin").and_then(|v| v.to_str().ok()), Some("https://shop.example"), "{path}");
-        assert!(r.headers().get_all("vary").iter().any(|v| v.to_str().is_ok_and(|s| s.to_ascii_lowercase().contains("origin"))));
+        assert_eq!(
+            r.headers().get("access-control-allow-origin").and_then(|v| v.to_str().ok()),
+            Some("https://shop.example"),
+            "{path}"
+        );
+        assert!(
+            r.headers()
+                .get_all("vary")
+                .iter()
+                .any(|v| v.to_str().is_ok_and(|s| s.to_ascii_lowercase().contains("origin")))
+        );
         assert!(r.headers().get("access-control-allow-credentials").is_none());
     }
     // Preflight.
@@ -259,7 +286,13 @@ async fn methods_paths_cors_and_panics_keep_the_shape() {
     assert!(r.status().is_success());
     assert!(r.headers().get("access-control-allow-methods").is_some());
     // An origin outside the embed key's list: 403, still with CORS headers so the page can read it.
-    let r = app.http.get(app.url(&check_path(&key, "example.com", ""))).header("Origin", "https://evil.example").send().await.expect("get");
+    let r = app
+        .http
+        .get(app.url(&check_path(&key, "example.com", "")))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .expect("get");
     assert_eq!(r.status().as_u16(), 403);
     assert!(r.headers().get("access-control-allow-origin").is_some());
     // Request ids and health.

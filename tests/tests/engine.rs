@@ -99,7 +99,11 @@ async fn each_method_proves_what_it_can() {
 
 #[tokio::test]
 async fn rate_limited_registry_gives_unknown_never_available() {
-    let (sim, engine) = start(Knobs { rate_limit: dsa_tests::sim::RateLimit { rdap_per_second: Some(1), whois_per_second: Some(1) }, ..Knobs::default() }).await;
+    let (sim, engine) = start(Knobs {
+        rate_limit: dsa_tests::sim::RateLimit { rdap_per_second: Some(1), whois_per_second: Some(1) },
+        ..Knobs::default()
+    })
+    .await;
     let mut unknown = 0;
     for i in 0..6 {
         let r = check(&engine, &format!("burst-{i}.dsa-demo-available.af")).await;
@@ -125,7 +129,9 @@ async fn rate_limited_registry_gives_unknown_never_available() {
 
 #[tokio::test]
 async fn stalled_registry_gives_unknown_within_its_deadline() {
-    let (_sim, engine) = start(Knobs { faults: dsa_tests::sim::Faults { rdap: Fault::Stall, whois: Fault::Stall }, ..Knobs::default() }).await;
+    let (_sim, engine) =
+        start(Knobs { faults: dsa_tests::sim::Faults { rdap: Fault::Stall, whois: Fault::Stall }, ..Knobs::default() })
+            .await;
     for name in ["dsa-demo-available.com", "dsa-demo-available.af"] {
         let started = Instant::now();
         let r = check(&engine, name).await;
@@ -138,7 +144,11 @@ async fn stalled_registry_gives_unknown_within_its_deadline() {
 
 #[tokio::test]
 async fn oversize_answers_are_refused() {
-    let (_sim, engine) = start(Knobs { faults: dsa_tests::sim::Faults { rdap: Fault::Oversize, whois: Fault::Oversize }, ..Knobs::default() }).await;
+    let (_sim, engine) = start(Knobs {
+        faults: dsa_tests::sim::Faults { rdap: Fault::Oversize, whois: Fault::Oversize },
+        ..Knobs::default()
+    })
+    .await;
     for name in ["dsa-demo-available.com", "dsa-demo-available.af"] {
         let r = check(&engine, name).await;
         assert_eq!(r.verdict.status, Status::Unknown, "{name}: {r:#?}");
@@ -148,7 +158,9 @@ async fn oversize_answers_are_refused() {
 
 #[tokio::test]
 async fn reset_connections_give_unknown() {
-    let (_sim, engine) = start(Knobs { faults: dsa_tests::sim::Faults { rdap: Fault::Reset, whois: Fault::Reset }, ..Knobs::default() }).await;
+    let (_sim, engine) =
+        start(Knobs { faults: dsa_tests::sim::Faults { rdap: Fault::Reset, whois: Fault::Reset }, ..Knobs::default() })
+            .await;
     let r = check(&engine, "dsa-demo-available.de").await;
     assert_eq!(r.verdict.status, Status::Unknown, "{r:#?}");
 }

@@ -71,7 +71,11 @@ async fn allowance_resets_on_the_first_of_the_month() {
 async fn origin_matrix() {
     let app = TestApp::spawn().await;
     let embed = app
-        .key(KeyOpts { kind: KeyKind::Embed, allowed_origins: vec!["https://shop.example".into(), "https://*.example.com".into()], ..KeyOpts::default() })
+        .key(KeyOpts {
+            kind: KeyKind::Embed,
+            allowed_origins: vec!["https://shop.example".into(), "https://*.example.com".into()],
+            ..KeyOpts::default()
+        })
         .await;
     let cases = [
         (Some("https://shop.example"), 200),
@@ -120,13 +124,15 @@ async fn demo_mode_two_checks_then_429_and_a_per_ip_cap() {
     assert_eq!((body["demo"].clone(), body["credits_cost"].clone()), (true.into(), 0.into()));
     assert!(body.get("pricing").is_none());
     let session = cookie.split(';').next().expect("pair").to_owned();
-    let (status, _, body) = app.get_with("/v1/domains/check?domain=dsa-demo-available.com", &[("Cookie", &session)]).await;
+    let (status, _, body) =
+        app.get_with("/v1/domains/check?domain=dsa-demo-available.com", &[("Cookie", &session)]).await;
     assert_eq!((status, body["available"].clone()), (200, true.into()));
     let (status, _, body) = app.get_with("/v1/domains/check?domain=example.com", &[("Cookie", &session)]).await;
     assert_eq!(status, 429, "{body}");
     assert!(body["error"].as_str().expect("text").contains("client key"));
     // A forged cookie is a new session, but the per-IP cap (3 a day here) still holds.
-    let (status, _, _) = app.get_with("/v1/domains/check?domain=example.com", &[("Cookie", "dsa_demo=forged.00")]).await;
+    let (status, _, _) =
+        app.get_with("/v1/domains/check?domain=example.com", &[("Cookie", "dsa_demo=forged.00")]).await;
     assert_eq!(status, 200, "third check from this IP");
     let (status, _, _) = app.get("/v1/domains/check?domain=example.com").await;
     assert_eq!(status, 429, "cookies cleared: the per-IP cap applies");

@@ -75,17 +75,12 @@ truth = "reserved"
 "#;
 
 async fn start() -> Simulator {
-    Simulator::start(Scenario::from_toml(SCENARIO).unwrap())
-        .await
-        .unwrap()
+    Simulator::start(Scenario::from_toml(SCENARIO).unwrap()).await.unwrap()
 }
 
 fn http() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .unwrap()
+    reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap()
 }
 
 fn with_knobs(sim: &Simulator, f: impl FnOnce(&mut Knobs)) {
@@ -104,10 +99,7 @@ async fn dns_udp(addr: SocketAddr, name: &str, rtype: RecordType) -> Message {
     let sock = UdpSocket::bind("127.0.0.1:0").await.unwrap();
     sock.send_to(&query.to_vec().unwrap(), addr).await.unwrap();
     let mut buf = vec![0u8; 4096];
-    let n = tokio::time::timeout(Duration::from_secs(2), sock.recv(&mut buf))
-        .await
-        .unwrap()
-        .unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(2), sock.recv(&mut buf)).await.unwrap().unwrap();
     Message::from_vec(&buf[..n]).unwrap()
 }
 
@@ -145,10 +137,7 @@ async fn dns_delegates_registered_names_only() {
 
     let reg = dns_udp(addr, "example.com.", RecordType::NS).await;
     assert_eq!(reg.metadata.response_code, ResponseCode::NoError);
-    assert!(
-        !reg.metadata.recursion_available,
-        "recursion is not offered"
-    );
+    assert!(!reg.metadata.recursion_available, "recursion is not offered");
     let ns = ns_targets(&reg);
     assert!(ns.contains(&"ns1.example.com.".to_owned()), "{ns:?}");
 
@@ -156,20 +145,10 @@ async fn dns_delegates_registered_names_only() {
     let below = dns_udp(addr, "www.example.com.", RecordType::A).await;
     assert!(ns_targets(&below).contains(&"ns1.example.com.".to_owned()));
 
-    for name in [
-        "never-registered.com.",
-        "onhold.com.",
-        "dropping.com.",
-        "blocked.dev.",
-    ] {
+    for name in ["never-registered.com.", "onhold.com.", "dropping.com.", "blocked.dev."] {
         let msg = dns_udp(addr, name, RecordType::NS).await;
         assert_eq!(msg.metadata.response_code, ResponseCode::NXDomain, "{name}");
-        assert!(
-            msg.authorities
-                .iter()
-                .any(|r| r.record_type() == RecordType::SOA),
-            "{name}: SOA"
-        );
+        assert!(msg.authorities.iter().any(|r| r.record_type() == RecordType::SOA), "{name}: SOA");
     }
 
     // Second-level registry zone, over TCP.
@@ -182,11 +161,7 @@ async fn dns_delegates_registered_names_only() {
     let apex = dns_udp(addr, "com.", RecordType::SOA).await;
     assert!(apex.metadata.authoritative);
     let io = dns_udp(addr, "registry.io.", RecordType::NS).await;
-    assert_eq!(
-        io.metadata.response_code,
-        ResponseCode::Refused,
-        ".io offers no DNS here"
-    );
+    assert_eq!(io.metadata.response_code, ResponseCode::Refused, ".io offers no DNS here");
 
     assert!(sim.stats().dns.queries >= 10);
 }
@@ -205,23 +180,15 @@ async fn dns_answers_hickory_resolver() {
     opts.cache_size = 0;
     opts.timeout = Duration::from_secs(2);
     opts.attempts = 1;
-    let resolver = Resolver::builder_with_config(
-        ResolverConfig::from_name_servers(vec![ns]),
-        TokioRuntimeProvider::default(),
-    )
-    .with_options(opts)
-    .build()
-    .unwrap();
+    let resolver =
+        Resolver::builder_with_config(ResolverConfig::from_name_servers(vec![ns]), TokioRuntimeProvider::default())
+            .with_options(opts)
+            .build()
+            .unwrap();
 
-    let found = resolver
-        .lookup("example.com.", RecordType::NS)
-        .await
-        .unwrap();
+    let found = resolver.lookup("example.com.", RecordType::NS).await.unwrap();
     assert!(!found.answers().is_empty());
-    let err = resolver
-        .lookup("free-name.com.", RecordType::NS)
-        .await
-        .unwrap_err();
+    let err = resolver.lookup("free-name.com.", RecordType::NS).await.unwrap_err();
     assert!(err.is_nx_domain(), "{err:?}");
 }
 
@@ -234,109 +201,51 @@ async fn rdap_answers_by_truth() {
     let base = sim.rdap_base("com");
     assert!(base.ends_with("/rdap/com/"));
 
-    let resp = client
-        .get(format!("{base}domain/example.com"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{base}domain/example.com")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "application/rdap+json");
     let body: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(body["objectClassName"], "domain");
     assert_eq!(body["ldhName"], "EXAMPLE.COM", "Verisign style: upper case");
-    let self_link = body["links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["rel"] == "self")
-        .unwrap();
+    let self_link = body["links"].as_array().unwrap().iter().find(|l| l["rel"] == "self").unwrap();
     assert_eq!(self_link["href"], format!("{base}domain/EXAMPLE.COM"));
-    assert!(
-        !body.to_string().contains("domain/GOOGLE.COM"),
-        "sample name rewritten in every link"
-    );
+    assert!(!body.to_string().contains("domain/GOOGLE.COM"), "sample name rewritten in every link");
 
     // Available at Verisign: 404 with an empty body.
-    let resp = client
-        .get(format!("{base}domain/free-name.com"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{base}domain/free-name.com")).send().await.unwrap();
     assert_eq!(resp.status(), 404);
     assert!(resp.bytes().await.unwrap().is_empty());
 
-    let held: serde_json::Value = client
-        .get(format!("{base}domain/onhold.com"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(
-        held["status"]
-            .as_array()
-            .unwrap()
-            .contains(&"server hold".into())
-    );
+    let held: serde_json::Value =
+        client.get(format!("{base}domain/onhold.com")).send().await.unwrap().json().await.unwrap();
+    assert!(held["status"].as_array().unwrap().contains(&"server hold".into()));
 
-    let pending: serde_json::Value = client
-        .get(format!("{base}domain/DROPPING.COM"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(
-        pending["status"],
-        serde_json::json!(["pending delete", "redemption period"])
-    );
+    let pending: serde_json::Value =
+        client.get(format!("{base}domain/DROPPING.COM")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(pending["status"], serde_json::json!(["pending delete", "redemption period"]));
 
     // CentralNic family: 404 with the recorded error object, reserved is 200 + server hold.
     let dev = sim.rdap_base("dev");
-    let resp = client
-        .get(format!("{dev}domain/free-name.dev"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{dev}domain/free-name.dev")).send().await.unwrap();
     assert_eq!(resp.status(), 404);
     let err: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(err["errorCode"], 404);
     assert!(err.to_string().contains("free-name.dev"));
 
-    let resp = client
-        .get(format!("{dev}domain/blocked.dev"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{dev}domain/blocked.dev")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
     let reserved: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(reserved["status"], serde_json::json!(["server hold"]));
     assert!(reserved["remarks"].to_string().contains("reserved"));
 
-    let shop: serde_json::Value = client
-        .get(format!("{dev}domain/shop.dev"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let shop: serde_json::Value =
+        client.get(format!("{dev}domain/shop.dev")).send().await.unwrap().json().await.unwrap();
     assert_eq!(shop["ldhName"], "shop.dev");
 
     // A name of another registry is not found here; a malformed one is a 400.
-    let resp = client
-        .get(format!("{dev}domain/example.com"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{dev}domain/example.com")).send().await.unwrap();
     assert_eq!(resp.status(), 404);
-    let resp = client
-        .get(format!("{base}domain/bad_name!.com"))
-        .send()
-        .await
-        .unwrap();
+    let resp = client.get(format!("{base}domain/bad_name!.com")).send().await.unwrap();
     assert_eq!(resp.status(), 400);
     let err: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(err["errorCode"], 400);
@@ -347,12 +256,7 @@ async fn rdap_answers_by_truth() {
 #[tokio::test]
 async fn rdap_rate_limit_answers_429_and_counts() {
     let sim = start().await;
-    with_knobs(&sim, |k| {
-        k.rate_limit = RateLimit {
-            rdap_per_second: Some(2),
-            whois_per_second: None,
-        }
-    });
+    with_knobs(&sim, |k| k.rate_limit = RateLimit { rdap_per_second: Some(2), whois_per_second: None });
     let client = http();
     let url = format!("{}domain/example.com", sim.rdap_base("com"));
     let mut statuses = Vec::new();
@@ -371,10 +275,7 @@ async fn rdap_rate_limit_answers_429_and_counts() {
     assert!(statuses.contains(&429), "{statuses:?}");
     let stats = sim.stats();
     assert_eq!(stats.rdap.queries, 5);
-    assert_eq!(
-        stats.rdap.rate_limit_violations,
-        statuses.iter().filter(|s| **s == 429).count() as u64
-    );
+    assert_eq!(stats.rdap.rate_limit_violations, statuses.iter().filter(|s| **s == 429).count() as u64);
 
     // Lifting the limit takes effect at once.
     with_knobs(&sim, |k| k.rate_limit = RateLimit::default());
@@ -385,20 +286,10 @@ async fn rdap_rate_limit_answers_429_and_counts() {
 async fn rdap_faults() {
     let sim = start().await;
     let url = format!("{}domain/example.com", sim.rdap_base("com"));
-    let set = |fault| {
-        with_knobs(&sim, |k| {
-            k.faults = Faults {
-                rdap: fault,
-                whois: Fault::None,
-            }
-        })
-    };
+    let set = |fault| with_knobs(&sim, |k| k.faults = Faults { rdap: fault, whois: Fault::None });
     let short = || {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        reqwest::Client::builder()
-            .timeout(Duration::from_millis(600))
-            .build()
-            .unwrap()
+        reqwest::Client::builder().timeout(Duration::from_millis(600)).build().unwrap()
     };
 
     set(Fault::Stall);
@@ -441,10 +332,7 @@ async fn whois(addr: SocketAddr, query: &str, limit: Duration) -> std::io::Resul
     let mut out = Vec::new();
     match tokio::time::timeout(limit, stream.read_to_end(&mut out)).await {
         Ok(res) => res.map(|_| String::from_utf8_lossy(&out).into_owned()),
-        Err(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            String::from_utf8_lossy(&out).into_owned(),
-        )),
+        Err(_) => Err(std::io::Error::new(std::io::ErrorKind::TimedOut, String::from_utf8_lossy(&out).into_owned())),
     }
 }
 
@@ -456,39 +344,24 @@ async fn whois_answers_recorded_texts_templated() {
 
     let text = whois(addr, "example.com", t).await.unwrap();
     assert!(text.contains("Domain Name: EXAMPLE.COM\r\n"), "{text}");
-    assert!(
-        text.contains("Name Server: NS1.GOOGLE.COM"),
-        "name servers keep their recorded value"
-    );
+    assert!(text.contains("Name Server: NS1.GOOGLE.COM"), "name servers keep their recorded value");
     assert!(!text.contains("Domain Name: GOOGLE.COM"));
 
     let text = whois(addr, "domain never-registered.com", t).await.unwrap();
-    assert!(
-        text.contains("No match for \"NEVER-REGISTERED.COM\"."),
-        "{text}"
-    );
+    assert!(text.contains("No match for \"NEVER-REGISTERED.COM\"."), "{text}");
 
     let text = whois(addr, "dropping.com", t).await.unwrap();
-    assert!(
-        text.contains("Domain Name: DROPPING.COM") && text.contains("Status: pendingDelete"),
-        "{text}"
-    );
+    assert!(text.contains("Domain Name: DROPPING.COM") && text.contains("Status: pendingDelete"), "{text}");
 
     let text = whois(addr, "mysite.com.af", t).await.unwrap();
     assert!(text.starts_with("Domain Name: mysite.com.af\n"), "{text}");
     assert!(!text.contains("google.com.af"));
 
     let text = whois(addr, "free.af", t).await.unwrap();
-    assert!(
-        text.contains("Domain Name: free.af") && text.contains("Domain Status: No Object Found"),
-        "{text}"
-    );
+    assert!(text.contains("Domain Name: free.af") && text.contains("Domain Status: No Object Found"), "{text}");
 
     let text = whois(addr, "-T dn,ace beispiel.de", t).await.unwrap();
-    assert!(
-        text.contains("Domain: beispiel.de\n") && text.contains("Status: connect"),
-        "{text}"
-    );
+    assert!(text.contains("Domain: beispiel.de\n") && text.contains("Status: connect"), "{text}");
     let text = whois(addr, "-T dn,ace frei.de", t).await.unwrap();
     assert_eq!(text, "Domain: frei.de\nStatus: free\n");
 
@@ -498,30 +371,19 @@ async fn whois_answers_recorded_texts_templated() {
     assert!(text.starts_with("NOT FOUND"), "{text}");
 
     assert_eq!(sim.stats().whois.queries, 9);
-    assert_eq!(
-        Scenario::from_toml(SCENARIO).unwrap().truth("registry.io"),
-        Truth::Reserved
-    );
+    assert_eq!(Scenario::from_toml(SCENARIO).unwrap().truth("registry.io"), Truth::Reserved);
 }
 
 #[tokio::test]
 async fn whois_rate_limit_answers_limit_text() {
     let sim = start().await;
-    with_knobs(&sim, |k| {
-        k.rate_limit = RateLimit {
-            rdap_per_second: None,
-            whois_per_second: Some(1),
-        }
-    });
+    with_knobs(&sim, |k| k.rate_limit = RateLimit { rdap_per_second: None, whois_per_second: Some(1) });
     let addr = sim.whois_addr();
     let t = Duration::from_secs(3);
     let first = whois(addr, "-T dn,ace beispiel.de", t).await.unwrap();
     assert!(first.contains("Status: connect"));
     let second = whois(addr, "-T dn,ace beispiel.de", t).await.unwrap();
-    assert!(
-        second.contains("access control limit reached"),
-        "DENIC's own text: {second}"
-    );
+    assert!(second.contains("access control limit reached"), "DENIC's own text: {second}");
     let third = whois(addr, "example.com", t).await.unwrap();
     assert!(third.contains("LIMIT EXCEEDED"), "{third}");
     let stats = sim.stats();
@@ -533,50 +395,30 @@ async fn whois_rate_limit_answers_limit_text() {
 async fn whois_faults() {
     let sim = start().await;
     let addr = sim.whois_addr();
-    let set = |fault| {
-        with_knobs(&sim, |k| {
-            k.faults = Faults {
-                rdap: Fault::None,
-                whois: fault,
-            }
-        })
-    };
+    let set = |fault| with_knobs(&sim, |k| k.faults = Faults { rdap: Fault::None, whois: fault });
 
     set(Fault::Stall);
-    let err = whois(addr, "example.com", Duration::from_millis(500))
-        .await
-        .unwrap_err();
+    let err = whois(addr, "example.com", Duration::from_millis(500)).await.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
     assert!(err.to_string().is_empty(), "nothing was sent: {err}");
 
     set(Fault::Reset);
-    let err = whois(addr, "example.com", Duration::from_secs(2))
-        .await
-        .unwrap_err();
+    let err = whois(addr, "example.com", Duration::from_secs(2)).await.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err:?}");
 
     set(Fault::Slow);
-    let err = whois(addr, "example.com", Duration::from_millis(1500))
-        .await
-        .unwrap_err();
+    let err = whois(addr, "example.com", Duration::from_millis(1500)).await.unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
     let got = err.to_string();
-    assert!(
-        !got.is_empty() && got.len() <= 3,
-        "one byte a second: {got:?}"
-    );
+    assert!(!got.is_empty() && got.len() <= 3, "one byte a second: {got:?}");
 
     set(Fault::Oversize);
-    let text = whois(addr, "example.com", Duration::from_secs(10))
-        .await
-        .unwrap();
+    let text = whois(addr, "example.com", Duration::from_secs(10)).await.unwrap();
     assert!(text.len() >= 10 * 1024 * 1024);
     assert!(text.contains("Domain Name: EXAMPLE.COM"));
 
     set(Fault::None);
-    let text = whois(addr, "example.com", Duration::from_secs(2))
-        .await
-        .unwrap();
+    let text = whois(addr, "example.com", Duration::from_secs(2)).await.unwrap();
     assert!(text.contains("Domain Name: EXAMPLE.COM"));
     assert_eq!(sim.stats().whois.faults, 4);
 }
@@ -594,37 +436,21 @@ async fn engine_config_points_dsa_at_the_simulator() {
     let text = sim.engine_config_toml();
     let cfg: DsaConfig = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let engine = cfg.engine;
-    assert_eq!(
-        engine.dns.nameserver_overrides["*"],
-        vec![sim.dns_addr().to_string()]
-    );
+    assert_eq!(engine.dns.nameserver_overrides["*"], vec![sim.dns_addr().to_string()]);
     assert!(engine.rdap.enabled && engine.whois.enabled);
     assert_eq!(engine.rdap.base_overrides["com"], sim.rdap_base("com"));
     assert_eq!(engine.rdap.base_overrides["dev"], sim.rdap_base("dev"));
-    assert!(
-        !engine.rdap.base_overrides.contains_key("af"),
-        ".af has no RDAP"
-    );
+    assert!(!engine.rdap.base_overrides.contains_key("af"), ".af has no RDAP");
     let whois = sim.whois_addr().to_string();
-    for host in [
-        "whois.verisign-grs.com",
-        "whois.nic.af",
-        "whois.denic.de",
-        "whois.nic.io",
-    ] {
-        assert_eq!(
-            engine.whois.addr_overrides.get(host),
-            Some(&whois),
-            "{host}"
-        );
+    for host in ["whois.verisign-grs.com", "whois.nic.af", "whois.denic.de", "whois.nic.io"] {
+        assert_eq!(engine.whois.addr_overrides.get(host), Some(&whois), "{host}");
     }
     assert_eq!(engine.whois.addr_overrides.len(), 4);
 }
 
 #[test]
 fn demo_file_is_the_embedded_demo() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios/demo.toml");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scenarios/demo.toml");
     let loaded = Scenario::load(&path).unwrap();
     assert_eq!(loaded, Scenario::demo());
     assert_eq!(loaded.truth("google.com.af"), Truth::Registered);
@@ -640,14 +466,8 @@ async fn fixed_ports_and_drop_stop_the_servers() {
     assert!(TcpStream::connect(whois).await.is_err(), "WHOIS stopped");
     assert!(TcpStream::connect(rdap).await.is_err(), "RDAP stopped");
     // The ports are free again, so a simulator can be started on them.
-    let ports = dsa_tests::sim::Ports {
-        dns: dns.port(),
-        rdap: rdap.port(),
-        whois: whois.port(),
-    };
-    let again = Simulator::start_on(Scenario::from_toml(SCENARIO).unwrap(), ports)
-        .await
-        .unwrap();
+    let ports = dsa_tests::sim::Ports { dns: dns.port(), rdap: rdap.port(), whois: whois.port() };
+    let again = Simulator::start_on(Scenario::from_toml(SCENARIO).unwrap(), ports).await.unwrap();
     assert_eq!(again.dns_addr(), dns);
     let msg = dns_udp(dns, "example.com.", RecordType::NS).await;
     assert_eq!(msg.metadata.response_code, ResponseCode::NoError);

@@ -30,9 +30,7 @@ fn url_for_database(admin: &str, db: &str) -> String {
         Some((b, q)) => (b, Some(q)),
         None => (admin, None),
     };
-    let (scheme, rest) = base
-        .split_once("://")
-        .expect("DSA_TEST_PG_URL is a postgres:// URL");
+    let (scheme, rest) = base.split_once("://").expect("DSA_TEST_PG_URL is a postgres:// URL");
     let authority = rest.split_once('/').map_or(rest, |(a, _)| a);
     match query {
         Some(q) => format!("{scheme}://{authority}/{db}?{q}"),
@@ -86,17 +84,10 @@ impl Drop for TestDb {
         // thread with its own runtime drops the database; FORCE ends the pool's connections.
         let (admin, name) = (self.admin.clone(), self.name.clone());
         let dropped = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
             rt.block_on(async {
                 let mut conn = PgConnection::connect(&admin).await.ok()?;
-                conn.execute(AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .await
-                .ok()?;
+                conn.execute(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).await.ok()?;
                 conn.close().await.ok()
             })
         })
@@ -117,10 +108,7 @@ fn new_key(label: &str) -> NewKey {
         show_purchase_button: false,
         default_commission_percent: Some(12.5),
         purchase_url: Some("https://shop.example/checkout".into()),
-        allowed_origins: vec![
-            "https://shop.example".into(),
-            "https://*.example.com".into(),
-        ],
+        allowed_origins: vec!["https://shop.example".into(), "https://*.example.com".into()],
         label: label.into(),
     }
 }
@@ -151,28 +139,17 @@ async fn keys_create_find_list_and_state() {
     assert_eq!(a.monthly_allowance, 5_000);
     assert!(a.pricing_enabled && !a.show_purchase_button);
     assert_eq!(a.default_commission_percent, Some(12.5));
-    assert_eq!(
-        a.purchase_url.as_deref(),
-        Some("https://shop.example/checkout")
-    );
+    assert_eq!(a.purchase_url.as_deref(), Some("https://shop.example/checkout"));
     assert_eq!(a.allowed_origins, new.allowed_origins);
     assert_eq!(a.label, "first");
     assert_eq!(a.fingerprint, new.key_hash[..8]);
     assert!(
-        time::OffsetDateTime::parse(
-            &a.created_at,
-            &time::format_description::well_known::Rfc3339
-        )
-        .is_ok(),
+        time::OffsetDateTime::parse(&a.created_at, &time::format_description::well_known::Rfc3339).is_ok(),
         "created_at is RFC 3339: {}",
         a.created_at
     );
 
-    let found = s
-        .find_key(&new.key_hash)
-        .await
-        .expect("find")
-        .expect("found");
+    let found = s.find_key(&new.key_hash).await.expect("find").expect("found");
     assert_eq!(found, a);
     assert!(s.find_key("0000").await.expect("find").is_none());
 
@@ -187,12 +164,7 @@ async fn keys_create_find_list_and_state() {
     embed.allowed_origins = Vec::new();
     let b = s.create_key(embed).await.expect("create embed");
     assert_eq!(
-        (
-            b.kind,
-            b.monthly_allowance,
-            b.default_commission_percent,
-            b.purchase_url.clone()
-        ),
+        (b.kind, b.monthly_allowance, b.default_commission_percent, b.purchase_url.clone()),
         (KeyKind::Embed, 500, None, None)
     );
     assert!(b.allowed_origins.is_empty());
@@ -205,35 +177,11 @@ async fn keys_create_find_list_and_state() {
     );
 
     // By id, then by fingerprint.
-    assert!(
-        s.set_key_state(&a.id, KeyState::Suspended)
-            .await
-            .expect("set")
-    );
-    assert_eq!(
-        s.find_key(&new.key_hash)
-            .await
-            .expect("find")
-            .map(|k| k.state),
-        Some(KeyState::Suspended)
-    );
-    assert!(
-        s.set_key_state(&b.fingerprint, KeyState::Disabled)
-            .await
-            .expect("set")
-    );
-    assert!(
-        !s.set_key_state("no-such-key", KeyState::Active)
-            .await
-            .expect("set")
-    );
-    let states: Vec<_> = s
-        .list_keys()
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|k| k.state)
-        .collect();
+    assert!(s.set_key_state(&a.id, KeyState::Suspended).await.expect("set"));
+    assert_eq!(s.find_key(&new.key_hash).await.expect("find").map(|k| k.state), Some(KeyState::Suspended));
+    assert!(s.set_key_state(&b.fingerprint, KeyState::Disabled).await.expect("set"));
+    assert!(!s.set_key_state("no-such-key", KeyState::Active).await.expect("set"));
+    let states: Vec<_> = s.list_keys().await.expect("list").into_iter().map(|k| k.state).collect();
     assert_eq!(states, [KeyState::Suspended, KeyState::Disabled]);
 }
 
@@ -245,9 +193,7 @@ async fn ledger_is_idempotent_and_settles_usage() {
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 0);
     assert_eq!(s.apply_ledger(Vec::new()).await.expect("empty batch"), 0);
 
-    let batch: Vec<_> = (1..=10)
-        .map(|i| event(&key, "check", i, "front-1"))
-        .collect();
+    let batch: Vec<_> = (1..=10).map(|i| event(&key, "check", i, "front-1")).collect();
     assert_eq!(s.apply_ledger(batch.clone()).await.expect("apply"), 10);
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 55);
     assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 10);
@@ -258,16 +204,9 @@ async fn ledger_is_idempotent_and_settles_usage() {
     assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 10);
 
     // Duplicates inside one batch, mixed with old and new events: each new id counts once.
-    let fresh: Vec<_> = (0..3)
-        .map(|_| event(&key, "whois", 100, "front-1"))
-        .collect();
+    let fresh: Vec<_> = (0..3).map(|_| event(&key, "whois", 100, "front-1")).collect();
     let mut mixed = vec![fresh[0].clone(), fresh[0].clone(), batch[3].clone()];
-    mixed.extend([
-        fresh[1].clone(),
-        fresh[2].clone(),
-        fresh[1].clone(),
-        fresh[0].clone(),
-    ]);
+    mixed.extend([fresh[1].clone(), fresh[2].clone(), fresh[1].clone(), fresh[0].clone()]);
     assert_eq!(s.apply_ledger(mixed).await.expect("mixed"), 3);
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 355);
     assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 13);
@@ -280,14 +219,8 @@ async fn ledger_is_idempotent_and_settles_usage() {
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 355);
 
     // A batch naming an unknown key fails as a whole: nothing of it is applied.
-    let ghost = KeyRecord {
-        id: "no-such-key".into(),
-        ..key.clone()
-    };
-    let bad = vec![
-        event(&key, "check", 1, "front-1"),
-        event(&ghost, "check", 1, "front-1"),
-    ];
+    let ghost = KeyRecord { id: "no-such-key".into(), ..key.clone() };
+    let bad = vec![event(&key, "check", 1, "front-1"), event(&ghost, "check", 1, "front-1")];
     assert!(s.apply_ledger(bad).await.is_err());
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 355);
     assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 13);
@@ -304,21 +237,15 @@ async fn concurrent_overlapping_batches_count_each_event_once() {
     ];
     // 3,000 distinct events over three keys; four tasks each settle an overlapping two-thirds
     // of them, in different orders and batch sizes, all at once.
-    let events: Vec<_> = (0..3_000)
-        .map(|i| event(&keys[i % 3], "check", (i % 5) as i64 + 1, "front-1"))
-        .collect();
+    let events: Vec<_> = (0..3_000).map(|i| event(&keys[i % 3], "check", (i % 5) as i64 + 1, "front-1")).collect();
     let mut expected: HashMap<String, i64> = HashMap::new();
     for e in &events {
         *expected.entry(e.key_id.clone()).or_default() += e.credits;
     }
     let mut tasks = Vec::new();
     for t in 0..4usize {
-        let mut mine: Vec<_> = events
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % 3 != t % 3)
-            .map(|(_, e)| e.clone())
-            .collect();
+        let mut mine: Vec<_> =
+            events.iter().enumerate().filter(|(i, _)| i % 3 != t % 3).map(|(_, e)| e.clone()).collect();
         if t % 2 == 1 {
             mine.reverse();
         }
@@ -339,10 +266,7 @@ async fn concurrent_overlapping_batches_count_each_event_once() {
     // Every event is covered by at least one task; the union is all 3,000.
     assert_eq!(applied, 3_000, "each distinct event applied exactly once");
     for key in &keys {
-        assert_eq!(
-            s.settled_usage(&key.id, PERIOD).await.expect("usage"),
-            expected[&key.id]
-        );
+        assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), expected[&key.id]);
         assert_eq!(s.ledger_count(&key.id, PERIOD).await.expect("count"), 1_000);
     }
 }
@@ -362,22 +286,13 @@ async fn settled_by_front_sums_one_fronts_entries() {
     assert_eq!(s.apply_ledger(batch).await.expect("apply"), 4);
     let by = |id: String, front: &'static str| {
         let s = s.clone();
-        async move {
-            s.settled_by_front(&id, PERIOD, front)
-                .await
-                .expect("settled_by_front")
-        }
+        async move { s.settled_by_front(&id, PERIOD, front).await.expect("settled_by_front") }
     };
     assert_eq!(by(key.id.clone(), "front-a").await, 3);
     assert_eq!(by(key.id.clone(), "front-b").await, 4);
     assert_eq!(by(key.id.clone(), "front-c").await, 0);
     assert_eq!(by(other.id.clone(), "front-a").await, 8);
-    assert_eq!(
-        s.settled_by_front(&key.id, "2026-12", "front-a")
-            .await
-            .expect("other period"),
-        0
-    );
+    assert_eq!(s.settled_by_front(&key.id, "2026-12", "front-a").await.expect("other period"), 0);
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 7);
 }
 
@@ -393,16 +308,8 @@ async fn operator_lookups_updates_and_usage_by_endpoint() {
         let s = s.clone();
         async move { s.find_key_by_ref(&r).await }
     };
-    for reference in [
-        key.id.clone(),
-        key.fingerprint.clone(),
-        new.key_hash.clone(),
-    ] {
-        assert_eq!(
-            by_ref(reference.clone()).await.expect("lookup"),
-            Some(key.clone()),
-            "{reference}"
-        );
+    for reference in [key.id.clone(), key.fingerprint.clone(), new.key_hash.clone()] {
+        assert_eq!(by_ref(reference.clone()).await.expect("lookup"), Some(key.clone()), "{reference}");
     }
     assert!(by_ref("nothing".into()).await.expect("none").is_none());
     let mut twin_a = new_key("twin a");
@@ -411,24 +318,12 @@ async fn operator_lookups_updates_and_usage_by_endpoint() {
     twin_b.key_hash = format!("abcdef01{}", "1".repeat(56));
     let twin = s.create_key(twin_a.clone()).await.expect("create twin a");
     s.create_key(twin_b).await.expect("create twin b");
-    let err = by_ref("abcdef01".into())
-        .await
-        .expect_err("ambiguous fingerprint");
+    let err = by_ref("abcdef01".into()).await.expect_err("ambiguous fingerprint");
     assert!(err.to_string().contains("more than one key"), "{err}");
-    assert_eq!(
-        by_ref(twin_a.key_hash.clone())
-            .await
-            .expect("by hash")
-            .map(|k| k.id),
-        Some(twin.id.clone())
-    );
+    assert_eq!(by_ref(twin_a.key_hash.clone()).await.expect("by hash").map(|k| k.id), Some(twin.id.clone()));
 
     // update_key: an empty update changes nothing.
-    let same = s
-        .update_key(&key.id, KeyUpdate::default())
-        .await
-        .expect("update")
-        .expect("exists");
+    let same = s.update_key(&key.id, KeyUpdate::default()).await.expect("update").expect("exists");
     assert_eq!(same, key);
     // Every field, including removing the optional ones.
     let update = KeyUpdate {
@@ -440,27 +335,16 @@ async fn operator_lookups_updates_and_usage_by_endpoint() {
         allowed_origins: Some(vec!["https://new.example".into()]),
         label: Some("renamed".into()),
     };
-    let changed = s
-        .update_key(&key.id, update)
-        .await
-        .expect("update")
-        .expect("exists");
+    let changed = s.update_key(&key.id, update).await.expect("update").expect("exists");
     assert_eq!(changed.plan, Plan::Pro);
-    assert_eq!(
-        changed.monthly_allowance, 25_000,
-        "a plan sets its allowance"
-    );
+    assert_eq!(changed.monthly_allowance, 25_000, "a plan sets its allowance");
     assert!(!changed.pricing_enabled && changed.show_purchase_button);
     assert_eq!(changed.default_commission_percent, None);
     assert_eq!(changed.purchase_url, None);
     assert_eq!(changed.allowed_origins, ["https://new.example"]);
     assert_eq!(changed.label, "renamed");
     assert_eq!(
-        (
-            changed.id.as_str(),
-            changed.created_at.as_str(),
-            changed.state
-        ),
+        (changed.id.as_str(), changed.created_at.as_str(), changed.state),
         (key.id.as_str(), key.created_at.as_str(), key.state)
     );
     // Setting values back, leaving the rest.
@@ -469,46 +353,22 @@ async fn operator_lookups_updates_and_usage_by_endpoint() {
         purchase_url: Some(Some("https://shop.example/again".into())),
         ..KeyUpdate::default()
     };
-    let again = s
-        .update_key(&key.id, partial)
-        .await
-        .expect("update")
-        .expect("exists");
+    let again = s.update_key(&key.id, partial).await.expect("update").expect("exists");
     assert_eq!(again.default_commission_percent, Some(7.5));
-    assert_eq!(
-        again.purchase_url.as_deref(),
-        Some("https://shop.example/again")
-    );
+    assert_eq!(again.purchase_url.as_deref(), Some("https://shop.example/again"));
     assert_eq!((again.plan, again.label.as_str()), (Plan::Pro, "renamed"));
-    assert_eq!(
-        s.find_key_by_ref(&key.id).await.expect("reread"),
-        Some(again)
-    );
+    assert_eq!(s.find_key_by_ref(&key.id).await.expect("reread"), Some(again));
     assert!(
-        s.update_key(
-            "no-such-key",
-            KeyUpdate {
-                label: Some("x".into()),
-                ..KeyUpdate::default()
-            }
-        )
-        .await
-        .expect("update")
-        .is_none()
+        s.update_key("no-such-key", KeyUpdate { label: Some("x".into()), ..KeyUpdate::default() })
+            .await
+            .expect("update")
+            .is_none()
     );
     // The twin was not touched.
-    assert_eq!(
-        by_ref(twin.id.clone()).await.expect("twin"),
-        Some(twin.clone())
-    );
+    assert_eq!(by_ref(twin.id.clone()).await.expect("twin"), Some(twin.clone()));
 
     // usage_by_endpoint: per endpoint, by name, for that key and period only.
-    assert!(
-        s.usage_by_endpoint(&key.id, PERIOD)
-            .await
-            .expect("usage")
-            .is_empty()
-    );
+    assert!(s.usage_by_endpoint(&key.id, PERIOD).await.expect("usage").is_empty());
     let mut batch = vec![
         event(&key, "whois", 2, "front-a"),
         event(&key, "check", 1, "front-a"),
@@ -522,11 +382,7 @@ async fn operator_lookups_updates_and_usage_by_endpoint() {
     assert_eq!(s.apply_ledger(batch).await.expect("apply"), 6);
     assert_eq!(
         s.usage_by_endpoint(&key.id, PERIOD).await.expect("usage"),
-        [
-            ("bulk".to_owned(), 10),
-            ("check".to_owned(), 2),
-            ("whois".to_owned(), 2)
-        ]
+        [("bulk".to_owned(), 10), ("check".to_owned(), 2), ("whois".to_owned(), 2)]
     );
 }
 
@@ -538,27 +394,14 @@ async fn connect_fails_fast_when_postgres_is_unreachable() {
     let port = listener.local_addr().expect("addr").port();
     drop(listener);
     let started = Instant::now();
-    let err = PgStore::connect(
-        &format!("postgres://postgres:secret@127.0.0.1:{port}/dsa"),
-        2,
-    )
-    .await
-    .expect_err("nothing listens there");
+    let err = PgStore::connect(&format!("postgres://postgres:secret@127.0.0.1:{port}/dsa"), 2)
+        .await
+        .expect_err("nothing listens there");
     let message = format!("{err:#}");
-    assert!(
-        started.elapsed() < Duration::from_secs(7),
-        "took {:?}",
-        started.elapsed()
-    );
-    assert!(
-        message.contains(&format!("127.0.0.1:{port}/dsa")),
-        "{message}"
-    );
+    assert!(started.elapsed() < Duration::from_secs(7), "took {:?}", started.elapsed());
+    assert!(message.contains(&format!("127.0.0.1:{port}/dsa")), "{message}");
     assert!(message.contains("cannot connect to Postgres"), "{message}");
-    assert!(
-        !message.contains("secret"),
-        "no password in errors: {message}"
-    );
+    assert!(!message.contains("secret"), "no password in errors: {message}");
 }
 
 #[tokio::test]
@@ -571,9 +414,7 @@ async fn settling_throughput() {
         s.create_key(new_key("t3")).await.expect("create"),
         s.create_key(new_key("t4")).await.expect("create"),
     ];
-    let events: Vec<_> = (0..20_000)
-        .map(|i| event(&keys[i % 4], "check", 1, "front-1"))
-        .collect();
+    let events: Vec<_> = (0..20_000).map(|i| event(&keys[i % 4], "check", 1, "front-1")).collect();
     let started = Instant::now();
     let mut applied = 0;
     for chunk in events.chunks(500) {
@@ -582,10 +423,7 @@ async fn settling_throughput() {
     let elapsed = started.elapsed();
     assert_eq!(applied, 20_000);
     for key in &keys {
-        assert_eq!(
-            s.settled_usage(&key.id, PERIOD).await.expect("usage"),
-            5_000
-        );
+        assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 5_000);
     }
     println!(
         "store_pg throughput: {applied} events in batches of 500, one at a time: {:.2?} = {:.0} events/s",

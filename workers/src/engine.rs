@@ -212,7 +212,11 @@ impl Engine {
             Ok(report) => report,
             Err(_) => {
                 let evidence = format!("no definitive answer within {:.1} s", deadline.as_secs_f64());
-                Report { verdict: self.verdict(domain, Status::Unknown, Method::Rdap, false, evidence), steps, record: None }
+                Report {
+                    verdict: self.verdict(domain, Status::Unknown, Method::Rdap, false, evidence),
+                    steps,
+                    record: None,
+                }
             }
         };
         self.inner.cache.put(&report.verdict).await;
@@ -220,7 +224,14 @@ impl Engine {
         Ok(report)
     }
 
-    fn verdict(&self, domain: &DomainName, status: Status, method: Method, authoritative: bool, evidence: String) -> Verdict {
+    fn verdict(
+        &self,
+        domain: &DomainName,
+        status: Status,
+        method: Method,
+        authoritative: bool,
+        evidence: String,
+    ) -> Verdict {
         Verdict {
             domain: domain.as_str().to_owned(),
             status,
@@ -232,7 +243,11 @@ impl Engine {
     }
 
     async fn decide(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Report {
-        let done = |v: Verdict, steps: &mut Vec<Step>, record: Option<DomainRecord>| Report { verdict: v, steps: std::mem::take(steps), record };
+        let done = |v: Verdict, steps: &mut Vec<Step>, record: Option<DomainRecord>| Report {
+            verdict: v,
+            steps: std::mem::take(steps),
+            record,
+        };
         if let RegistrationPolicy::Restricted { reason } = &entry.policy {
             let v = self.verdict(domain, Status::Restricted, Method::Policy, true, reason.clone());
             return done(v, steps, None);
@@ -277,11 +292,21 @@ impl Engine {
                     permit.succeeded();
                     let outcome = format!("delegated to {}", ns.join(", "));
                     steps.push(Step { protocol: Protocol::Dns, upstream: host.clone(), outcome: outcome.clone() });
-                    return Some(self.verdict(domain, Status::Taken, Method::Dns, true, format!("DNS: {outcome} (asked {host})")));
+                    return Some(self.verdict(
+                        domain,
+                        Status::Taken,
+                        Method::Dns,
+                        true,
+                        format!("DNS: {outcome} (asked {host})"),
+                    ));
                 }
                 Ok(Delegation::NotDelegated) => {
                     permit.succeeded();
-                    steps.push(Step { protocol: Protocol::Dns, upstream: host, outcome: "not delegated; asking the registry".into() });
+                    steps.push(Step {
+                        protocol: Protocol::Dns,
+                        upstream: host,
+                        outcome: "not delegated; asking the registry".into(),
+                    });
                     return None;
                 }
                 Err(e) => {
@@ -298,7 +323,9 @@ impl Engine {
         if let Some(base) = overrides.get(domain.suffix()).or_else(|| overrides.get(entry.suffix.as_str())) {
             return Some(base);
         }
-        if !entry.rdap.is_empty() && let Some(base) = overrides.get("*") {
+        if !entry.rdap.is_empty()
+            && let Some(base) = overrides.get("*")
+        {
             return Some(base);
         }
         if self.inner.config.overrides_only {
@@ -307,7 +334,12 @@ impl Engine {
         entry.rdap.iter().find(|b| b.starts_with("https://")).or_else(|| entry.rdap.first()).map(String::as_str)
     }
 
-    async fn ask_rdap(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Result<(Verdict, Option<DomainRecord>), String> {
+    async fn ask_rdap(
+        &self,
+        domain: &DomainName,
+        entry: &TldEntry,
+        steps: &mut Vec<Step>,
+    ) -> Result<(Verdict, Option<DomainRecord>), String> {
         let Some(base) = self.rdap_base(domain, entry) else {
             return Err("no RDAP base URL".into());
         };
@@ -344,7 +376,12 @@ impl Engine {
         Ok((self.verdict(domain, status, Method::Rdap, true, format!("RDAP: {outcome}")), record))
     }
 
-    async fn ask_whois(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Result<(Verdict, Option<DomainRecord>), String> {
+    async fn ask_whois(
+        &self,
+        domain: &DomainName,
+        entry: &TldEntry,
+        steps: &mut Vec<Step>,
+    ) -> Result<(Verdict, Option<DomainRecord>), String> {
         let Some(server) = &entry.whois else {
             return Err("no WHOIS server".into());
         };

@@ -167,7 +167,8 @@ pub async fn run_pool(
     tokio::pin!(shutdown);
     // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
     let consumer: consumer::PullConsumer = loop {
-        let found = async { js.get_stream(&names.jobs_stream).await.ok()?.get_consumer(&names.workers_consumer).await.ok() };
+        let found =
+            async { js.get_stream(&names.jobs_stream).await.ok()?.get_consumer(&names.workers_consumer).await.ok() };
         tokio::select! {
             _ = &mut shutdown => return Ok(()),
             c = found => match c {
@@ -213,7 +214,13 @@ pub async fn run_pool(
     Ok(())
 }
 
-async fn handle(client: &async_nats::Client, engine: &Engine, stats: &PoolStats, message: jetstream::Message, progress_every: Duration) {
+async fn handle(
+    client: &async_nats::Client,
+    engine: &Engine,
+    stats: &PoolStats,
+    message: jetstream::Message,
+    progress_every: Duration,
+) {
     let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
     let job: CheckJob = match serde_json::from_slice(&message.payload) {
         Ok(job) => job,
@@ -241,20 +248,30 @@ async fn handle(client: &async_nats::Client, engine: &Engine, stats: &PoolStats,
     let left = Duration::try_from(left).unwrap_or(Duration::ZERO);
     let outcome = match engine.parse(&job.domain) {
         Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
-        Ok(domain) => match tokio::time::timeout(left, with_progress(&message, progress_every, engine.check_uncached(&domain))).await {
-            Err(_) => return, // the front has given up; let the ack wait expire, then max_deliver
-            Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
-            Ok(Ok(report)) => {
-                let still_left = job.deadline - OffsetDateTime::now_utc();
-                if report.verdict.status == Status::Unknown && still_left > time::Duration::milliseconds(1500) {
-                    stats.retried.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("dsa_jobs_retried_total").increment(1);
-                    let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(300)))).await;
+        Ok(domain) => {
+            match tokio::time::timeout(left, with_progress(&message, progress_every, engine.check_uncached(&domain)))
+                .await
+            {
+                Err(_) => {
+                    // The deadline passed while probing: the front has given up; end the job.
+                    stats.terminated.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("dsa_jobs_terminated_total", "reason" => "expired").increment(1);
+                    let _ = message.ack_with(AckKind::Term).await;
                     return;
                 }
-                CheckOutcome::Verdict { verdict: report.verdict }
+                Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
+                Ok(Ok(report)) => {
+                    let still_left = job.deadline - OffsetDateTime::now_utc();
+                    if report.verdict.status == Status::Unknown && still_left > time::Duration::milliseconds(1500) {
+                        stats.retried.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("dsa_jobs_retried_total").increment(1);
+                        let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(300)))).await;
+                        return;
+                    }
+                    CheckOutcome::Verdict { verdict: report.verdict }
+                }
             }
-        },
+        }
     };
     let reply = CheckReply { job_id: job.job_id, outcome };
     match serde_json::to_vec(&reply) {
@@ -310,9 +327,10 @@ impl FleetBudget {
                 Err(_) => return false,
             };
             let (tat, revision) = match &entry {
-                Some(e) if e.operation == kv::Operation::Put => {
-                    (std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0), Some(e.revision))
-                }
+                Some(e) if e.operation == kv::Operation::Put => (
+                    std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0),
+                    Some(e.revision),
+                ),
                 Some(e) => (0.0, Some(e.revision)),
                 None => (0.0, None),
             };

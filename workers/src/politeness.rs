@@ -66,11 +66,7 @@ impl Permit {
 }
 
 fn quota(limit: &HostLimit) -> Quota {
-    let per_second = if limit.per_second.is_finite() && limit.per_second > 0.0 {
-        limit.per_second
-    } else {
-        1.0
-    };
+    let per_second = if limit.per_second.is_finite() && limit.per_second > 0.0 { limit.per_second } else { 1.0 };
     let period = Duration::from_secs_f64(1.0 / per_second).max(Duration::from_nanos(1));
     let burst = NonZeroU32::new(limit.burst.max(1)).unwrap_or(NonZeroU32::MIN);
     Quota::with_period(period).unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN)).allow_burst(burst)

@@ -13,9 +13,7 @@ use workers::parse::rdap::{RdapClass, read_rdap};
 fn data_dir() -> PathBuf {
     let dir = std::env::var("DSA_SHARED_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data"))
-        });
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
     assert!(
         dir.join("rdap/index.jsonl").is_file(),
         "labelled RDAP samples not found at {}/rdap/index.jsonl; set DSA_SHARED_DATA to the shared data directory",
@@ -49,15 +47,9 @@ fn every_labelled_rdap_sample() {
     let mut fields_checked = 0;
     for line in index.lines().filter(|l| !l.trim().is_empty()) {
         let row: Value = serde_json::from_str(line).expect("index line is JSON");
-        let s = |k: &str| {
-            row.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let id = s("id");
-        let status =
-            u16::try_from(row["http_status"].as_u64().expect("http_status")).expect("u16 status");
+        let status = u16::try_from(row["http_status"].as_u64().expect("http_status")).expect("u16 status");
         let body = std::fs::read(dir.join(s("response_file"))).expect("read body");
         let reading = read_rdap(status, &body);
         total += 1;
@@ -68,23 +60,19 @@ fn every_labelled_rdap_sample() {
             _ => RdapClass::Unknown,
         };
         // A registered label also admits PendingDelete when the statuses say so.
-        let class_ok = reading.class == want
-            || (want == RdapClass::Registered && reading.class == RdapClass::PendingDelete);
+        let class_ok =
+            reading.class == want || (want == RdapClass::Registered && reading.class == RdapClass::PendingDelete);
         if !class_ok {
-            failures.push(format!(
-                "{id}: want {want:?} got {:?} ({})",
-                reading.class, reading.detail
-            ));
+            failures.push(format!("{id}: want {want:?} got {:?} ({})", reading.class, reading.detail));
             continue;
         }
         if want != RdapClass::Registered {
             continue;
         }
         let expected_file = s("expected_file");
-        let exp: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join(expected_file)).expect("read expected"),
-        )
-        .expect("expected is JSON");
+        let exp: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(expected_file)).expect("read expected"))
+                .expect("expected is JSON");
         let d = &exp["derived"];
         let rec = &reading.record;
         let mut check = |what: &str, ok: bool, note: String| {
@@ -95,55 +83,27 @@ fn every_labelled_rdap_sample() {
         };
         if let Some(name) = d["ldhName"].as_str() {
             let want = name.trim_end_matches('.').to_ascii_lowercase();
-            check(
-                "ldhName",
-                rec.domain.as_deref() == Some(want.as_str()),
-                format!("want {want} got {:?}", rec.domain),
-            );
+            check("ldhName", rec.domain.as_deref() == Some(want.as_str()), format!("want {want} got {:?}", rec.domain));
         }
         let want_status: Vec<String> = d["status"]
             .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
             .unwrap_or_default();
-        check(
-            "status",
-            rec.status == want_status,
-            format!("want {want_status:?} got {:?}", rec.status),
-        );
-        for (action, got) in [
-            ("registration", rec.created_at),
-            ("last changed", rec.updated_at),
-            ("expiration", rec.expires_at),
-        ] {
+        check("status", rec.status == want_status, format!("want {want_status:?} got {:?}", rec.status));
+        for (action, got) in
+            [("registration", rec.created_at), ("last changed", rec.updated_at), ("expiration", rec.expires_at)]
+        {
             match d["events"][action].as_str() {
-                Some(e) => check(
-                    action,
-                    same_instant(e, got),
-                    format!("want {e} got {got:?}"),
-                ),
+                Some(e) => check(action, same_instant(e, got), format!("want {e} got {got:?}")),
                 None => check(action, got.is_none(), format!("want none got {got:?}")),
             }
         }
         let want_ns: BTreeSet<String> = d["nameservers"]
             .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(|n| n.trim_end_matches('.').to_ascii_lowercase())
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(Value::as_str).map(|n| n.trim_end_matches('.').to_ascii_lowercase()).collect())
             .unwrap_or_default();
         let got_ns: BTreeSet<String> = rec.nameservers.iter().cloned().collect();
-        check(
-            "nameservers",
-            want_ns == got_ns,
-            format!("want {want_ns:?} got {got_ns:?}"),
-        );
+        check("nameservers", want_ns == got_ns, format!("want {want_ns:?} got {got_ns:?}"));
         if let Some(name) = d["registrar"]["name"].as_str() {
             check(
                 "registrar",
@@ -152,27 +112,13 @@ fn every_labelled_rdap_sample() {
             );
         }
         if let Some(signed) = d["delegationSigned"].as_bool() {
-            check(
-                "delegationSigned",
-                rec.dnssec == Some(signed),
-                format!("want {signed} got {:?}", rec.dnssec),
-            );
+            check("delegationSigned", rec.dnssec == Some(signed), format!("want {signed} got {:?}", rec.dnssec));
         }
     }
-    println!(
-        "\nRDAP: {total} samples, {fields_checked} field checks, {} failures",
-        failures.len()
-    );
+    println!("\nRDAP: {total} samples, {fields_checked} field checks, {} failures", failures.len());
     for f in &failures {
         println!("  {f}");
     }
-    assert!(
-        total >= 26,
-        "expected the full labelled RDAP set, got {total}"
-    );
-    assert!(
-        failures.is_empty(),
-        "RDAP sample failures:\n{}",
-        failures.join("\n")
-    );
+    assert!(total >= 26, "expected the full labelled RDAP set, got {total}");
+    assert!(failures.is_empty(), "RDAP sample failures:\n{}", failures.join("\n"));
 }

@@ -14,9 +14,7 @@ use workers::parse::whois::{WhoisClass, read_whois};
 fn data_dir() -> PathBuf {
     let dir = std::env::var("DSA_SHARED_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data"))
-        });
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
     assert!(
         dir.join("whois/index.jsonl").is_file(),
         "labelled WHOIS samples not found at {}/whois/index.jsonl; set DSA_SHARED_DATA to the shared data directory",
@@ -50,12 +48,10 @@ fn load(dir: &Path) -> Vec<Sample> {
             let suffix = s("tld")
                 .or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned)))
                 .unwrap_or_default();
-            let raw = std::fs::read(base.join(s("response_file").expect("response_file")))
-                .expect("read response");
+            let raw = std::fs::read(base.join(s("response_file").expect("response_file"))).expect("read response");
             let expected = s("expected_file").map(|f| {
                 let text = std::fs::read_to_string(base.join(f)).expect("read expected");
-                serde_json::from_str::<Value>(&text).expect("expected is JSON")["normalized"]
-                    .clone()
+                serde_json::from_str::<Value>(&text).expect("expected is JSON")["normalized"].clone()
             });
             Sample {
                 id,
@@ -110,11 +106,7 @@ impl Score {
         }
     }
     fn pct(&self) -> f64 {
-        if self.total == 0 {
-            100.0
-        } else {
-            100.0 * self.ok as f64 / self.total as f64
-        }
+        if self.total == 0 { 100.0 } else { 100.0 * self.ok as f64 / self.total as f64 }
     }
 }
 
@@ -143,10 +135,7 @@ fn same_day(expected: &Value, got: Option<OffsetDateTime>) -> bool {
 fn norm_status(s: &str) -> String {
     let s = s.split(" http").next().unwrap_or(s);
     let s = s.split(" (").next().unwrap_or(s);
-    s.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect::<String>()
-        .to_ascii_lowercase()
+    s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
 }
 
 /// Registrar names compared case-insensitively and without what the sources disagree on: a
@@ -173,28 +162,18 @@ fn norm_name(s: &str) -> String {
             break;
         }
     }
-    s.trim_end_matches('.')
-        .to_lowercase()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    s.trim_end_matches('.').to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn host_like(s: &str) -> bool {
-    s.contains('.')
-        && s.chars()
-            .all(|c| c.is_alphanumeric() || c == '.' || c == '-' || c == '_')
+    s.contains('.') && s.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-' || c == '_')
 }
 
 #[test]
 fn every_labelled_whois_sample() {
     let dir = data_dir();
     let samples = load(&dir);
-    assert!(
-        samples.len() > 1000,
-        "expected the full labelled set, got {}",
-        samples.len()
-    );
+    assert!(samples.len() > 1000, "expected the full labelled set, got {}", samples.len());
 
     let mut by_label: BTreeMap<String, Score> = BTreeMap::new();
     let mut throttled = Score::default();
@@ -220,12 +199,7 @@ fn every_labelled_whois_sample() {
                 s.id,
                 s.label,
                 r.class,
-                r.marker
-                    .clone()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(32)
-                    .collect::<String>(),
+                r.marker.clone().unwrap_or_default().chars().take(32).collect::<String>(),
                 excerpt(&s.raw)
             ));
         }
@@ -234,10 +208,7 @@ fn every_labelled_whois_sample() {
         }
 
         // Fields of registered answers against the sources' expected values.
-        let Some(exp) = s
-            .expected
-            .as_ref()
-            .filter(|_| s.label == "registered" && r.class == WhoisClass::Registered)
+        let Some(exp) = s.expected.as_ref().filter(|_| s.label == "registered" && r.class == WhoisClass::Registered)
         else {
             continue;
         };
@@ -245,24 +216,13 @@ fn every_labelled_whois_sample() {
         let mut check = |name: &'static str, ok: bool, note: String| {
             fields.entry(name).or_default().add(ok);
             if !ok {
-                field_misses
-                    .entry(name)
-                    .or_default()
-                    .push(format!("{}: {note}", s.id));
+                field_misses.entry(name).or_default().push(format!("{}: {note}", s.id));
             }
         };
         if let Some(d) = exp.get("domain").and_then(Value::as_str) {
-            check(
-                "domain",
-                rec.domain.as_deref() == Some(&d.to_lowercase()),
-                format!("want {d} got {:?}", rec.domain),
-            );
+            check("domain", rec.domain.as_deref() == Some(&d.to_lowercase()), format!("want {d} got {:?}", rec.domain));
         }
-        for (key, got) in [
-            ("created", rec.created_at),
-            ("updated", rec.updated_at),
-            ("expires", rec.expires_at),
-        ] {
+        for (key, got) in [("created", rec.created_at), ("updated", rec.updated_at), ("expires", rec.expires_at)] {
             if let Some(e) = exp.get(key).filter(|v| expected_day(v).is_some()) {
                 check(key, same_day(e, got), format!("want {e} got {got:?}"));
             }
@@ -276,18 +236,10 @@ fn every_labelled_whois_sample() {
                 .collect();
             if !want.is_empty() {
                 let got: BTreeSet<String> = rec.nameservers.iter().cloned().collect();
-                check(
-                    "nameservers",
-                    want == got,
-                    format!("want {want:?} got {got:?}"),
-                );
+                check("nameservers", want == got, format!("want {want:?} got {got:?}"));
             }
         }
-        if let Some(name) = exp
-            .get("registrar")
-            .and_then(|r| r.get("name"))
-            .and_then(Value::as_str)
-        {
+        if let Some(name) = exp.get("registrar").and_then(|r| r.get("name")).and_then(Value::as_str) {
             let got = rec.registrar.as_deref().map(norm_name);
             check(
                 "registrar",
@@ -296,19 +248,11 @@ fn every_labelled_whois_sample() {
             );
         }
         if let Some(st) = exp.get("status").and_then(Value::as_array) {
-            let want: BTreeSet<String> = st
-                .iter()
-                .filter_map(Value::as_str)
-                .map(norm_status)
-                .filter(|s| !s.is_empty())
-                .collect();
+            let want: BTreeSet<String> =
+                st.iter().filter_map(Value::as_str).map(norm_status).filter(|s| !s.is_empty()).collect();
             if !want.is_empty() {
-                let got: BTreeSet<String> = rec
-                    .status
-                    .iter()
-                    .map(|s| norm_status(s))
-                    .filter(|s| !s.is_empty())
-                    .collect();
+                let got: BTreeSet<String> =
+                    rec.status.iter().map(|s| norm_status(s)).filter(|s| !s.is_empty()).collect();
                 check("status", want == got, format!("want {want:?} got {got:?}"));
             }
         }
@@ -342,36 +286,18 @@ fn every_labelled_whois_sample() {
         }
     }
 
-    assert!(
-        false_available.is_empty(),
-        "samples wrongly read as available:\n{}",
-        false_available.join("\n")
-    );
+    assert!(false_available.is_empty(), "samples wrongly read as available:\n{}", false_available.join("\n"));
     // Floors this reader reaches on the shared samples (see the table printed above). The
     // misses left are mostly answers that do not say "available" in a reliable way: a throttle
     // or an "invalid query or not known" text labelled available by its source, a registrar's
     // "not registered here", reserved-name texts labelled available.
-    let floors = [
-        ("available", 95.5),
-        ("registered", 99.0),
-        ("reserved", 85.0),
-        ("other", 90.0),
-    ];
+    let floors = [("available", 95.5), ("registered", 99.0), ("reserved", 85.0), ("other", 90.0)];
     for (label, floor) in floors {
         let score = &by_label[label];
-        assert!(
-            score.pct() >= floor,
-            "{label}: {score} is below the {floor}% floor"
-        );
+        assert!(score.pct() >= floor, "{label}: {score} is below the {floor}% floor");
     }
-    assert!(
-        throttled.pct() >= 95.0,
-        "throttled answers read as RateLimited: {throttled}"
-    );
-    assert!(
-        pending.pct() >= 100.0,
-        "redemption/pendingDelete samples flagged: {pending}"
-    );
+    assert!(throttled.pct() >= 95.0, "throttled answers read as RateLimited: {throttled}");
+    assert!(pending.pct() >= 100.0, "redemption/pendingDelete samples flagged: {pending}");
     let field_floors = [
         ("created", 98.0),
         ("domain", 99.0),
@@ -383,13 +309,7 @@ fn every_labelled_whois_sample() {
     ];
     for (name, floor) in field_floors {
         let score = &fields[name];
-        assert!(
-            score.pct() >= floor,
-            "field {name}: {score} is below the {floor}% floor"
-        );
+        assert!(score.pct() >= floor, "field {name}: {score} is below the {floor}% floor");
     }
-    assert!(
-        all.pct() >= 97.0,
-        "all fields: {all} is below the 97% floor"
-    );
+    assert!(all.pct() >= 97.0, "all fields: {all} is below the 97% floor");
 }

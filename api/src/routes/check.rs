@@ -73,7 +73,12 @@ pub struct CheckResponse {
 }
 
 /// Handler of `GET /v1/domains/check`.
-pub async fn check(State(state): State<AppState>, headers: HeaderMap, addr: ClientAddr, RawQuery(raw): RawQuery) -> Response {
+pub async fn check(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    addr: ClientAddr,
+    RawQuery(raw): RawQuery,
+) -> Response {
     let params = Params::parse(raw.as_deref());
     if params.get("client_key").is_none() && state.demo().enabled() {
         return demo_check(&state, &headers, &addr, &params).await.unwrap_or_else(IntoResponse::into_response);
@@ -90,7 +95,12 @@ pub async fn check(State(state): State<AppState>, headers: HeaderMap, addr: Clie
     response
 }
 
-async fn keyed_check(state: &AppState, headers: &HeaderMap, params: &Params, rate: &mut Option<RateState>) -> Result<CheckResponse, ApiError> {
+async fn keyed_check(
+    state: &AppState,
+    headers: &HeaderMap,
+    params: &Params,
+    rate: &mut Option<RateState>,
+) -> Result<CheckResponse, ApiError> {
     let presented = params.require("client_key")?;
     let key = state.key(presented).await?;
     crate::origin::check(&key, headers, state.policy().empty_origins_allow_all)?;
@@ -102,8 +112,16 @@ async fn keyed_check(state: &AppState, headers: &HeaderMap, params: &Params, rat
         }
     }
     let input = params.require("domain")?;
-    let commission = params.get("commission_percent").map(CommissionPercent::parse).transpose().map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let redirect_url = params.get("redirect_url").map(CheckoutUrl::parse).transpose().map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let commission = params
+        .get("commission_percent")
+        .map(CommissionPercent::parse)
+        .transpose()
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let redirect_url = params
+        .get("redirect_url")
+        .map(CheckoutUrl::parse)
+        .transpose()
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let redirect_checkout = params.flag("redirect_checkout")?;
     let _include_price = params.flag("include_price")?;
     let domain = state.engine().parse(input)?;
@@ -135,7 +153,12 @@ async fn keyed_check(state: &AppState, headers: &HeaderMap, params: &Params, rat
     Ok(response(&domain, &verdict, cached, pricing, purchase, CHECK_COST, credits_remaining, None))
 }
 
-async fn demo_check(state: &AppState, headers: &HeaderMap, addr: &ClientAddr, params: &Params) -> Result<Response, ApiError> {
+async fn demo_check(
+    state: &AppState,
+    headers: &HeaderMap,
+    addr: &ClientAddr,
+    params: &Params,
+) -> Result<Response, ApiError> {
     let input = params.require("domain")?;
     let domain = state.engine().parse(input)?;
     state.engine().entry(&domain).map_err(|e| ApiError::BadRequest(e.to_string()))?;

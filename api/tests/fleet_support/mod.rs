@@ -36,10 +36,7 @@ pub fn nats_binary() -> String {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
 /// A nats-server process of this test.
@@ -53,11 +50,7 @@ impl NatsServer {
     pub async fn start() -> Self {
         let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
         std::fs::create_dir_all(&dir).expect("nats dir");
-        let mut server = Self {
-            port: free_port(),
-            dir,
-            child: None,
-        };
+        let mut server = Self { port: free_port(), dir, child: None };
         server.resume().await;
         server
     }
@@ -69,14 +62,7 @@ impl NatsServer {
     /// Starts (again) on the same port with the same store.
     pub async fn resume(&mut self) {
         let child = Command::new(nats_binary())
-            .args([
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-sd",
-            ])
+            .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string(), "-sd"])
             .arg(&self.dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -84,10 +70,7 @@ impl NatsServer {
             .expect("start nats-server");
         self.child = Some(child);
         for _ in 0..200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
-                .await
-                .is_ok()
-            {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
@@ -113,8 +96,7 @@ impl Drop for NatsServer {
 
 /// Admin URL of the machine's Postgres (`DSA_TEST_PG_URL`).
 pub fn pg_admin_url() -> String {
-    std::env::var("DSA_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("DSA_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// A fresh database, dropped at the end.
@@ -126,32 +108,23 @@ pub struct PgDatabase {
 impl PgDatabase {
     pub async fn create() -> Self {
         let admin = pg_admin_url();
-        let mut conn = sqlx::PgConnection::connect(&admin)
-            .await
-            .unwrap_or_else(|e| panic!("Postgres at {admin} is needed for the fleet tests ({e}); start it or set DSA_TEST_PG_URL"));
+        let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap_or_else(|e| {
+            panic!("Postgres at {admin} is needed for the fleet tests ({e}); start it or set DSA_TEST_PG_URL")
+        });
         let name = format!("dsa_fleet_{}", uuid::Uuid::now_v7().simple());
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut conn)
             .await
             .expect("create database");
-        let base = admin
-            .rsplit_once('/')
-            .map(|(b, _)| b.to_owned())
-            .expect("admin url has a database");
-        Self {
-            url: format!("{base}/{name}"),
-            name,
-        }
+        let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).expect("admin url has a database");
+        Self { url: format!("{base}/{name}"), name }
     }
 
     pub async fn drop_now(&self) {
         if let Ok(mut conn) = sqlx::PgConnection::connect(&pg_admin_url()).await {
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            )))
-            .execute(&mut conn)
-            .await;
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)))
+                .execute(&mut conn)
+                .await;
         }
     }
 }
@@ -172,20 +145,13 @@ pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &st
     s.fleet.credits_refresh_ms = 200;
     s.fleet.job_ack_wait_secs = 1.0;
     s.fleet.ledger_ack_wait_secs = 1.0;
-    s.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())
-        .expect("sim config")
-        .engine;
+    s.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("sim config").engine;
     s.engine.rdap.timeout_secs = 3.0;
     s.engine.whois.total_timeout_secs = 3.0;
     s.engine.check_deadline_secs = 5.0;
     s.engine.limits.whois.per_second = 100.0;
     s.engine.limits.whois.burst = 100;
-    s.policy.per_minute = api::policy::PlanRates {
-        free: 100_000,
-        starter: 100_000,
-        pro: 100_000,
-        reseller: 100_000,
-    };
+    s.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
     s
 }
 
@@ -199,21 +165,12 @@ pub struct Front {
 
 impl Front {
     pub async fn start(settings: &Settings) -> Self {
-        let app = api::fleet::front(settings, api::state::system_clock())
-            .await
-            .expect("fleet front starts");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
+        let app = api::fleet::front(settings, api::state::system_clock()).await.expect("fleet front starts");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let router = api::router(app.state.clone(), None);
         let (tx, rx) = oneshot::channel::<()>();
-        let api::fleet::FleetFront {
-            state,
-            forwarder,
-            store,
-            nats,
-        } = app;
+        let api::fleet::FleetFront { state, forwarder, store, nats } = app;
         let server = tokio::spawn(async move {
             api::serve(listener, router, async {
                 let _ = rx.await;
@@ -224,12 +181,7 @@ impl Front {
             let _ = tokio::time::timeout(Duration::from_secs(10), forwarder).await;
             let _ = nats.flush().await;
         });
-        Self {
-            addr,
-            store,
-            shutdown: Some(tx),
-            server: Some(server),
-        }
+        Self { addr, store, shutdown: Some(tx), server: Some(server) }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -264,10 +216,7 @@ impl Role {
             .await
             .expect("worker runs");
         });
-        Self {
-            shutdown: Some(tx),
-            task: Some(task),
-        }
+        Self { shutdown: Some(tx), task: Some(task) }
     }
 
     pub fn ledger(settings: &Settings, stats: Arc<api::ledger::ConsumerStats>) -> Self {
@@ -280,10 +229,7 @@ impl Role {
             .await
             .expect("ledger runs");
         });
-        Self {
-            shutdown: Some(tx),
-            task: Some(task),
-        }
+        Self { shutdown: Some(tx), task: Some(task) }
     }
 
     /// Graceful stop (drain).
@@ -350,25 +296,16 @@ pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
     let client = async_nats::connect(nats.url()).await.expect("connect");
     let js = async_nats::jetstream::new(client);
     let names = common::subjects::Names::with_prefix(prefix);
-    for (stream, consumer) in [
-        (&names.jobs_stream, &names.workers_consumer),
-        (&names.ledger_stream, &names.ledger_consumer),
-    ] {
+    for (stream, consumer) in
+        [(&names.jobs_stream, &names.workers_consumer), (&names.ledger_stream, &names.ledger_consumer)]
+    {
         let mut ok = false;
         let mut last = String::new();
         for _ in 0..100 {
-            let mut c: async_nats::jetstream::consumer::PullConsumer = js
-                .get_stream(stream)
-                .await
-                .expect("stream")
-                .get_consumer(consumer)
-                .await
-                .expect("consumer");
+            let mut c: async_nats::jetstream::consumer::PullConsumer =
+                js.get_stream(stream).await.expect("stream").get_consumer(consumer).await.expect("consumer");
             let info = c.info().await.expect("info");
-            last = format!(
-                "{stream}/{consumer}: pending {} ack_pending {}",
-                info.num_pending, info.num_ack_pending
-            );
+            last = format!("{stream}/{consumer}: pending {} ack_pending {}", info.num_pending, info.num_ack_pending);
             if info.num_pending == 0 && info.num_ack_pending == 0 {
                 ok = true;
                 break;
@@ -383,14 +320,8 @@ pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
 pub fn pg_server_addr() -> SocketAddr {
     let url = url::Url::parse(&pg_admin_url()).expect("DSA_TEST_PG_URL is a URL");
     let host = url.host_str().unwrap_or("127.0.0.1");
-    let host = if host == "localhost" {
-        "127.0.0.1"
-    } else {
-        host
-    };
-    format!("{host}:{}", url.port().unwrap_or(5432))
-        .parse()
-        .expect("Postgres address")
+    let host = if host == "localhost" { "127.0.0.1" } else { host };
+    format!("{host}:{}", url.port().unwrap_or(5432)).parse().expect("Postgres address")
 }
 
 /// A TCP proxy in front of Postgres with a switch, to break the database under a running fleet
@@ -407,17 +338,10 @@ pub struct PgProxy {
 impl PgProxy {
     /// Listens on 127.0.0.1:0 and forwards to `target`.
     pub async fn start(target: SocketAddr) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind proxy");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let port = listener.local_addr().expect("proxy addr").port();
         let (cut, _) = tokio::sync::watch::channel(false);
-        let proxy = Self {
-            port,
-            target,
-            cut: Arc::new(cut),
-            acceptor: std::sync::Mutex::new(None),
-        };
+        let proxy = Self { port, target, cut: Arc::new(cut), acceptor: std::sync::Mutex::new(None) };
         proxy.accept_on(listener);
         proxy
     }
@@ -504,8 +428,7 @@ impl WorkerProcess {
         let text = toml::to_string(settings).expect("settings serialise to TOML");
         let back: Settings = toml::from_str(&text).expect("the written TOML reads back");
         assert_eq!(&back, settings, "Settings round-trip through TOML");
-        let stem =
-            std::env::temp_dir().join(format!("dsa-worker-{}", uuid::Uuid::now_v7().simple()));
+        let stem = std::env::temp_dir().join(format!("dsa-worker-{}", uuid::Uuid::now_v7().simple()));
         let config = stem.with_extension("toml");
         let log = stem.with_extension("log");
         std::fs::write(&config, text).expect("write worker config");
@@ -519,11 +442,7 @@ impl WorkerProcess {
             .stderr(stderr)
             .spawn()
             .expect("start dsa worker");
-        Self {
-            child: Some(child),
-            config,
-            log,
-        }
+        Self { child: Some(child), config, log }
     }
 
     /// Kills the process with SIGKILL (no drain, no ack) and reaps it.
@@ -536,9 +455,7 @@ impl WorkerProcess {
 
     /// Whether the process is still running.
     pub fn running(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 }
 
@@ -561,23 +478,14 @@ pub async fn consumer_info(
     stream: &str,
     consumer: &str,
 ) -> async_nats::jetstream::consumer::Info {
-    let mut c: async_nats::jetstream::consumer::PullConsumer = js
-        .get_stream(stream)
-        .await
-        .expect("stream")
-        .get_consumer(consumer)
-        .await
-        .expect("consumer");
+    let mut c: async_nats::jetstream::consumer::PullConsumer =
+        js.get_stream(stream).await.expect("stream").get_consumer(consumer).await.expect("consumer");
     c.info().await.expect("consumer info").clone()
 }
 
 /// Deliveries beyond the first, over the life of a consumer whose stream's every message was
 /// delivered: the consumer sequence counts every delivery, the stream sequence every message.
-pub async fn redeliveries(
-    js: &async_nats::jetstream::Context,
-    stream: &str,
-    consumer: &str,
-) -> u64 {
+pub async fn redeliveries(js: &async_nats::jetstream::Context, stream: &str, consumer: &str) -> u64 {
     let info = consumer_info(js, stream, consumer).await;
     let mut s = js.get_stream(stream).await.expect("stream");
     let messages = s.info().await.expect("stream info").state.last_sequence;
@@ -611,22 +519,15 @@ impl Role {
         let settings = settings.clone();
         let task = tokio::spawn(async move {
             let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
-            let nats = api::fleet::connect_nats(&settings.fleet.nats_url)
-                .await
-                .expect("nats");
+            let nats = api::fleet::connect_nats(&settings.fleet.nats_url).await.expect("nats");
             let js = async_nats::jetstream::new(nats);
-            workers::fleet::declare(&js, &names, settings.fleet.tuning())
-                .await
-                .expect("declare");
+            workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
             api::ledger::consume(js, names, store, stats, async {
                 let _ = rx.await;
             })
             .await
             .expect("ledger runs");
         });
-        Self {
-            shutdown: Some(tx),
-            task: Some(task),
-        }
+        Self { shutdown: Some(tx), task: Some(task) }
     }
 }

@@ -40,8 +40,8 @@ fn main() -> anyhow::Result<ExitCode> {
     eprint!("{}", Summary::of(&file.entries));
 
     if args.check {
-        let committed = std::fs::read_to_string(&args.out)
-            .with_context(|| format!("cannot read {}", args.out.display()))?;
+        let committed =
+            std::fs::read_to_string(&args.out).with_context(|| format!("cannot read {}", args.out.display()))?;
         if committed == json {
             eprintln!("{} is up to date", args.out.display());
             return Ok(ExitCode::SUCCESS);
@@ -62,12 +62,7 @@ fn main() -> anyhow::Result<ExitCode> {
     // Write next to the target, then rename, so a failed run never leaves half a file.
     let tmp = args.out.with_extension("json.tmp");
     std::fs::write(&tmp, &json).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &args.out)
-        .with_context(|| format!("cannot replace {}", args.out.display()))?;
-    eprintln!(
-        "wrote {} ({} entries)",
-        args.out.display(),
-        file.entries.len()
-    );
+    std::fs::rename(&tmp, &args.out).with_context(|| format!("cannot replace {}", args.out.display()))?;
+    eprintln!("wrote {} ({} entries)", args.out.display(), file.entries.len());
     Ok(ExitCode::SUCCESS)
 }

@@ -67,9 +67,7 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::{
-    CatalogueFile, CatalogueMeta, LookupMethod, RegistrationPolicy, TldEntry, WhoisServer,
-};
+use super::{CatalogueFile, CatalogueMeta, LookupMethod, RegistrationPolicy, TldEntry, WhoisServer};
 
 /// Locations of the inputs, relative to the data directory (`shared/data`).
 pub mod paths {
@@ -94,18 +92,9 @@ const SPEC_SLD_PARENTS: &[&str] = &["af"];
 /// TLDs restricted by charter, with who may register (the IANA root zone database names the
 /// sponsoring organisation of each).
 const CHARTER_RESTRICTED_TLDS: &[(&str, &str)] = &[
-    (
-        "edu",
-        "restricted to U.S.-accredited post-secondary institutions (EDUCAUSE)",
-    ),
-    (
-        "gov",
-        "restricted to U.S. government entities (CISA runs the .gov registry)",
-    ),
-    (
-        "int",
-        "restricted to organisations established by international treaty (IANA)",
-    ),
+    ("edu", "restricted to U.S.-accredited post-secondary institutions (EDUCAUSE)"),
+    ("gov", "restricted to U.S. government entities (CISA runs the .gov registry)"),
+    ("int", "restricted to organisations established by international treaty (IANA)"),
     ("mil", "restricted to the U.S. Department of Defense"),
 ];
 
@@ -138,10 +127,7 @@ const UNUSABLE_WHOIS: &[(&str, &str)] = &[(
 /// purpose: NIC.br answers in ISO-8859-1 (a raw `.br` answer in `shared/data/whois`, from
 /// joepie91/python-whois, has Latin-1 bytes such as `Par\xe1`); `whois.nic.br` is an alias of
 /// `whois.registro.br`.
-const WHOIS_CHARSETS: &[(&str, &str)] = &[
-    ("whois.nic.br", "iso-8859-1"),
-    ("whois.registro.br", "iso-8859-1"),
-];
+const WHOIS_CHARSETS: &[(&str, &str)] = &[("whois.nic.br", "iso-8859-1"), ("whois.registro.br", "iso-8859-1")];
 
 /// The date from which ICANN no longer requires gTLD registries to run port-43 WHOIS (the RDDS
 /// transition to RDAP), cited in reasons.
@@ -172,10 +158,7 @@ pub enum BuildError {
 }
 
 fn bad(input: &'static str, detail: impl Into<String>) -> BuildError {
-    BuildError::Input {
-        input,
-        detail: detail.into(),
-    }
+    BuildError::Input { input, detail: detail.into() }
 }
 
 /// The raw text of every input, as read from the data directory (see [`paths`]).
@@ -235,23 +218,13 @@ pub fn generate(sources: &Sources) -> Result<CatalogueFile, BuildError> {
     let zones = parse_zonedb(&sources.zonedb)?;
     let php = parse_php_whois(&sources.php_whois)?;
     let psl = Psl::parse(&sources.public_suffix_list)?;
-    let provenance = Provenance {
-        text: &sources.provenance,
-    };
-    let ctx = Ctx {
-        bootstrap: &bootstrap,
-        zones: &zones,
-        php: &php,
-        psl: &psl,
-    };
+    let provenance = Provenance { text: &sources.provenance };
+    let ctx = Ctx { bootstrap: &bootstrap, zones: &zones, php: &php, psl: &psl };
 
     let mut entries: BTreeMap<String, TldEntry> = BTreeMap::new();
-    let mut sld_parents: BTreeSet<String> =
-        SPEC_SLD_PARENTS.iter().map(|s| (*s).to_owned()).collect();
+    let mut sld_parents: BTreeSet<String> = SPEC_SLD_PARENTS.iter().map(|s| (*s).to_owned()).collect();
     for tld in &iana.tlds {
-        let zone = zones
-            .get(tld)
-            .ok_or_else(|| bad(paths::ZONEDB, format!("no record for IANA TLD {tld}")))?;
+        let zone = zones.get(tld).ok_or_else(|| bad(paths::ZONEDB, format!("no record for IANA TLD {tld}")))?;
         let (entry, enumerate_slds) = ctx.tld_entry(tld, zone)?;
         if enumerate_slds {
             sld_parents.insert(tld.clone());
@@ -277,10 +250,7 @@ pub fn generate(sources: &Sources) -> Result<CatalogueFile, BuildError> {
     }
 
     let meta = meta(&iana, &bootstrap, &zones, &php, &psl, &provenance, sources)?;
-    Ok(CatalogueFile {
-        meta,
-        entries: entries.into_values().collect(),
-    })
+    Ok(CatalogueFile { meta, entries: entries.into_values().collect() })
 }
 
 /// Renders the catalogue file: the header pretty-printed, then one entry per line so that a
@@ -294,11 +264,7 @@ pub fn render(file: &CatalogueFile) -> Result<String, BuildError> {
     for (i, entry) in file.entries.iter().enumerate() {
         out.push_str("    ");
         out.push_str(&serde_json::to_string(entry)?);
-        out.push_str(if i + 1 < file.entries.len() {
-            ",\n"
-        } else {
-            "\n"
-        });
+        out.push_str(if i + 1 < file.entries.len() { ",\n" } else { "\n" });
     }
     out.push_str("  ]\n}\n");
     Ok(out)
@@ -369,11 +335,7 @@ impl Summary {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "entries {} ({} TLDs, {} second-level zones)",
-            self.entries, self.tlds, self.second_level
-        )?;
+        writeln!(f, "entries {} ({} TLDs, {} second-level zones)", self.entries, self.tlds, self.second_level)?;
         writeln!(f, "  rdap+whois  {:5}", self.rdap_and_whois)?;
         writeln!(f, "  rdap only   {:5}", self.rdap_only)?;
         writeln!(f, "  whois only  {:5}", self.whois_only)?;
@@ -411,14 +373,12 @@ impl IanaList {
         let mut lines = text.lines();
         let header = lines.next().unwrap_or_default();
         // "# Version 2026011900, Last Updated Mon Jan 19 07:07:02 2026 UTC"
-        let rest = header
-            .strip_prefix("# Version ")
-            .ok_or_else(|| bad(INPUT, format!("unexpected header {header:?}")))?;
-        let (version, updated_text) = rest
-            .split_once(", Last Updated ")
-            .ok_or_else(|| bad(INPUT, format!("unexpected header {header:?}")))?;
-        let updated = parse_ctime_utc(updated_text)
-            .ok_or_else(|| bad(INPUT, format!("unreadable date {updated_text:?}")))?;
+        let rest =
+            header.strip_prefix("# Version ").ok_or_else(|| bad(INPUT, format!("unexpected header {header:?}")))?;
+        let (version, updated_text) =
+            rest.split_once(", Last Updated ").ok_or_else(|| bad(INPUT, format!("unexpected header {header:?}")))?;
+        let updated =
+            parse_ctime_utc(updated_text).ok_or_else(|| bad(INPUT, format!("unreadable date {updated_text:?}")))?;
         let mut tlds = Vec::new();
         let mut seen = HashSet::new();
         for line in lines {
@@ -435,12 +395,7 @@ impl IanaList {
             }
             tlds.push(tld);
         }
-        Ok(Self {
-            version: version.to_owned(),
-            updated_text: updated_text.to_owned(),
-            updated,
-            tlds,
-        })
+        Ok(Self { version: version.to_owned(), updated_text: updated_text.to_owned(), updated, tlds })
     }
 }
 
@@ -450,9 +405,7 @@ fn parse_ctime_utc(text: &str) -> Option<OffsetDateTime> {
     let [_weekday, month, day, clock, year, "UTC"] = parts.as_slice() else {
         return None;
     };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let month = MONTHS.iter().position(|m| m == month)? + 1;
     let day: u8 = day.parse().ok()?;
     let rfc3339 = format!("{year}-{month:02}-{day:02}T{clock}Z");
@@ -485,22 +438,11 @@ impl Bootstrap {
         let mut urls: HashMap<String, Vec<String>> = HashMap::new();
         for service in &file.services {
             let [tlds, bases] = service.as_slice() else {
-                return Err(bad(
-                    INPUT,
-                    format!("service is not [entries, urls]: {service:?}"),
-                ));
+                return Err(bad(INPUT, format!("service is not [entries, urls]: {service:?}")));
             };
             // RFC 9224 §3: base URLs end in "/"; be lenient with one that does not.
-            let mut bases: Vec<String> = bases
-                .iter()
-                .map(|b| {
-                    if b.ends_with('/') {
-                        b.clone()
-                    } else {
-                        format!("{b}/")
-                    }
-                })
-                .collect();
+            let mut bases: Vec<String> =
+                bases.iter().map(|b| if b.ends_with('/') { b.clone() } else { format!("{b}/") }).collect();
             for b in &bases {
                 let parsed = url::Url::parse(b).map_err(|e| bad(INPUT, format!("{b:?}: {e}")))?;
                 if !matches!(parsed.scheme(), "https" | "http") {
@@ -563,8 +505,7 @@ fn parse_zonedb(text: &str) -> Result<HashMap<String, Zone>, BuildError> {
         if line.trim().is_empty() {
             continue;
         }
-        let zone: Zone =
-            serde_json::from_str(line).map_err(|e| bad(INPUT, format!("line {}: {e}", n + 1)))?;
+        let zone: Zone = serde_json::from_str(line).map_err(|e| bad(INPUT, format!("line {}: {e}", n + 1)))?;
         let key = match &zone.domain_punycode {
             Some(p) => p.to_ascii_lowercase(),
             None => a_label(&zone.domain).map_err(|e| bad(INPUT, e))?,
@@ -612,12 +553,8 @@ struct Psl {
 impl Psl {
     fn parse(text: &str) -> Result<Self, BuildError> {
         const INPUT: &str = paths::PUBLIC_SUFFIX_LIST;
-        let begin = text
-            .find("===BEGIN ICANN DOMAINS===")
-            .ok_or_else(|| bad(INPUT, "no ICANN section"))?;
-        let end = text
-            .find("===END ICANN DOMAINS===")
-            .ok_or_else(|| bad(INPUT, "no ICANN end"))?;
+        let begin = text.find("===BEGIN ICANN DOMAINS===").ok_or_else(|| bad(INPUT, "no ICANN section"))?;
+        let end = text.find("===END ICANN DOMAINS===").ok_or_else(|| bad(INPUT, "no ICANN end"))?;
         let mut rules = HashSet::new();
         let mut wildcard_parents = HashSet::new();
         for line in text.get(begin..end).unwrap_or_default().lines() {
@@ -631,10 +568,7 @@ impl Psl {
                 rules.insert(a_label(rule).map_err(|e| bad(INPUT, e))?);
             }
         }
-        Ok(Self {
-            rules,
-            wildcard_parents,
-        })
+        Ok(Self { rules, wildcard_parents })
     }
 
     /// The two-label rules under `tld`, sorted.
@@ -642,10 +576,7 @@ impl Psl {
         let mut v: Vec<String> = self
             .rules
             .iter()
-            .filter(|r| {
-                r.split_once('.')
-                    .is_some_and(|(l, t)| t == tld && !l.contains('.'))
-            })
+            .filter(|r| r.split_once('.').is_some_and(|(l, t)| t == tld && !l.contains('.')))
             .cloned()
             .collect();
         v.sort();
@@ -677,21 +608,12 @@ impl Provenance<'_> {
             let date = rest.get(..10).unwrap_or_default();
             let is_commit = commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit());
             let is_date = date.len() == 10
-                && date.bytes().enumerate().all(|(i, b)| {
-                    if i == 4 || i == 7 {
-                        b == b'-'
-                    } else {
-                        b.is_ascii_digit()
-                    }
-                });
+                && date.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
             if is_commit && is_date {
                 return Ok((commit.to_owned(), date.to_owned()));
             }
         }
-        Err(bad(
-            paths::PROVENANCE,
-            format!("no `commit (date` in the row for {path}"),
-        ))
+        Err(bad(paths::PROVENANCE, format!("no `commit (date` in the row for {path}")))
     }
 }
 
@@ -737,32 +659,18 @@ impl Ctx<'_> {
     /// one. Plain `{domain}` is what every RFC 3912 server accepts (Verisign's thin registries
     /// included: the `domain` keyword only narrows the match, it is not needed).
     fn whois_server(&self, zone: &str, host: String) -> WhoisServer {
-        let same_host: Vec<&PhpServer> = self
-            .php
-            .get(zone)
-            .map(|v| v.iter().filter(|s| s.host == host).collect())
-            .unwrap_or_default();
+        let same_host: Vec<&PhpServer> =
+            self.php.get(zone).map(|v| v.iter().filter(|s| s.host == host).collect()).unwrap_or_default();
         let query = if same_host.iter().any(|s| s.query_format.is_none()) {
             None
         } else {
-            same_host
-                .iter()
-                .find_map(|s| s.query_format.as_deref())
-                .and_then(|f| {
-                    let t = f.trim_end_matches(['\r', '\n']).replace("%s", "{domain}");
-                    t.contains("{domain}").then_some(t)
-                })
+            same_host.iter().find_map(|s| s.query_format.as_deref()).and_then(|f| {
+                let t = f.trim_end_matches(['\r', '\n']).replace("%s", "{domain}");
+                t.contains("{domain}").then_some(t)
+            })
         };
-        let charset = WHOIS_CHARSETS
-            .iter()
-            .find(|(h, _)| *h == host)
-            .map(|(_, c)| (*c).to_owned());
-        WhoisServer {
-            host,
-            port: 43,
-            query: query.unwrap_or_else(|| "{domain}".to_owned()),
-            charset,
-        }
+        let charset = WHOIS_CHARSETS.iter().find(|(h, _)| *h == host).map(|(_, c)| (*c).to_owned());
+        WhoisServer { host, port: 43, query: query.unwrap_or_else(|| "{domain}".to_owned()), charset }
     }
 
     /// Chooses the registry WHOIS server of a TLD (rules in the module doc).
@@ -775,21 +683,12 @@ impl Ctx<'_> {
             } else if php.is_empty() {
                 "zonedb".to_owned()
             } else {
-                format!(
-                    "zonedb; php-whois's older entry {} is not used",
-                    php.join(", ")
-                )
+                format!("zonedb; php-whois's older entry {} is not used", php.join(", "))
             };
-            return Ok(WhoisChoice {
-                server: Some(self.whois_server(tld, host)),
-                note,
-            });
+            return Ok(WhoisChoice { server: Some(self.whois_server(tld, host)), note });
         }
         if let Some((_, why)) = UNUSABLE_WHOIS.iter().find(|(z, _)| *z == tld) {
-            return Ok(WhoisChoice {
-                server: None,
-                note: (*why).to_owned(),
-            });
+            return Ok(WhoisChoice { server: None, note: (*why).to_owned() });
         }
         let stale = if php.is_empty() {
             String::new()
@@ -812,22 +711,15 @@ impl Ctx<'_> {
         match pick_php_host(tld, &php) {
             Some(host) => {
                 let note = if php.len() > 1 {
-                    format!(
-                        "php-whois, preferred among {}; zonedb lists none",
-                        php.join(", ")
-                    )
+                    format!("php-whois, preferred among {}; zonedb lists none", php.join(", "))
                 } else {
                     "php-whois; zonedb lists none".to_owned()
                 };
-                Ok(WhoisChoice {
-                    server: Some(self.whois_server(tld, host)),
-                    note,
-                })
+                Ok(WhoisChoice { server: Some(self.whois_server(tld, host)), note })
             }
-            None => Ok(WhoisChoice {
-                server: None,
-                note: "neither zonedb nor php-whois knows a port-43 server".to_owned(),
-            }),
+            None => {
+                Ok(WhoisChoice { server: None, note: "neither zonedb nor php-whois knows a port-43 server".to_owned() })
+            }
         }
     }
 
@@ -835,36 +727,17 @@ impl Ctx<'_> {
     /// (a closed TLD whose restriction must not leak to `co.<tld>` through the lookup fallback).
     fn tld_entry(&self, tld: &str, zone: &Zone) -> Result<(TldEntry, bool), BuildError> {
         let urls = self.bootstrap.urls.get(tld).cloned().unwrap_or_default();
-        let unused: Vec<&String> = zone
-            .rdap_urls
-            .iter()
-            .filter(|u| !urls.contains(u))
-            .collect();
+        let unused: Vec<&String> = zone.rdap_urls.iter().filter(|u| !urls.contains(u)).collect();
         let mut missing = format!("the IANA bootstrap has no service for .{tld}");
         if !unused.is_empty() {
-            missing.push_str(&format!(
-                "; zonedb lists {}, unused until the bootstrap does",
-                join(&unused)
-            ));
+            missing.push_str(&format!("; zonedb lists {}, unused until the bootstrap does", join(&unused)));
         }
-        let rdap = RdapChoice {
-            urls,
-            source: "IANA bootstrap".to_owned(),
-            missing,
-        };
+        let rdap = RdapChoice { urls, source: "IANA bootstrap".to_owned(), missing };
         let whois = self.tld_whois(tld, zone)?;
         let nameservers = name_servers(zone)?;
         let (policy, enumerate_slds, policy_note) = self.tld_policy(tld, zone);
         let notes: Vec<String> = policy_note.into_iter().collect();
-        let entry = assemble(
-            tld,
-            zone.tags.clone(),
-            policy,
-            rdap,
-            whois,
-            nameservers,
-            notes,
-        );
+        let entry = assemble(tld, zone.tags.clone(), policy, rdap, whois, nameservers, notes);
         Ok((entry, enumerate_slds))
     }
 
@@ -875,16 +748,14 @@ impl Ctx<'_> {
             return (restricted((*why).to_owned()), false, None);
         }
         if zone.has_tag("infrastructure") {
-            let why =
-                "infrastructure TLD administered by IANA for the IAB, no public registrations";
+            let why = "infrastructure TLD administered by IANA for the IAB, no public registrations";
             return (restricted(why.to_owned()), false, None);
         }
-        let retired = zone.has_tag("retired").then_some(
-            "zonedb tags it retired: it is leaving the root zone and takes no new registrations",
-        );
+        let retired = zone
+            .has_tag("retired")
+            .then_some("zonedb tags it retired: it is leaving the root zone and takes no new registrations");
         if zone.has_tag("brand") {
-            let mut why =
-                "closed brand TLD, registrations only for the registry operator".to_owned();
+            let mut why = "closed brand TLD, registrations only for the registry operator".to_owned();
             if let Some(r) = retired {
                 why = format!("{why}; {r}");
             }
@@ -943,10 +814,7 @@ impl Ctx<'_> {
             if !two_labels(suffix) || !self.psl.rules.contains(suffix) {
                 continue;
             }
-            if ["retired", "withdrawn", "private"]
-                .iter()
-                .any(|t| zone.has_tag(t))
-            {
+            if ["retired", "withdrawn", "private"].iter().any(|t| zone.has_tag(t)) {
                 continue;
             }
             let Some((label, tld)) = suffix.split_once('.') else {
@@ -974,9 +842,7 @@ impl Ctx<'_> {
             let Some(parent) = tlds.get(tld) else {
                 continue;
             };
-            let distinct = servers
-                .iter()
-                .any(|s| parent.whois.as_ref().is_none_or(|w| w.host != s.host));
+            let distinct = servers.iter().any(|s| parent.whois.as_ref().is_none_or(|w| w.host != s.host));
             if distinct {
                 out.insert(suffix.clone());
             }
@@ -993,9 +859,7 @@ impl Ctx<'_> {
 
         let own_host = match &zone.whois_server {
             Some(h) => Some((a_label(h).map_err(|e| bad(paths::ZONEDB, e))?, "zonedb")),
-            None if zone.whois_url.is_none() => {
-                pick_php_host(tld, &self.php_hosts(suffix)).map(|h| (h, "php-whois"))
-            }
+            None if zone.whois_url.is_none() => pick_php_host(tld, &self.php_hosts(suffix)).map(|h| (h, "php-whois")),
             None => None,
         };
         let parent_host = parent.whois.as_ref().map(|w| w.host.as_str());
@@ -1026,21 +890,12 @@ impl Ctx<'_> {
                 } else {
                     format!("none is known for .{tld}, whose registry runs this zone")
                 };
-                (
-                    rdap,
-                    WhoisChoice {
-                        server: parent.whois.clone(),
-                        note,
-                    },
-                )
+                (rdap, WhoisChoice { server: parent.whois.clone(), note })
             }
         };
         let policy = match restricted_label(label) {
             Some(kind) => {
-                let country = tld_zone
-                    .country_name
-                    .clone()
-                    .unwrap_or_else(|| format!(".{tld}"));
+                let country = tld_zone.country_name.clone().unwrap_or_else(|| format!(".{tld}"));
                 RegistrationPolicy::Restricted {
                     reason: format!("restricted to eligible {kind} institutions ({country})"),
                 }
@@ -1048,41 +903,21 @@ impl Ctx<'_> {
             None => RegistrationPolicy::Open,
         };
         // The TLD's `closed` tag describes the TLD itself (`za`), not `co.za`.
-        let mut tags: BTreeSet<String> = parent
-            .tags
-            .iter()
-            .filter(|t| *t != "closed")
-            .cloned()
-            .collect();
+        let mut tags: BTreeSet<String> = parent.tags.iter().filter(|t| *t != "closed").cloned().collect();
         tags.extend(zone.tags.iter().cloned());
         let nameservers = name_servers(zone)?;
-        Ok(assemble(
-            suffix,
-            tags.into_iter().collect(),
-            policy,
-            rdap,
-            whois,
-            nameservers,
-            Vec::new(),
-        ))
+        Ok(assemble(suffix, tags.into_iter().collect(), policy, rdap, whois, nameservers, Vec::new()))
     }
 }
 
 /// Among php-whois hosts for a zone under `tld`, the one inside `tld` itself, else the first.
 fn pick_php_host(tld: &str, hosts: &[&str]) -> Option<String> {
     let inside = format!(".{tld}");
-    hosts
-        .iter()
-        .find(|h| h.ends_with(&inside))
-        .or_else(|| hosts.first())
-        .map(|h| (*h).to_owned())
+    hosts.iter().find(|h| h.ends_with(&inside)).or_else(|| hosts.first()).map(|h| (*h).to_owned())
 }
 
 fn restricted_label(label: &str) -> Option<&'static str> {
-    RESTRICTED_SLD_LABELS
-        .iter()
-        .find(|(l, _)| *l == label)
-        .map(|(_, kind)| *kind)
+    RESTRICTED_SLD_LABELS.iter().find(|(l, _)| *l == label).map(|(_, kind)| *kind)
 }
 
 fn name_servers(zone: &Zone) -> Result<Vec<String>, BuildError> {
@@ -1129,18 +964,13 @@ fn assemble(
     let dns = (!nameservers.is_empty()).then(|| {
         methods.push(LookupMethod::Dns);
         let n = nameservers.len();
-        format!(
-            "a DNS pre-check on {n} zonedb name server{}",
-            if n == 1 { "" } else { "s" }
-        )
+        format!("a DNS pre-check on {n} zonedb name server{}", if n == 1 { "" } else { "s" })
     });
 
     let mut reason = if chain.is_empty() {
         let mut s = "Unsupported, neither RDAP nor port-43 WHOIS is available".to_owned();
         match &dns {
-            Some(d) => s.push_str(&format!(
-                "; only {d}, which can show a name is taken, never that it is free"
-            )),
+            Some(d) => s.push_str(&format!("; only {d}, which can show a name is taken, never that it is free")),
             None => s.push_str("; no name servers are known either"),
         }
         s
@@ -1178,11 +1008,7 @@ fn assemble(
 }
 
 fn join<S: AsRef<str>>(items: &[S]) -> String {
-    items
-        .iter()
-        .map(AsRef::as_ref)
-        .collect::<Vec<_>>()
-        .join(", ")
+    items.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ")
 }
 
 /// A host or zone name as a lower-case A-label (UTS 46 via `idna`); zonedb writes IDN hosts
@@ -1273,20 +1099,14 @@ fn meta(
             .map_err(|e| bad(paths::PROVENANCE, format!("date {date}: {e}")))?;
         newest = newest.max(at);
     }
-    let generated_at = newest
-        .format(&Rfc3339)
-        .map_err(|e| bad(paths::PROVENANCE, format!("cannot format {newest}: {e}")))?;
-    Ok(CatalogueMeta {
-        sources: s,
-        generated_at,
-    })
+    let generated_at =
+        newest.format(&Rfc3339).map_err(|e| bad(paths::PROVENANCE, format!("cannot format {newest}: {e}")))?;
+    Ok(CatalogueMeta { sources: s, generated_at })
 }
 
 /// FNV-1a, 64 bit: a dependency-free fingerprint of an input's bytes (not a security hash).
 fn fnv1a64(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]
@@ -1296,32 +1116,20 @@ mod tests {
     #[test]
     fn ctime_dates_parse() {
         let at = parse_ctime_utc("Mon Jan 19 07:07:02 2026 UTC").expect("parses");
-        assert_eq!(
-            at.format(&Rfc3339).expect("formats"),
-            "2026-01-19T07:07:02Z"
-        );
+        assert_eq!(at.format(&Rfc3339).expect("formats"), "2026-01-19T07:07:02Z");
         assert!(parse_ctime_utc("Mon Jan 19 07:07:02 2026").is_none());
     }
 
     #[test]
     fn php_host_inside_the_tld_wins() {
         let hosts = ["whois.afilias-grs.info", "whois.belizenic.bz"];
-        assert_eq!(
-            pick_php_host("bz", &hosts).as_deref(),
-            Some("whois.belizenic.bz")
-        );
-        assert_eq!(
-            pick_php_host("xx", &hosts).as_deref(),
-            Some("whois.afilias-grs.info")
-        );
+        assert_eq!(pick_php_host("bz", &hosts).as_deref(), Some("whois.belizenic.bz"));
+        assert_eq!(pick_php_host("xx", &hosts).as_deref(), Some("whois.afilias-grs.info"));
     }
 
     #[test]
     fn idn_hosts_become_a_labels() {
-        assert_eq!(
-            a_label("whois.nic.москва").expect("converts"),
-            "whois.nic.xn--80adxhks"
-        );
+        assert_eq!(a_label("whois.nic.москва").expect("converts"), "whois.nic.xn--80adxhks");
         assert_eq!(a_label("WHOIS.NIC.AF").expect("converts"), "whois.nic.af");
     }
 }

@@ -181,8 +181,7 @@ impl Catalogue {
                 return Err(CatalogueError::Invalid(format!("bad suffix {:?}", entry.suffix)));
             }
             for base in &entry.rdap {
-                let ok = (base.starts_with("https://") || base.starts_with("http://"))
-                    && base.ends_with('/');
+                let ok = (base.starts_with("https://") || base.starts_with("http://")) && base.ends_with('/');
                 if !ok {
                     return Err(CatalogueError::Invalid(format!(
                         "RDAP base {base:?} of {} is not an http(s) URL ending in /",

@@ -90,9 +90,7 @@ impl Control {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Live> {
         // A panic while holding the lock cannot leave `Live` half-written (it is replaced
         // field by field from a finished value), so a poisoned lock is still usable.
-        self.live
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.live.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The current knobs.
@@ -103,10 +101,7 @@ impl Control {
     /// Replaces the knobs. A limiter is rebuilt (forgetting its history) only when its rate
     /// changes, so flipping a fault does not reset rate-limit state.
     pub(crate) fn set_knobs(&self, knobs: Knobs) {
-        let mut live = self
-            .live
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut live = self.live.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         if live.knobs.rate_limit.rdap_per_second != knobs.rate_limit.rdap_per_second {
             live.rdap = limiter(knobs.rate_limit.rdap_per_second);
         }
@@ -126,16 +121,12 @@ impl Control {
 
     /// Counts one request of `protocol`.
     pub(crate) fn count_query(&self, protocol: Protocol) {
-        self.counters(protocol)
-            .queries
-            .fetch_add(1, Ordering::Relaxed);
+        self.counters(protocol).queries.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts one deliberate fault served.
     pub(crate) fn count_fault(&self, protocol: Protocol) {
-        self.counters(protocol)
-            .faults
-            .fetch_add(1, Ordering::Relaxed);
+        self.counters(protocol).faults.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Whether `client` is within its rate limit for `protocol`; a refusal is counted as a
@@ -148,9 +139,7 @@ impl Control {
         };
         let admitted = limiter.is_none_or(|l| l.check_key(&client).is_ok());
         if !admitted {
-            self.counters(protocol)
-                .violations
-                .fetch_add(1, Ordering::Relaxed);
+            self.counters(protocol).violations.fetch_add(1, Ordering::Relaxed);
         }
         admitted
     }
@@ -177,11 +166,7 @@ impl Control {
 
     /// A snapshot of all counters.
     pub(crate) fn stats(&self) -> SimStats {
-        SimStats {
-            dns: self.dns.snapshot(),
-            rdap: self.rdap.snapshot(),
-            whois: self.whois.snapshot(),
-        }
+        SimStats { dns: self.dns.snapshot(), rdap: self.rdap.snapshot(), whois: self.whois.snapshot() }
     }
 
     /// Tells every server and every open connection to stop.

@@ -54,8 +54,8 @@ pub(crate) fn zone_text(scenario: &Scenario, suffix: &str) -> String {
 fn catalog(scenario: &Scenario) -> anyhow::Result<Catalog> {
     let mut catalog = Catalog::new();
     for tld in scenario.tlds().iter().filter(|t| t.offers(Protocol::Dns)) {
-        let origin = Name::from_ascii(format!("{}.", tld.suffix))
-            .with_context(|| format!("zone name {}", tld.suffix))?;
+        let origin =
+            Name::from_ascii(format!("{}.", tld.suffix)).with_context(|| format!("zone name {}", tld.suffix))?;
         let text = zone_text(scenario, &tld.suffix);
         let (origin, records) = Parser::new(text, None, Some(origin))
             .parse()
@@ -99,9 +99,7 @@ impl RequestHandler for Counting {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            self.catalog
-                .handle_request::<R, T>(request, response_handle)
-                .await
+            self.catalog.handle_request::<R, T>(request, response_handle).await
         })
     }
 }
@@ -112,9 +110,7 @@ async fn bind(port: u16) -> anyhow::Result<(UdpSocket, TcpListener)> {
     let attempts = if port == 0 { 16 } else { 1 };
     let mut last = None;
     for _ in 0..attempts {
-        let udp = UdpSocket::bind(("127.0.0.1", port))
-            .await
-            .context("DNS UDP bind")?;
+        let udp = UdpSocket::bind(("127.0.0.1", port)).await.context("DNS UDP bind")?;
         let chosen = udp.local_addr()?.port();
         match TcpListener::bind(("127.0.0.1", chosen)).await {
             Ok(tcp) => return Ok((udp, tcp)),

@@ -29,7 +29,6 @@ mod whois;
 
 pub use control::{ProtocolStats, SimStats};
 pub use scenario::{
-    DomainSpec, Fault, Faults, Knobs, Latency, Protocol, RateLimit, RdapFamily, Scenario, TldSpec,
-    Truth, WhoisFamily,
+    DomainSpec, Fault, Faults, Knobs, Latency, Protocol, RateLimit, RdapFamily, Scenario, TldSpec, Truth, WhoisFamily,
 };
 pub use simulator::{Ports, Simulator};

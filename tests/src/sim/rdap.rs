@@ -54,9 +54,7 @@ struct RdapState {
 
 /// The RDAP router (built apart from serving so it can be exercised directly).
 fn router(state: RdapState) -> Router {
-    Router::new()
-        .route("/rdap/{suffix}/domain/{name}", get(domain))
-        .with_state(state)
+    Router::new().route("/rdap/{suffix}/domain/{name}", get(domain)).with_state(state)
 }
 
 /// Starts the RDAP server on 127.0.0.1:`port`; it stops when `control` says so.
@@ -68,17 +66,10 @@ pub(crate) async fn start(
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let addr = listener.local_addr()?;
     let stopped = control.stopped();
-    let state = RdapState {
-        scenario,
-        control,
-        origin: format!("http://{addr}"),
-    };
+    let state = RdapState { scenario, control, origin: format!("http://{addr}") };
     let app = router(state).into_make_service_with_connect_info::<ConnMeta>();
     let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(FaultListener(listener), app)
-            .with_graceful_shutdown(stopped)
-            .await
-        {
+        if let Err(e) = axum::serve(FaultListener(listener), app).with_graceful_shutdown(stopped).await {
             tracing::error!(error = %e, "RDAP server stopped");
         }
     });
@@ -99,8 +90,7 @@ async fn domain(
             "Too Many Requests",
             "Query rate limit exceeded for this client; retry later.",
         );
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return resp;
     }
     let delay = control.latency(Protocol::Rdap);
@@ -147,27 +137,16 @@ async fn domain(
 fn answer(state: &RdapState, suffix: &str, raw_name: &str) -> Response {
     let name = normalise(raw_name);
     if check_name(&name).is_err() {
-        return error_object(
-            StatusCode::BAD_REQUEST,
-            "Bad Request",
-            "Malformed domain name.",
-        );
+        return error_object(StatusCode::BAD_REQUEST, "Bad Request", "Malformed domain name.");
     }
-    let Some(tld) = state
-        .scenario
-        .tld(suffix)
-        .filter(|t| t.offers(Protocol::Rdap))
-    else {
+    let Some(tld) = state.scenario.tld(suffix).filter(|t| t.offers(Protocol::Rdap)) else {
         // Not one of our RDAP services: the path does not exist.
         return StatusCode::NOT_FOUND.into_response();
     };
     let family = tld.rdap_family;
     let holder = state.scenario.tld_of(&name).map(|t| t.suffix.as_str());
     let truth = state.scenario.truth(&name);
-    if holder != Some(tld.suffix.as_str())
-        || holder == Some(name.as_str())
-        || truth == Truth::Available
-    {
+    if holder != Some(tld.suffix.as_str()) || holder == Some(name.as_str()) || truth == Truth::Available {
         return not_found(state, family, suffix, &name);
     }
     rdap_json(StatusCode::OK, &domain_object(state, suffix, &name, truth))
@@ -193,21 +172,11 @@ fn recorded_object(family: RdapFamily) -> &'static Value {
 
 /// The domain object for `name` with `truth` (registered, held, pending delete or reserved).
 fn domain_object(state: &RdapState, suffix: &str, name: &str, truth: Truth) -> Value {
-    let family = state
-        .scenario
-        .tld(suffix)
-        .map(|t| t.rdap_family)
-        .unwrap_or_default();
+    let family = state.scenario.tld(suffix).map(|t| t.rdap_family).unwrap_or_default();
     let sample = recorded::rdap_domain(family).domain;
     let template = recorded_object(family);
-    let upper = template["ldhName"]
-        .as_str()
-        .is_some_and(|s| !s.bytes().any(|b| b.is_ascii_lowercase()));
-    let ldh = if upper {
-        name.to_ascii_uppercase()
-    } else {
-        name.to_owned()
-    };
+    let upper = template["ldhName"].as_str().is_some_and(|s| !s.bytes().any(|b| b.is_ascii_lowercase()));
+    let ldh = if upper { name.to_ascii_uppercase() } else { name.to_owned() };
     let self_url = format!("{}/rdap/{suffix}/domain/{ldh}", state.origin);
     let mut object = if truth == Truth::Reserved {
         // No registry publishes a recorded RDAP answer for a reserved name; keep the
@@ -236,9 +205,7 @@ fn domain_object(state: &RdapState, suffix: &str, name: &str, truth: Truth) -> V
                     object["status"] = json!(["server hold"]);
                 }
             }
-            Truth::PendingDelete => {
-                object["status"] = json!(["pending delete", "redemption period"])
-            }
+            Truth::PendingDelete => object["status"] = json!(["pending delete", "redemption period"]),
             _ => {}
         }
         object
@@ -254,10 +221,7 @@ fn not_found(state: &RdapState, family: RdapFamily, suffix: &str, name: &str) ->
     };
     match serde_json::from_str::<Value>(&rewrite_domain(rec.text, rec.domain, name)) {
         Ok(mut body) => {
-            set_self_link(
-                &mut body,
-                &format!("{}/rdap/{suffix}/domain/{name}", state.origin),
-            );
+            set_self_link(&mut body, &format!("{}/rdap/{suffix}/domain/{name}", state.origin));
             rdap_json(StatusCode::NOT_FOUND, &body)
         }
         Err(_) => StatusCode::NOT_FOUND.into_response(),
@@ -268,12 +232,8 @@ fn not_found(state: &RdapState, family: RdapFamily, suffix: &str, name: &str) ->
 fn rewrite_strings(value: &mut Value, sample: &str, name: &str) {
     match value {
         Value::String(s) => *s = rewrite_domain(s, sample, name),
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|v| rewrite_strings(v, sample, name)),
-        Value::Object(map) => map
-            .values_mut()
-            .for_each(|v| rewrite_strings(v, sample, name)),
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_strings(v, sample, name)),
+        Value::Object(map) => map.values_mut().for_each(|v| rewrite_strings(v, sample, name)),
         _ => {}
     }
 }
@@ -298,12 +258,7 @@ fn set_self_link(object: &mut Value, url: &str) {
 }
 
 fn rdap_json(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, RDAP_JSON)],
-        body.to_string(),
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, RDAP_JSON)], body.to_string()).into_response()
 }
 
 /// An RDAP error response (RFC 9083 §6).
@@ -320,22 +275,19 @@ fn error_object(status: StatusCode, title: &str, description: &str) -> Response 
 /// `bytes` at one byte per second; ends early when the simulator stops.
 fn slow_body(bytes: Bytes, control: &Control) -> Body {
     let stopped = Box::pin(control.stopped());
-    let stream = futures::stream::unfold(
-        (bytes, 0usize, stopped),
-        |(bytes, at, mut stopped)| async move {
-            if at >= bytes.len() {
-                return None;
+    let stream = futures::stream::unfold((bytes, 0usize, stopped), |(bytes, at, mut stopped)| async move {
+        if at >= bytes.len() {
+            return None;
+        }
+        if at > 0 {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                () = &mut stopped => return None,
             }
-            if at > 0 {
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                    () = &mut stopped => return None,
-                }
-            }
-            let chunk = bytes.slice(at..at + 1);
-            Some((Ok::<_, io::Error>(chunk), (bytes, at + 1, stopped)))
-        },
-    );
+        }
+        let chunk = bytes.slice(at..at + 1);
+        Some((Ok::<_, io::Error>(chunk), (bytes, at + 1, stopped)))
+    });
     Body::from_stream(stream)
 }
 
@@ -372,13 +324,7 @@ impl Listener for FaultListener {
             match self.0.accept().await {
                 Ok((stream, peer)) => {
                     let ctl = Arc::new(ConnCtl::default());
-                    return (
-                        FaultIo {
-                            inner: stream,
-                            ctl: ctl.clone(),
-                        },
-                        ConnMeta { peer, ctl },
-                    );
+                    return (FaultIo { inner: stream, ctl: ctl.clone() }, ConnMeta { peer, ctl });
                 }
                 Err(e) => {
                     // Mostly EMFILE; back off like axum's own listener does.
@@ -391,10 +337,7 @@ impl Listener for FaultListener {
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
         let peer = self.0.local_addr()?;
-        Ok(ConnMeta {
-            peer,
-            ctl: Arc::new(ConnCtl::default()),
-        })
+        Ok(ConnMeta { peer, ctl: Arc::new(ConnCtl::default()) })
     }
 }
 
@@ -411,34 +354,20 @@ impl FaultIo {
         if !self.ctl.reset.load(Ordering::SeqCst) {
             return Ok(());
         }
-        #[expect(
-            deprecated,
-            reason = "SO_LINGER 0 never blocks; it is how an RST is produced"
-        )]
+        #[expect(deprecated, reason = "SO_LINGER 0 never blocks; it is how an RST is produced")]
         let _ = self.inner.set_linger(Some(Duration::ZERO));
-        Err(io::Error::new(
-            io::ErrorKind::ConnectionReset,
-            "simulated reset",
-        ))
+        Err(io::Error::new(io::ErrorKind::ConnectionReset, "simulated reset"))
     }
 }
 
 impl AsyncRead for FaultIo {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
 impl AsyncWrite for FaultIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.check_reset()?;
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
@@ -474,15 +403,9 @@ mod tests {
     #[test]
     fn fixtures_are_json_domain_objects() {
         for family in [RdapFamily::Verisign, RdapFamily::Centralnic] {
-            assert_eq!(
-                recorded_object(family)["objectClassName"],
-                "domain",
-                "{family:?}"
-            );
+            assert_eq!(recorded_object(family)["objectClassName"], "domain", "{family:?}");
         }
-        let nf = recorded::rdap_not_found(RdapFamily::Centralnic)
-            .map(|r| r.text)
-            .unwrap_or("");
+        let nf = recorded::rdap_not_found(RdapFamily::Centralnic).map(|r| r.text).unwrap_or("");
         let nf: Value = serde_json::from_str(nf).expect("404 fixture is JSON");
         assert_eq!(nf["errorCode"], 404);
     }

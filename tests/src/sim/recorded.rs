@@ -27,23 +27,16 @@ impl Recorded {
 
 macro_rules! fixture {
     ($path:literal, $domain:literal) => {
-        Recorded {
-            text: include_str!(concat!("../../fixtures/registry/", $path)),
-            domain: $domain,
-        }
+        Recorded { text: include_str!(concat!("../../fixtures/registry/", $path)), domain: $domain }
     };
 }
 
 // --- WHOIS (RFC 3912) ---
 
-const VERISIGN_REGISTERED: Recorded =
-    fixture!("whois/verisign/status_registered.txt", "google.com");
-const VERISIGN_AVAILABLE: Recorded =
-    fixture!("whois/verisign/status_available.txt", "u34jedzcq.com");
-const VERISIGN_PENDING_DELETE: Recorded = fixture!(
-    "whois/verisign/property_status_pendingdelete.txt",
-    "killianestates.com"
-);
+const VERISIGN_REGISTERED: Recorded = fixture!("whois/verisign/status_registered.txt", "google.com");
+const VERISIGN_AVAILABLE: Recorded = fixture!("whois/verisign/status_available.txt", "u34jedzcq.com");
+const VERISIGN_PENDING_DELETE: Recorded =
+    fixture!("whois/verisign/property_status_pendingdelete.txt", "killianestates.com");
 const NIC_AF_REGISTERED: Recorded = fixture!("whois/nic_af/google.com.af.txt", "google.com.af");
 const NIC_AF_AVAILABLE: Recorded = fixture!("whois/nic_af/status_available.txt", "u34jedzcq.af");
 const DENIC_REGISTERED: Recorded = fixture!("whois/denic/status_registered.txt", "google.de");
@@ -81,9 +74,7 @@ pub(crate) fn whois_answer(family: WhoisFamily, truth: Truth) -> Recorded {
 pub(crate) fn whois_throttled(family: Option<WhoisFamily>) -> Recorded {
     match family {
         Some(WhoisFamily::Denic) => DENIC_THROTTLED,
-        Some(WhoisFamily::Verisign | WhoisFamily::NicAf | WhoisFamily::NicIo) | None => {
-            PIR_THROTTLED
-        }
+        Some(WhoisFamily::Verisign | WhoisFamily::NicAf | WhoisFamily::NicIo) | None => PIR_THROTTLED,
     }
 }
 
@@ -91,8 +82,7 @@ pub(crate) fn whois_throttled(family: Option<WhoisFamily>) -> Recorded {
 
 const RDAP_VERISIGN_DOMAIN: Recorded = fixture!("rdap/verisign/google.com.json", "google.com");
 const RDAP_CENTRALNIC_DOMAIN: Recorded = fixture!("rdap/centralnic/nic.xyz.json", "nic.xyz");
-const RDAP_CENTRALNIC_NOT_FOUND: Recorded =
-    fixture!("rdap/centralnic/not-found.json", "jsiqpmcurt.design");
+const RDAP_CENTRALNIC_NOT_FOUND: Recorded = fixture!("rdap/centralnic/not-found.json", "jsiqpmcurt.design");
 
 /// The recorded domain object a registry of `family` answers with (status 200).
 pub(crate) fn rdap_domain(family: RdapFamily) -> Recorded {
@@ -130,8 +120,7 @@ pub(crate) fn rewrite_domain(text: &str, sample: &str, name: &str) -> String {
     let mut from = 0;
     while let Some(pos) = lower[from..].find(&needle).map(|p| p + from) {
         let end = pos + needle.len();
-        let before_ok =
-            pos == 0 || !(is_label(bytes[pos - 1]) || matches!(bytes[pos - 1], b'.' | b'@'));
+        let before_ok = pos == 0 || !(is_label(bytes[pos - 1]) || matches!(bytes[pos - 1], b'.' | b'@'));
         let after_ok = match bytes.get(end) {
             None => true,
             Some(&b) if is_label(b) => false,
@@ -141,9 +130,7 @@ pub(crate) fn rewrite_domain(text: &str, sample: &str, name: &str) -> String {
         if before_ok && after_ok {
             let found = &text[pos..end];
             out.push_str(&text[copied..pos]);
-            if found.bytes().any(|b| b.is_ascii_uppercase())
-                && !found.bytes().any(|b| b.is_ascii_lowercase())
-            {
+            if found.bytes().any(|b| b.is_ascii_uppercase()) && !found.bytes().any(|b| b.is_ascii_lowercase()) {
                 out.push_str(&name.to_ascii_uppercase());
             } else {
                 out.push_str(name);
@@ -174,18 +161,8 @@ mod tests {
 
     #[test]
     fn every_sample_mentions_its_domain() {
-        for family in [
-            WhoisFamily::Verisign,
-            WhoisFamily::NicAf,
-            WhoisFamily::Denic,
-            WhoisFamily::NicIo,
-        ] {
-            for truth in [
-                Truth::Registered,
-                Truth::Available,
-                Truth::Reserved,
-                Truth::PendingDelete,
-            ] {
+        for family in [WhoisFamily::Verisign, WhoisFamily::NicAf, WhoisFamily::Denic, WhoisFamily::NicIo] {
+            for truth in [Truth::Registered, Truth::Available, Truth::Reserved, Truth::PendingDelete] {
                 let rec = whois_answer(family, truth);
                 let rendered = rec.render("zz-probe.test");
                 assert_eq!(

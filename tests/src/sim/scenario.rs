@@ -137,9 +137,7 @@ impl TldSpec {
         if !self.offers(Protocol::Whois) {
             return None;
         }
-        self.whois_host
-            .clone()
-            .or_else(|| self.whois_family.map(|f| f.default_host().to_owned()))
+        self.whois_host.clone().or_else(|| self.whois_family.map(|f| f.default_host().to_owned()))
     }
 }
 
@@ -263,8 +261,7 @@ impl Scenario {
     /// # Errors
     /// As [`Scenario::from_toml`], or when the file is unreadable.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read scenario {}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scenario {}", path.display()))?;
         Self::from_toml(&text).with_context(|| format!("invalid scenario {}", path.display()))
     }
 
@@ -292,18 +289,11 @@ impl Scenario {
                 bail!("[[tld]] suffix {:?} is listed twice", tld.suffix);
             }
             if tld.offers(Protocol::Whois) && tld.whois_family.is_none() {
-                bail!(
-                    "[[tld]] {:?} offers whois but has no whois_family",
-                    tld.suffix
-                );
+                bail!("[[tld]] {:?} offers whois but has no whois_family", tld.suffix);
             }
             tlds_out.push(tld);
         }
-        let mut scenario = Self {
-            tlds: tlds_out,
-            truths: BTreeMap::new(),
-            knobs,
-        };
+        let mut scenario = Self { tlds: tlds_out, truths: BTreeMap::new(), knobs };
         for domain in domains {
             let name = normalise(&domain.name);
             check_name(&name).with_context(|| format!("[[domain]] name {:?}", domain.name))?;
@@ -321,10 +311,7 @@ impl Scenario {
     /// The truth about `name` (case-insensitive, trailing dot allowed); unlisted names are
     /// [`Truth::Available`].
     pub fn truth(&self, name: &str) -> Truth {
-        self.truths
-            .get(&normalise(name))
-            .copied()
-            .unwrap_or(Truth::Available)
+        self.truths.get(&normalise(name)).copied().unwrap_or(Truth::Available)
     }
 
     /// The registry holding `name`: the longest scenario suffix it ends with (`google.com.af`
@@ -373,9 +360,7 @@ pub(crate) fn check_name(name: &str) -> anyhow::Result<()> {
     for label in name.split('.') {
         let ok = !label.is_empty()
             && label.len() <= 63
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && !label.starts_with('-')
             && !label.ends_with('-');
         if !ok {
@@ -392,27 +377,12 @@ mod tests {
     #[test]
     fn demo_is_valid_and_uses_every_truth() {
         let demo = Scenario::demo();
-        for truth in [
-            Truth::Registered,
-            Truth::Available,
-            Truth::Held,
-            Truth::PendingDelete,
-            Truth::Reserved,
-        ] {
-            assert!(
-                demo.domains().any(|(_, t)| t == truth),
-                "demo lacks {truth}"
-            );
+        for truth in [Truth::Registered, Truth::Available, Truth::Held, Truth::PendingDelete, Truth::Reserved] {
+            assert!(demo.domains().any(|(_, t)| t == truth), "demo lacks {truth}");
         }
         assert_eq!(demo.truth("EXAMPLE.com."), Truth::Registered);
-        assert_eq!(
-            demo.truth("surely-not-listed-anywhere.com"),
-            Truth::Available
-        );
-        assert_eq!(
-            demo.tld_of("google.com.af").map(|t| t.suffix.as_str()),
-            Some("com.af")
-        );
+        assert_eq!(demo.truth("surely-not-listed-anywhere.com"), Truth::Available);
+        assert_eq!(demo.tld_of("google.com.af").map(|t| t.suffix.as_str()), Some("com.af"));
     }
 
     #[test]
@@ -433,11 +403,6 @@ mod tests {
             #[expect(dead_code, reason = "only deserialisation is tested")]
             scenario: Scenario,
         }
-        assert!(
-            toml::from_str::<Outer>(
-                "[scenario]\n[[scenario.tld]]\nsuffix = \"-x\"\nprotocols = []\n"
-            )
-            .is_err()
-        );
+        assert!(toml::from_str::<Outer>("[scenario]\n[[scenario.tld]]\nsuffix = \"-x\"\nprotocols = []\n").is_err());
     }
 }

@@ -152,23 +152,14 @@ impl Simulator {
             .filter(|t| t.offers(Protocol::Rdap))
             .map(|t| (t.suffix.clone(), self.rdap_base(&t.suffix)))
             .collect();
-        let addr_overrides: BTreeMap<_, _> = tlds
-            .iter()
-            .filter_map(|t| t.whois_host())
-            .map(|h| (h, self.whois.to_string()))
-            .collect();
+        let addr_overrides: BTreeMap<_, _> =
+            tlds.iter().filter_map(|t| t.whois_host()).map(|h| (h, self.whois.to_string())).collect();
         let file = File {
             engine: Engine {
                 overrides_only: true,
                 dns,
-                rdap: Rdap {
-                    enabled: !base_overrides.is_empty(),
-                    base_overrides,
-                },
-                whois: Whois {
-                    enabled: !addr_overrides.is_empty(),
-                    addr_overrides,
-                },
+                rdap: Rdap { enabled: !base_overrides.is_empty(), base_overrides },
+                whois: Whois { enabled: !addr_overrides.is_empty(), addr_overrides },
             },
         };
         let body = toml::to_string(&file).unwrap_or_else(|e| {
@@ -205,10 +196,7 @@ impl Simulator {
         self.control.shutdown();
         for task in std::mem::take(&mut self.tasks) {
             let abort = task.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(5), task)
-                .await
-                .is_err()
-            {
+            if tokio::time::timeout(Duration::from_secs(5), task).await.is_err() {
                 abort.abort();
             }
         }

@@ -82,19 +82,11 @@ async fn connection(
     let query = String::from_utf8_lossy(&line).into_owned();
     let name = query_name(&query);
     control.count_query(Protocol::Whois);
-    let family = scenario.tld_of(&name).and_then(|t| {
-        if t.offers(Protocol::Whois) {
-            t.whois_family
-        } else {
-            None
-        }
-    });
+    let family = scenario.tld_of(&name).and_then(|t| if t.offers(Protocol::Whois) { t.whois_family } else { None });
 
     if !control.admit(Protocol::Whois, peer.ip()) {
         tracing::debug!(%name, client = %peer, "WHOIS rate limit exceeded");
-        stream
-            .write_all(recorded::whois_throttled(family).text.as_bytes())
-            .await?;
+        stream.write_all(recorded::whois_throttled(family).text.as_bytes()).await?;
         return stream.shutdown().await;
     }
     let delay = control.latency(Protocol::Whois);
@@ -118,10 +110,7 @@ async fn connection(
     match fault {
         Fault::None => stream.write_all(text.as_bytes()).await?,
         Fault::Reset => {
-            #[expect(
-                deprecated,
-                reason = "SO_LINGER 0 never blocks; it is how an RST is produced"
-            )]
+            #[expect(deprecated, reason = "SO_LINGER 0 never blocks; it is how an RST is produced")]
             stream.set_linger(Some(Duration::ZERO))?;
             drop(stream);
             return Ok(());

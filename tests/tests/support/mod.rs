@@ -95,7 +95,8 @@ impl TestApp {
         settings.pricing.platform_checkout_url = Some("https://platform.example/checkout".into());
         settings.jobs.workers = 8;
         // Tests hit keys hard; the per-minute limits get their own tests.
-        settings.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
+        settings.policy.per_minute =
+            api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
         adjust(&mut settings);
         let app = api::standalone_with_clock(&settings, clock).await.expect("standalone starts");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -166,7 +167,11 @@ impl TestApp {
     }
 
     /// GET with extra headers.
-    pub async fn get_with(&self, path_and_query: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+    pub async fn get_with(
+        &self,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+    ) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
         let mut request = self.http.get(self.url(path_and_query));
         for (k, v) in headers {
             request = request.header(*k, *v);
@@ -192,10 +197,17 @@ impl TestApp {
             server.await.expect("server task");
         }
         if let Some(ledger) = self.ledger.take() {
-            tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await.expect("ledger drains").expect("ledger task");
+            tokio::time::timeout(std::time::Duration::from_secs(10), ledger)
+                .await
+                .expect("ledger drains")
+                .expect("ledger task");
         }
         let count = match key_id {
-            Some(id) => self.store.ledger_count(&id, &common::messages::billing_period(time::OffsetDateTime::now_utc())).await.expect("count"),
+            Some(id) => self
+                .store
+                .ledger_count(&id, &common::messages::billing_period(time::OffsetDateTime::now_utc()))
+                .await
+                .expect("count"),
             None => 0,
         };
         let _ = std::fs::remove_file(&self.db_path);

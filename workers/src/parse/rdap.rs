@@ -47,34 +47,19 @@ pub struct RdapReading {
 /// (`"pending delete"`, `"redemption period"`); events map `registration` → `created_at`,
 /// `last changed` → `updated_at`, `expiration` → `expires_at` (RFC 9083 §4.5, §10.2.3).
 pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
-    let unknown = |detail: String| RdapReading {
-        class: RdapClass::Unknown,
-        record: DomainRecord::default(),
-        detail,
-    };
+    let unknown = |detail: String| RdapReading { class: RdapClass::Unknown, record: DomainRecord::default(), detail };
     match http_status {
         200 => {}
         404 => {
             // A bootstrap redirector's 404 ("not found in IANA bootstrap file") means we asked
             // the wrong place, not that the registry lacks the name.
-            let title = serde_json::from_slice::<Value>(body)
-                .ok()
-                .map(|v| error_text(&v))
-                .unwrap_or_default();
+            let title = serde_json::from_slice::<Value>(body).ok().map(|v| error_text(&v)).unwrap_or_default();
             let lower = title.to_ascii_lowercase();
             if lower.contains("bootstrap") || lower.contains("boostrap") {
                 return unknown(format!("HTTP 404 from a bootstrap service: {title}"));
             }
-            let detail = if title.is_empty() {
-                "HTTP 404".to_owned()
-            } else {
-                format!("HTTP 404: {title}")
-            };
-            return RdapReading {
-                class: RdapClass::NotFound,
-                record: DomainRecord::default(),
-                detail,
-            };
+            let detail = if title.is_empty() { "HTTP 404".to_owned() } else { format!("HTTP 404: {title}") };
+            return RdapReading { class: RdapClass::NotFound, record: DomainRecord::default(), detail };
         }
         429 => return unknown("HTTP 429: rate limited by the RDAP server".into()),
         500..=599 => return unknown(format!("HTTP {http_status}: server error")),
@@ -88,10 +73,7 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
         return unknown("HTTP 200 with a JSON body that is not an object".into());
     };
     if obj.contains_key("errorCode") {
-        return unknown(format!(
-            "HTTP 200 with an error object: {}",
-            error_text(&value)
-        ));
+        return unknown(format!("HTTP 200 with an error object: {}", error_text(&value)));
     }
     match obj.get("objectClassName").and_then(Value::as_str) {
         Some(c) if c.eq_ignore_ascii_case("domain") => {}
@@ -119,11 +101,7 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
             detail: format!("HTTP 200 domain object {name}, pending delete"),
         }
     } else {
-        RdapReading {
-            class: RdapClass::Registered,
-            record,
-            detail: format!("HTTP 200 domain object {name}"),
-        }
+        RdapReading { class: RdapClass::Registered, record, detail: format!("HTTP 200 domain object {name}") }
     }
 }
 
@@ -171,8 +149,7 @@ fn check_entities(owner: &Value, depth: usize) -> Result<(), String> {
         }
         if let Some(vc) = e.get("vcardArray") {
             let arr = vc.as_array().ok_or("`vcardArray` is not an array")?;
-            let well_formed =
-                arr.len() == 2 && arr[0].as_str() == Some("vcard") && arr[1].is_array();
+            let well_formed = arr.len() == 2 && arr[0].as_str() == Some("vcard") && arr[1].is_array();
             if !well_formed {
                 return Err("`vcardArray` is not a jCard [\"vcard\", [...]]".into());
             }
@@ -186,35 +163,15 @@ fn check_entities(owner: &Value, depth: usize) -> Result<(), String> {
 
 fn read_domain(v: &Value) -> DomainRecord {
     let mut r = DomainRecord {
-        domain: v
-            .get("ldhName")
-            .and_then(Value::as_str)
-            .map(|s| s.trim_end_matches('.').to_ascii_lowercase()),
+        domain: v.get("ldhName").and_then(Value::as_str).map(|s| s.trim_end_matches('.').to_ascii_lowercase()),
         ..DomainRecord::default()
     };
     if let Some(status) = v.get("status").and_then(Value::as_array) {
-        r.status = status
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect();
+        r.status = status.iter().filter_map(Value::as_str).map(str::to_owned).collect();
     }
-    for ev in v
-        .get("events")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let action = ev
-            .get("eventAction")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let Some(date) = ev
-            .get("eventDate")
-            .and_then(Value::as_str)
-            .and_then(rdap_date)
-        else {
+    for ev in v.get("events").and_then(Value::as_array).into_iter().flatten() {
+        let action = ev.get("eventAction").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+        let Some(date) = ev.get("eventDate").and_then(Value::as_str).and_then(rdap_date) else {
             continue;
         };
         let slot = match action.as_str() {
@@ -225,12 +182,7 @@ fn read_domain(v: &Value) -> DomainRecord {
         };
         slot.get_or_insert(date);
     }
-    for ns in v
-        .get("nameservers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for ns in v.get("nameservers").and_then(Value::as_array).into_iter().flatten() {
         if let Some(name) = ns.get("ldhName").and_then(Value::as_str) {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
             if !name.is_empty() && !r.nameservers.contains(&name) {
@@ -241,31 +193,20 @@ fn read_domain(v: &Value) -> DomainRecord {
     if let Some(registrar) = find_entity(v, "registrar", 0) {
         let card = vcard(registrar);
         r.registrar = card.fn_.or(card.org);
-        r.registrar_whois_server = registrar
-            .get("port43")
-            .and_then(Value::as_str)
-            .map(str::to_ascii_lowercase);
+        r.registrar_whois_server = registrar.get("port43").and_then(Value::as_str).map(str::to_ascii_lowercase);
     }
     if let Some(registrant) = find_entity(v, "registrant", 0) {
         let card = vcard(registrant);
         let org = card.org.or(if card.kind_org { card.fn_ } else { None });
-        r.registrant = Registrant {
-            org,
-            country: card.country,
-        };
+        r.registrant = Registrant { org, country: card.country };
     }
-    r.dnssec = v
-        .get("secureDNS")
-        .and_then(|s| s.get("delegationSigned"))
-        .and_then(Value::as_bool);
+    r.dnssec = v.get("secureDNS").and_then(|s| s.get("delegationSigned")).and_then(Value::as_bool);
     r
 }
 
 /// RDAP dates are RFC 3339 (RFC 9083 §4.5); some servers drop the zone, which we read as UTC.
 fn rdap_date(s: &str) -> Option<OffsetDateTime> {
-    OffsetDateTime::parse(s, &Rfc3339)
-        .ok()
-        .or_else(|| parse_date(s, DateOrder::Dmy))
+    OffsetDateTime::parse(s, &Rfc3339).ok().or_else(|| parse_date(s, DateOrder::Dmy))
 }
 
 /// The first entity (depth-first, nested entities included) having `role`.
@@ -275,12 +216,7 @@ fn find_entity<'a>(owner: &'a Value, role: &str, depth: usize) -> Option<&'a Val
         let has_role = e
             .get("roles")
             .and_then(Value::as_array)
-            .is_some_and(|roles| {
-                roles
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .any(|r| r.eq_ignore_ascii_case(role))
-            });
+            .is_some_and(|roles| roles.iter().filter_map(Value::as_str).any(|r| r.eq_ignore_ascii_case(role)));
         if has_role {
             return Some(e);
         }
@@ -303,17 +239,12 @@ struct Card {
 /// The country is the `cc` parameter (RFC 8605) or a two-letter country-name component.
 fn vcard(entity: &Value) -> Card {
     let mut card = Card::default();
-    let Some(props) = entity
-        .get("vcardArray")
-        .and_then(|v| v.get(1))
-        .and_then(Value::as_array)
-    else {
+    let Some(props) = entity.get("vcardArray").and_then(|v| v.get(1)).and_then(Value::as_array) else {
         return card;
     };
     for p in props {
         let Some(p) = p.as_array() else { continue };
-        let (Some(name), params, value) = (p.first().and_then(Value::as_str), p.get(1), p.get(3))
-        else {
+        let (Some(name), params, value) = (p.first().and_then(Value::as_str), p.get(1), p.get(3)) else {
             continue;
         };
         let text = value.and_then(jcard_text).filter(|s| !s.trim().is_empty());
@@ -322,10 +253,7 @@ fn vcard(entity: &Value) -> Card {
             "org" => card.org = card.org.take().or(text),
             "kind" => card.kind_org = text.is_some_and(|t| t.eq_ignore_ascii_case("org")),
             "adr" if card.country.is_none() => {
-                let cc = params
-                    .and_then(|p| p.get("cc"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                let cc = params.and_then(|p| p.get("cc")).and_then(Value::as_str).map(str::to_owned);
                 let from_value = value
                     .and_then(Value::as_array)
                     .and_then(|parts| parts.get(6))
@@ -375,60 +303,33 @@ mod tests {
         assert_eq!(r.record.registrant.org.as_deref(), Some("Example Org"));
         assert_eq!(r.record.registrant.country.as_deref(), Some("US"));
         assert_eq!(r.record.dnssec, Some(true));
-        assert!(
-            r.record.created_at.is_some()
-                && r.record.expires_at.is_some()
-                && r.record.updated_at.is_some()
-        );
+        assert!(r.record.created_at.is_some() && r.record.expires_at.is_some() && r.record.updated_at.is_some());
     }
 
     #[test]
     fn redemption_is_pending_delete() {
-        let body = DOMAIN.replace(
-            "\"client transfer prohibited\"",
-            "\"Redemption Period\", \"pending delete\"",
-        );
-        assert_eq!(
-            read_rdap(200, body.as_bytes()).class,
-            RdapClass::PendingDelete
-        );
+        let body = DOMAIN.replace("\"client transfer prohibited\"", "\"Redemption Period\", \"pending delete\"");
+        assert_eq!(read_rdap(200, body.as_bytes()).class, RdapClass::PendingDelete);
     }
 
     #[test]
     fn statuses_and_bodies_that_say_nothing() {
         assert_eq!(read_rdap(404, b"").class, RdapClass::NotFound);
-        assert_eq!(
-            read_rdap(404, br#"{"errorCode":404,"title":"Object not found"}"#).class,
-            RdapClass::NotFound
-        );
+        assert_eq!(read_rdap(404, br#"{"errorCode":404,"title":"Object not found"}"#).class, RdapClass::NotFound);
         let boot = br#"{"errorCode":404,"title":"domain test.fr not found in IANA boostrap file"}"#;
         assert_eq!(read_rdap(404, boot).class, RdapClass::Unknown);
         assert_eq!(read_rdap(429, b"").class, RdapClass::Unknown);
         assert_eq!(read_rdap(503, b"").class, RdapClass::Unknown);
         assert_eq!(read_rdap(400, b"").class, RdapClass::Unknown);
         assert_eq!(read_rdap(200, b"not json").class, RdapClass::Unknown);
+        assert_eq!(read_rdap(200, br#"{"errorCode":500,"title":"x"}"#).class, RdapClass::Unknown);
         assert_eq!(
-            read_rdap(200, br#"{"errorCode":500,"title":"x"}"#).class,
+            read_rdap(200, br#"{"objectClassName":"nameserver","ldhName":"ns1.example"}"#).class,
             RdapClass::Unknown
         );
-        assert_eq!(
-            read_rdap(
-                200,
-                br#"{"objectClassName":"nameserver","ldhName":"ns1.example"}"#
-            )
-            .class,
-            RdapClass::Unknown
-        );
-        assert_eq!(
-            read_rdap(200, br#"{"domainSearchResults":[]}"#).class,
-            RdapClass::Unknown
-        );
-        assert_eq!(
-            read_rdap(200, br#"{"rdapConformance":["rdap_level_0"],"notices":[]}"#).class,
-            RdapClass::Unknown
-        );
-        let broken =
-            br#"{"objectClassName":"domain","ldhName":"x.com","entities":[{"vcardArray":{}}]}"#;
+        assert_eq!(read_rdap(200, br#"{"domainSearchResults":[]}"#).class, RdapClass::Unknown);
+        assert_eq!(read_rdap(200, br#"{"rdapConformance":["rdap_level_0"],"notices":[]}"#).class, RdapClass::Unknown);
+        let broken = br#"{"objectClassName":"domain","ldhName":"x.com","entities":[{"vcardArray":{}}]}"#;
         assert_eq!(read_rdap(200, broken).class, RdapClass::Unknown);
     }
 }

@@ -105,19 +105,14 @@ pub fn validate_marker_data() -> Result<usize, MarkerDataError> {
 /// Otherwise the bytes are read as UTF-8 (a UTF-8 BOM is dropped) and, if they are not valid
 /// UTF-8, as windows-1252 — the superset of Latin-1 that most legacy registries actually send.
 pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
-    if let Some(enc) =
-        charset.and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes()))
-    {
+    if let Some(enc) = charset.and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes())) {
         let (text, _, _) = enc.decode(raw);
         return text.into_owned();
     }
     let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     match std::str::from_utf8(raw) {
         Ok(text) => text.to_owned(),
-        Err(_) => encoding_rs::WINDOWS_1252
-            .decode_without_bom_handling(raw)
-            .0
-            .into_owned(),
+        Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(raw).0.into_owned(),
     }
 }
 
@@ -128,12 +123,7 @@ pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
 ///   or not a known host, the family is chosen by `suffix`; failing both, generic markers apply);
 /// - `suffix`: the registry suffix without a leading dot (`"com"`, `"com.af"`, `"co.uk"`);
 /// - `charset`: a WHATWG encoding label when the server is known to answer in one, see [`decode`].
-pub fn read_whois(
-    raw: &[u8],
-    server: Option<&str>,
-    suffix: &str,
-    charset: Option<&str>,
-) -> WhoisReading {
+pub fn read_whois(raw: &[u8], server: Option<&str>, suffix: &str, charset: Option<&str>) -> WhoisReading {
     let text = decode(raw, charset);
     let lines = prepare_lines(&text);
     let data = match markers() {
@@ -153,14 +143,8 @@ pub fn read_whois(
     let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
     let record = read_fields(&lines, date_order);
     let (class, marker) = classify(data, &selected, &lines, &record);
-    let pending_delete =
-        class == WhoisClass::Registered && is_pending_delete(data, selected.family, &record);
-    WhoisReading {
-        class,
-        pending_delete,
-        marker,
-        record,
-    }
+    let pending_delete = class == WhoisClass::Registered && is_pending_delete(data, selected.family, &record);
+    WhoisReading { class, pending_delete, marker, record }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,28 +283,15 @@ fn markers() -> &'static Result<Markers, MarkerDataError> {
 }
 
 fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
-    let def: MarkerFileDef =
-        serde_json::from_str(json).map_err(|e| MarkerDataError::Json(e.to_string()))?;
+    let def: MarkerFileDef = serde_json::from_str(json).map_err(|e| MarkerDataError::Json(e.to_string()))?;
     if def.version != 1 {
-        return Err(MarkerDataError::Invalid(format!(
-            "unsupported version {}",
-            def.version
-        )));
+        return Err(MarkerDataError::Invalid(format!("unsupported version {}", def.version)));
     }
     let g = def.generic;
-    let generic = compile_lists(
-        "generic",
-        g.available,
-        g.unknown,
-        g.reserved,
-        g.rate_limited,
-        g.registered,
-        g.pending_delete,
-    )?;
+    let generic =
+        compile_lists("generic", g.available, g.unknown, g.reserved, g.rate_limited, g.registered, g.pending_delete)?;
     if generic.available.is_none() {
-        return Err(MarkerDataError::Invalid(
-            "generic.available is required".into(),
-        ));
+        return Err(MarkerDataError::Invalid("generic.available is required".into()));
     }
     let mut families = Vec::with_capacity(def.families.len());
     let mut by_host = HashMap::new();
@@ -329,21 +300,15 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
         let idx = families.len();
         let name_lc = name.to_ascii_lowercase();
         if name_lc != name || name.is_empty() || name.contains(char::is_whitespace) {
-            return Err(MarkerDataError::Invalid(format!(
-                "family key {name:?} must be a lower-case host name"
-            )));
+            return Err(MarkerDataError::Invalid(format!("family key {name:?} must be a lower-case host name")));
         }
         if f.about.trim().is_empty() {
-            return Err(MarkerDataError::Invalid(format!(
-                "family {name}: `about` must say who prints this text"
-            )));
+            return Err(MarkerDataError::Invalid(format!("family {name}: `about` must say who prints this text")));
         }
         for host in std::iter::once(&name).chain(f.hosts.iter()) {
             let host = host.to_ascii_lowercase();
             if by_host.insert(host.clone(), idx).is_some() {
-                return Err(MarkerDataError::Invalid(format!(
-                    "host {host} appears in two families"
-                )));
+                return Err(MarkerDataError::Invalid(format!("host {host} appears in two families")));
             }
         }
         let mut suffixes = Vec::with_capacity(f.suffixes.len());
@@ -351,31 +316,18 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
             let s = s.trim_start_matches('.').to_ascii_lowercase();
             let bare = s.strip_prefix("*.").unwrap_or(&s);
             if bare.is_empty() || bare.contains('*') {
-                return Err(MarkerDataError::Invalid(format!(
-                    "family {name}: empty suffix"
-                )));
+                return Err(MarkerDataError::Invalid(format!("family {name}: empty suffix")));
             }
             if by_suffix.insert(s.clone(), idx).is_some() {
-                return Err(MarkerDataError::Invalid(format!(
-                    "suffix {s} appears in two families"
-                )));
+                return Err(MarkerDataError::Invalid(format!("suffix {s} appears in two families")));
             }
             suffixes.push(s);
         }
         if f.exclusive && suffixes.is_empty() {
-            return Err(MarkerDataError::Invalid(format!(
-                "family {name}: `exclusive` needs `suffixes`"
-            )));
+            return Err(MarkerDataError::Invalid(format!("family {name}: `exclusive` needs `suffixes`")));
         }
-        let lists = compile_lists(
-            &name,
-            f.available,
-            f.unknown,
-            f.reserved,
-            f.rate_limited,
-            f.registered,
-            f.pending_delete,
-        )?;
+        let lists =
+            compile_lists(&name, f.available, f.unknown, f.reserved, f.rate_limited, f.registered, f.pending_delete)?;
         families.push(Family {
             name,
             suffixes,
@@ -385,12 +337,7 @@ fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
             lists,
         });
     }
-    Ok(Markers {
-        generic,
-        families,
-        by_host,
-        by_suffix,
-    })
+    Ok(Markers { generic, families, by_host, by_suffix })
 }
 
 fn compile_lists(
@@ -405,10 +352,7 @@ fn compile_lists(
     let compile_all = |what: &str, rules: Vec<String>| -> Result<Vec<Marker>, MarkerDataError> {
         rules
             .into_iter()
-            .map(|r| {
-                compile_marker(&r)
-                    .map_err(|e| MarkerDataError::Invalid(format!("{owner}.{what}: {e}")))
-            })
+            .map(|r| compile_marker(&r).map_err(|e| MarkerDataError::Invalid(format!("{owner}.{what}: {e}"))))
             .collect()
     };
     let available = match available {
@@ -416,11 +360,7 @@ fn compile_lists(
         None => None,
     };
     for p in &pending_delete {
-        if p.is_empty()
-            || !p
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        {
+        if p.is_empty() || !p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
             return Err(MarkerDataError::Invalid(format!(
                 "{owner}.pending_delete: {p:?} must be lower-case letters/digits (matched against status values with separators removed)"
             )));
@@ -448,30 +388,16 @@ fn compile_marker(rule: &str) -> Result<Marker, String> {
         return Err(format!("{rule:?}: empty or padded marker"));
     }
     if body.chars().any(char::is_uppercase) {
-        return Err(format!(
-            "{rule:?}: markers are matched against lower-cased text; write them in lower case"
-        ));
+        return Err(format!("{rule:?}: markers are matched against lower-cased text; write them in lower case"));
     }
     if body.contains("  ") {
-        return Err(format!(
-            "{rule:?}: runs of spaces are collapsed in the text; use one space"
-        ));
+        return Err(format!("{rule:?}: runs of spaces are collapsed in the text; use one space"));
     }
     let parts: Vec<String> = body.split('*').map(str::to_owned).collect();
-    if parts
-        .iter()
-        .skip(1)
-        .take(parts.len().saturating_sub(2))
-        .any(String::is_empty)
-    {
+    if parts.iter().skip(1).take(parts.len().saturating_sub(2)).any(String::is_empty) {
         return Err(format!("{rule:?}: `**` is not allowed"));
     }
-    Ok(Marker {
-        rule: rule.to_owned(),
-        anchor,
-        needs_value: body.ends_with([':', ']']),
-        parts,
-    })
+    Ok(Marker { rule: rule.to_owned(), anchor, needs_value: body.ends_with([':', ']']), parts })
 }
 
 impl Markers {
@@ -480,11 +406,7 @@ impl Markers {
         if let Some(idx) = host.as_deref().and_then(|h| self.by_host.get(h)) {
             let family = &self.families[*idx];
             let wrong_server = family.exclusive && !suffix.is_empty() && !family.covers(suffix);
-            return Selected {
-                family: Some(family),
-                by_host: true,
-                wrong_server,
-            };
+            return Selected { family: Some(family), by_host: true, wrong_server };
         }
         // Unknown (or no) host: the registry suffix names the family — an exact entry ("com.af"),
         // else a wildcard entry of a parent ("*.af" covers every second level under .af).
@@ -499,11 +421,7 @@ impl Markers {
             None
         });
         let family = by_suffix.map(|idx| &self.families[*idx]);
-        Selected {
-            family,
-            by_host: false,
-            wrong_server: false,
-        }
+        Selected { family, by_host: false, wrong_server: false }
     }
 }
 
@@ -511,9 +429,7 @@ impl Family {
     /// Is `suffix` one of this family's suffixes (exactly, or under a `*.parent` entry)?
     fn covers(&self, suffix: &str) -> bool {
         self.suffixes.iter().any(|s| match s.strip_prefix("*.") {
-            Some(parent) => {
-                suffix.len() > parent.len() + 1 && suffix.ends_with(&format!(".{parent}"))
-            }
+            Some(parent) => suffix.len() > parent.len() + 1 && suffix.ends_with(&format!(".{parent}")),
             None => s == suffix,
         })
     }
@@ -555,11 +471,7 @@ impl Marker {
 
 /// The matching marker on the latest line, with that line's index.
 fn last_hit<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<(&'m Marker, usize)> {
-    lines
-        .iter()
-        .enumerate()
-        .rev()
-        .find_map(|(i, l)| markers.iter().find(|m| line_matches(m, l)).map(|m| (m, i)))
+    lines.iter().enumerate().rev().find_map(|(i, l)| markers.iter().find(|m| line_matches(m, l)).map(|m| (m, i)))
 }
 
 /// Unanchored and `*` rules only read lines up to this many characters: a registry's verdict
@@ -569,17 +481,14 @@ fn last_hit<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<(&'m Marker
 const MAX_LOOSE_LINE: usize = 160;
 
 fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
-    markers
-        .iter()
-        .find(|m| lines.iter().any(|l| line_matches(m, l)))
+    markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l)))
 }
 
 fn line_matches(m: &Marker, l: &Line<'_>) -> bool {
     // An anchored rule reads a line as a statement of its own; the tail of a wrapped sentence
     // ("All rights\nreserved.") is not one.
     !(l.continuation && m.anchor != Anchor::Contains)
-        && !((m.anchor == Anchor::Contains || m.parts.len() > 1)
-            && l.norm.chars().count() > MAX_LOOSE_LINE)
+        && !((m.anchor == Anchor::Contains || m.parts.len() > 1) && l.norm.chars().count() > MAX_LOOSE_LINE)
         && m.matches(&l.norm)
 }
 
@@ -601,37 +510,22 @@ struct Line<'a> {
 }
 
 fn prepare_lines(text: &str) -> Vec<Line<'_>> {
-    let content = |raw: &str| {
-        raw.trim()
-            .trim_start_matches(['%', '#', ' ', '\t'])
-            .to_owned()
-    };
+    let content = |raw: &str| raw.trim().trim_start_matches(['%', '#', ' ', '\t']).to_owned();
     let mut prev: Option<String> = None;
     text.lines()
         .map(|raw| raw.trim_end_matches(['\r', '\u{feff}']))
         .filter(|raw| !is_client_artifact(raw.trim()))
         .map(|raw| {
             let trimmed = raw.trim_start();
-            let indent = raw[..raw.len() - trimmed.len()]
-                .chars()
-                .map(|c| if c == '\t' { 8 } else { 1 })
-                .sum();
+            let indent = raw[..raw.len() - trimmed.len()].chars().map(|c| if c == '\t' { 8 } else { 1 }).sum();
             let here = content(raw);
             // Lower-case "key: value" lines (RIPE style) are statements, not wrapped text.
             let key_like = here.find(':').is_some_and(|i| i < 40);
-            let continuation = prev
-                .as_deref()
-                .is_some_and(|p| p.ends_with(|c: char| c.is_alphanumeric() || c == ','))
+            let continuation = prev.as_deref().is_some_and(|p| p.ends_with(|c: char| c.is_alphanumeric() || c == ','))
                 && here.starts_with(|c: char| c.is_lowercase())
                 && !key_like;
             prev = Some(here).filter(|h| !h.is_empty());
-            Line {
-                raw,
-                indent,
-                norm: normalise(raw),
-                comment: trimmed.starts_with(['%', '#']),
-                continuation,
-            }
+            Line { raw, indent, norm: normalise(raw), comment: trimmed.starts_with(['%', '#']), continuation }
         })
         .collect()
 }
@@ -646,15 +540,11 @@ fn is_client_artifact(t: &str) -> bool {
         || inner.starts_with("Redirected to ")
         || (!inner.is_empty()
             && inner.contains('.')
-            && inner
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+            && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'))
 }
 
 fn normalise(raw: &str) -> String {
-    let t = raw.trim().trim_start_matches(|c: char| {
-        matches!(c, '%' | '#' | '>' | '*' | ';') || c.is_whitespace()
-    });
+    let t = raw.trim().trim_start_matches(|c: char| matches!(c, '%' | '#' | '>' | '*' | ';') || c.is_whitespace());
     let chars: Vec<char> = t.chars().collect();
     let mut out = String::with_capacity(t.len());
     let mut i = 0;
@@ -665,9 +555,7 @@ fn normalise(raw: &str) -> String {
             // "Domain Name.........: x" or "object:. . . . . .x".
             let mut j = i;
             let mut dots = 0;
-            while j < chars.len()
-                && (chars[j] == '.' || (chars[j] == ' ' && chars.get(j + 1) == Some(&'.')))
-            {
+            while j < chars.len() && (chars[j] == '.' || (chars[j] == ' ' && chars.get(j + 1) == Some(&'.'))) {
                 if chars[j] == '.' {
                     dots += 1;
                 }
@@ -755,21 +643,13 @@ fn classify(
         let name = sel.family.map_or("", |f| f.name.as_str());
         return match registered {
             Some(rule) => (WhoisClass::Registered, Some(rule)),
-            None => (
-                WhoisClass::Unknown,
-                Some(format!(
-                    "server {name} is not authoritative for this suffix"
-                )),
-            ),
+            None => (WhoisClass::Unknown, Some(format!("server {name} is not authoritative for this suffix"))),
         };
     }
 
     // Only the family's own "available" wording counts when the family is known.
-    let available_rules = sel
-        .family
-        .and_then(|f| f.lists.available.as_deref())
-        .or(data.generic.available.as_deref())
-        .unwrap_or(&[]);
+    let available_rules =
+        sel.family.and_then(|f| f.lists.available.as_deref()).or(data.generic.available.as_deref()).unwrap_or(&[]);
     let available = first_match(available_rules, lines).map(|m| m.rule.clone());
 
     let result = match (available, registered) {
@@ -779,13 +659,9 @@ fn classify(
         (None, None) => {
             let empty = lines.iter().all(|l| l.comment || l.norm.is_empty());
             match sel.family {
-                Some(f) if empty && f.empty_means_available => (
-                    WhoisClass::Available,
-                    Some(format!(
-                        "empty answer ({} answers not-found with nothing)",
-                        f.name
-                    )),
-                ),
+                Some(f) if empty && f.empty_means_available => {
+                    (WhoisClass::Available, Some(format!("empty answer ({} answers not-found with nothing)", f.name)))
+                }
                 _ if empty => (WhoisClass::Unknown, Some("empty answer".into())),
                 _ => (WhoisClass::Unknown, None),
             }
@@ -825,16 +701,9 @@ fn is_pending_delete(data: &Markers, family: Option<&Family>, record: &DomainRec
     let compact: Vec<String> = record
         .status
         .iter()
-        .map(|s| {
-            s.chars()
-                .filter(char::is_ascii_alphanumeric)
-                .collect::<String>()
-                .to_ascii_lowercase()
-        })
+        .map(|s| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase())
         .collect();
-    rules
-        .into_iter()
-        .any(|rule| compact.iter().any(|s| s.contains(rule.as_str())))
+    rules.into_iter().any(|rule| compact.iter().any(|s| s.contains(rule.as_str())))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1129,13 +998,7 @@ fn normalise_key(key: &str) -> String {
         .trim()
         .trim_end_matches(['.', ':', ' ', '#'])
         .chars()
-        .map(|c| {
-            if c == '_' || c == '-' || c == '\t' {
-                ' '
-            } else {
-                c
-            }
-        })
+        .map(|c| if c == '_' || c == '-' || c == '\t' { ' ' } else { c })
         .collect::<String>()
         .to_lowercase();
     while k.contains("  ") {
@@ -1167,42 +1030,21 @@ fn key_candidates(key: &str) -> Vec<String> {
 }
 
 fn field_for(key: &str) -> Option<Field> {
-    let find = |k: &str| {
-        KEY_FIELDS
-            .iter()
-            .find(|(name, _)| *name == k)
-            .map(|(_, f)| *f)
-    };
-    key_candidates(key)
-        .iter()
-        .find_map(|k| find(k))
-        .or_else(|| {
-            // Numbered keys: "Name Server 1", "ns1_hostname", "ns_name_01".
-            let bare = without_numbers(key);
-            (bare != key)
-                .then(|| find(&bare))
-                .flatten()
-                .filter(|f| matches!(f, Field::Nameserver))
-        })
+    let find = |k: &str| KEY_FIELDS.iter().find(|(name, _)| *name == k).map(|(_, f)| *f);
+    key_candidates(key).iter().find_map(|k| find(k)).or_else(|| {
+        // Numbered keys: "Name Server 1", "ns1_hostname", "ns_name_01".
+        let bare = without_numbers(key);
+        (bare != key).then(|| find(&bare)).flatten().filter(|f| matches!(f, Field::Nameserver))
+    })
 }
 
 fn block_for(key: &str) -> Option<Block> {
-    key_candidates(key).iter().find_map(|k| {
-        BLOCK_KEYS
-            .iter()
-            .find(|(name, _)| name == k)
-            .map(|(_, b)| *b)
-    })
+    key_candidates(key).iter().find_map(|k| BLOCK_KEYS.iter().find(|(name, _)| name == k).map(|(_, b)| *b))
 }
 
 /// The key with digit runs removed and spaces collapsed ("ns1 hostname" → "ns hostname").
 fn without_numbers(key: &str) -> String {
-    key.chars()
-        .filter(|c| !c.is_ascii_digit())
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    key.chars().filter(|c| !c.is_ascii_digit()).collect::<String>().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Keys that describe a contact (its name, address, ...): inside a contact block they belong to
@@ -1245,9 +1087,7 @@ fn is_contact_subkey(key: &str) -> bool {
         "organization id",
         "street address",
     ];
-    key_candidates(key)
-        .iter()
-        .any(|k| SUBKEYS.contains(&k.as_str()))
+    key_candidates(key).iter().any(|k| SUBKEYS.contains(&k.as_str()))
 }
 
 /// Finds a dot leader (three or more dots, possibly spaced) and returns its byte range.
@@ -1293,8 +1133,7 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
         let (k, v) = (&t[..colon], &t[colon + 1..]);
         let k = strip_dot_leader(k);
         // "Record created on 2000-08-29 10:22:50": the colon of a time, not of a key.
-        let time_colon = k.ends_with(|c: char| c.is_ascii_digit())
-            && v.starts_with(|c: char| c.is_ascii_digit());
+        let time_colon = k.ends_with(|c: char| c.is_ascii_digit()) && v.starts_with(|c: char| c.is_ascii_digit());
         if key_is_plausible(k) && !v.starts_with("//") && !time_colon {
             // rwhois "domain:Created:20090324" (class:attribute:value).
             if let Some((attr, value)) = rwhois_attribute(k, v) {
@@ -1316,10 +1155,8 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
     let lower = t.to_lowercase();
     if lower.len() == t.len() {
         for (name, field) in KEY_FIELDS {
-            if matches!(
-                field,
-                Field::Created(_) | Field::Updated(_) | Field::Expires(_)
-            ) && let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' '))
+            if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_))
+                && let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' '))
             {
                 // `get`: lower-casing may shift char boundaries in exotic scripts.
                 let value = t.get(t.len() - rest.len()..).unwrap_or_default().trim();
@@ -1339,10 +1176,7 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
     // "Domain-status       DOM_HELD": key, a tab or two spaces, value.
     let split = t.find('\t').or_else(|| t.find("  "))?;
     let (k, v) = (&t[..split], t[split..].trim());
-    if !v.is_empty()
-        && k.chars()
-            .all(|c| c.is_alphabetic() || c == ' ' || c == '-' || c == '_')
-        && key_is_plausible(k)
+    if !v.is_empty() && k.chars().all(|c| c.is_alphabetic() || c == ' ' || c == '-' || c == '_') && key_is_plausible(k)
     {
         return Some((normalise_key(k), v.to_owned()));
     }
@@ -1429,8 +1263,7 @@ struct OpenBlock {
 
 /// Lines made only of rule characters ("-----", "=====") carry nothing.
 fn is_decoration(t: &str) -> bool {
-    t.chars()
-        .all(|c| matches!(c, '-' | '=' | '_' | '*' | '+' | '~' | ' '))
+    t.chars().all(|c| matches!(c, '-' | '=' | '_' | '*' | '+' | '~' | ' '))
 }
 
 fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
@@ -1467,21 +1300,11 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
         let ignored = stack.iter().any(|b| b.kind == Block::OtherContact);
         if let Some((key, _)) = kv.as_ref().filter(|(_, v)| v.is_empty()) {
             // A nested or top-level block header.
-            let kind = if ignored {
-                Block::OtherContact
-            } else {
-                block_for(key).unwrap_or(Block::Plain)
-            };
+            let kind = if ignored { Block::OtherContact } else { block_for(key).unwrap_or(Block::Plain) };
             if let Some(top) = stack.last_mut() {
                 top.children += 1;
             }
-            stack.push(OpenBlock {
-                kind,
-                key: key.clone(),
-                indent: line.indent,
-                children: 0,
-                indented: false,
-            });
+            stack.push(OpenBlock { kind, key: key.clone(), indent: line.indent, children: 0, indented: false });
             continue;
         }
         if ignored {
@@ -1510,13 +1333,7 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
                         if kind == Block::Registrar && st.registrar_handle.is_none() {
                             st.registrar_handle = Some(value.clone());
                         }
-                        stack.push(OpenBlock {
-                            kind,
-                            key,
-                            indent: line.indent,
-                            children: 1,
-                            indented: false,
-                        });
+                        stack.push(OpenBlock { kind, key, indent: line.indent, children: 1, indented: false });
                     } else if let Some(f) = field_for(&key) {
                         apply(&mut st, f, &value, order);
                         // "nameservers: ns2.google.com.\n             ns1.google.com." (NASK):
@@ -1536,27 +1353,16 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
                     // "Nameservers", "Registrar" (.it, DK Hostmaster, .ai) without a colon open
                     // a block too.
                     let key = normalise_key(text);
-                    let header_like = text
-                        .chars()
-                        .all(|c| c.is_alphabetic() || matches!(c, ' ' | '(' | ')' | '-'));
+                    let header_like = text.chars().all(|c| c.is_alphabetic() || matches!(c, ' ' | '(' | ')' | '-'));
                     let kind = block_for(&key).filter(|k| {
                         header_like
                             && matches!(
                                 k,
-                                Block::Registrant
-                                    | Block::Registrar
-                                    | Block::Nameservers
-                                    | Block::OtherContact
+                                Block::Registrant | Block::Registrar | Block::Nameservers | Block::OtherContact
                             )
                     });
                     if let Some(kind) = kind {
-                        stack.push(OpenBlock {
-                            kind,
-                            key,
-                            indent: line.indent,
-                            children: 0,
-                            indented: false,
-                        });
+                        stack.push(OpenBlock { kind, key, indent: line.indent, children: 0, indented: false });
                     }
                 }
             },
@@ -1576,12 +1382,7 @@ fn is_nameserver_key(k: &str) -> bool {
 }
 
 /// May a line printed at the same indentation as the open block's key still belong to it?
-fn accepts_unindented(
-    top: &OpenBlock,
-    kv: Option<&(String, String)>,
-    text: &str,
-    prev_blank: bool,
-) -> bool {
+fn accepts_unindented(top: &OpenBlock, kv: Option<&(String, String)>, text: &str, prev_blank: bool) -> bool {
     if top.indented {
         return false;
     }
@@ -1592,9 +1393,7 @@ fn accepts_unindented(
         // "Registrant:\n----\nOrg: X\nName: Y" — contact details without indentation.
         Some((k, v)) => {
             let belongs = match top.kind {
-                Block::Registrant | Block::Registrar | Block::OtherContact | Block::Domain => {
-                    is_contact_subkey(k)
-                }
+                Block::Registrant | Block::Registrar | Block::OtherContact | Block::Domain => is_contact_subkey(k),
                 // ".tn": "DNS servers" / "Name....: ns4.ati.tn." / "IP n° 1 : ..." unindented.
                 Block::Nameservers => is_nameserver_key(k) || k.contains("ip"),
                 _ => false,
@@ -1623,20 +1422,11 @@ fn apply_child(
         (Block::Domain, None) if index == 0 => apply(st, Field::Domain, text, order),
         // "Domain:\nname: git.ee" (.ee)
         (Block::Domain, Some((k, v))) if k == "name" => apply(st, Field::Domain, &v, order),
-        (Block::Registrant, None) if index == 0 => {
-            apply(st, Field::RegistrantNameOrOrg, text, order)
-        }
+        (Block::Registrant, None) if index == 0 => apply(st, Field::RegistrantNameOrOrg, text, order),
         (Block::Registrant, Some((k, v))) => {
             let cands = key_candidates(&k);
             let has = |names: &[&str]| cands.iter().any(|c| names.contains(&c.as_str()));
-            if has(&[
-                "organization",
-                "organisation",
-                "org",
-                "company",
-                "company name",
-                "organization name",
-            ]) {
+            if has(&["organization", "organisation", "org", "company", "company name", "organization name"]) {
                 apply(st, Field::RegistrantOrg, &v, order);
             } else if has(&["name"]) {
                 apply(st, Field::RegistrantNameOrOrg, &v, order);
@@ -1655,20 +1445,14 @@ fn apply_child(
         }
         (Block::Registrar, None) if index == 0 => apply(st, Field::Registrar, text, order),
         (Block::Registrar, Some((k, v))) => match k.as_str() {
-            "name" | "organization" | "organisation" | "registrar name" | "organization name"
-            | "organisation name" => {
+            "name" | "organization" | "organisation" | "registrar name" | "organization name" | "organisation name" => {
                 apply(st, Field::Registrar, &v, order);
             }
             "whois" | "whois server" => apply(st, Field::RegistrarWhois, &v, order),
             _ if !is_contact_subkey(&k) => top_level(st, &k, &v),
             _ => {}
         },
-        (Block::Nameservers, None) => apply(
-            st,
-            Field::Nameserver,
-            text.trim_start_matches(['-', '*', ' ']),
-            order,
-        ),
+        (Block::Nameservers, None) => apply(st, Field::Nameserver, text.trim_start_matches(['-', '*', ' ']), order),
         (Block::Nameservers, Some((k, v))) => {
             if is_nameserver_key(&k) {
                 apply(st, Field::Nameserver, &v, order);
@@ -1695,23 +1479,13 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
     let r = &mut st.record;
     match field {
         Field::Domain | Field::DomainAce => {
-            let Some(d) = value
-                .split_whitespace()
-                .next()
-                .map(|t| t.trim_end_matches('.').to_lowercase())
-            else {
+            let Some(d) = value.split_whitespace().next().map(|t| t.trim_end_matches('.').to_lowercase()) else {
                 return;
             };
-            if !d.contains('.')
-                || !d
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '.' || c == '-')
-            {
+            if !d.contains('.') || !d.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-') {
                 return;
             }
-            if field == Field::DomainAce
-                || (r.domain.as_deref().is_some_and(|cur| !cur.is_ascii()) && d.is_ascii())
-            {
+            if field == Field::DomainAce || (r.domain.as_deref().is_some_and(|cur| !cur.is_ascii()) && d.is_ascii()) {
                 // The record is documented as an A-label: an ASCII form printed later wins.
                 if d.is_ascii() && st.domain_ace.is_none() {
                     st.domain_ace = Some(d);
@@ -1740,10 +1514,7 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
             if r.registrar_whois_server.is_none()
                 && let Some(tok) = value.split_whitespace().next()
             {
-                let host = tok
-                    .trim_start_matches("whois://")
-                    .trim_end_matches(['.', '/'])
-                    .to_ascii_lowercase();
+                let host = tok.trim_start_matches("whois://").trim_end_matches(['.', '/']).to_ascii_lowercase();
                 if is_host_name(&host) {
                     r.registrar_whois_server = Some(host);
                 }
@@ -1795,8 +1566,7 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
 fn is_handle(v: &str) -> bool {
     !v.is_empty()
         && !v.contains(char::is_whitespace)
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && v.contains(|c: char| c.is_ascii_digit() || c == '-')
 }
 
@@ -1842,11 +1612,7 @@ fn clean_status(s: &str) -> String {
 /// Drops a trailing URL: `clientTransferProhibited https://icann.org/epp#...` → the label.
 fn cut_url(s: &str) -> String {
     let s = s.trim();
-    let cut = ["(http", "http://", "https://"]
-        .iter()
-        .filter_map(|p| s.find(p))
-        .min()
-        .unwrap_or(s.len());
+    let cut = ["(http", "http://", "https://"].iter().filter_map(|p| s.find(p)).min().unwrap_or(s.len());
     s[..cut].trim().to_owned()
 }
 
@@ -1865,10 +1631,7 @@ fn strip_registrar_id(v: &str) -> String {
             && let Some(open) = v.rfind('(')
         {
             let inner = &v[open..];
-            if !inner.contains(char::is_whitespace)
-                && inner.contains(|c: char| c.is_ascii_digit())
-                && open > 0
-            {
+            if !inner.contains(char::is_whitespace) && inner.contains(|c: char| c.is_ascii_digit()) && open > 0 {
                 v = v[..open].trim_end();
             }
         }
@@ -1881,19 +1644,14 @@ fn strip_registrar_id(v: &str) -> String {
 
 fn is_placeholder(v: &str) -> bool {
     let l = v.trim().to_ascii_lowercase();
-    l.is_empty()
-        || matches!(
-            l.as_str(),
-            "-" | "n/a" | "na" | "none" | "not defined" | "not.defined" | "null"
-        )
+    l.is_empty() || matches!(l.as_str(), "-" | "n/a" | "na" | "none" | "not defined" | "not.defined" | "null")
 }
 
 fn is_host_name(s: &str) -> bool {
     s.len() >= 3
         && s.contains('.')
         && !s.starts_with(['.', '-'])
-        && s.chars()
-            .all(|c| c.is_alphanumeric() || c == '.' || c == '-' || c == '_')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-' || c == '_')
         && s.chars().any(char::is_alphabetic)
         && !looks_like_address(s)
 }
@@ -1906,13 +1664,9 @@ fn looks_like_address(s: &str) -> bool {
 /// `yes`/`no`, `Active`/`Inactive`, KISA's `서명` / `미서명`.
 fn parse_dnssec(v: &str) -> Option<bool> {
     let l = v.trim().to_lowercase();
-    let first = l
-        .split(|c: char| c.is_whitespace() || c == ',' || c == '(')
-        .next()
-        .unwrap_or_default();
+    let first = l.split(|c: char| c.is_whitespace() || c == ',' || c == '(').next().unwrap_or_default();
     match first {
-        "unsigned" | "unsigneddelegation" | "no" | "inactive" | "false" | "off" | "none"
-        | "미서명" => Some(false),
+        "unsigned" | "unsigneddelegation" | "no" | "inactive" | "false" | "off" | "none" | "미서명" => Some(false),
         "not" if l.starts_with("not signed") => Some(false),
         "signed" | "signeddelegation" | "yes" | "active" | "true" | "on" | "서명" => Some(true),
         _ => None,
@@ -1965,9 +1719,7 @@ fn tokenize(s: &str) -> Vec<Tok> {
 }
 
 fn month_from_word(w: &str) -> Option<Month> {
-    const NAMES: [&str; 12] = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
+    const NAMES: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
     if w.len() < 3 {
         return None;
     }
@@ -2013,9 +1765,7 @@ pub(crate) fn parse_date(s: &str, order: DateOrder) -> Option<OffsetDateTime> {
     for start in 0..toks.len() {
         if let Some((date, next)) = date_at(&toks, start, order) {
             let (time, offset) = time_at(&toks, next);
-            let dt = PrimitiveDateTime::new(date, time)
-                .assume_offset(offset)
-                .to_offset(UtcOffset::UTC);
+            let dt = PrimitiveDateTime::new(date, time).assume_offset(offset).to_offset(UtcOffset::UTC);
             return Some(dt);
         }
     }
@@ -2156,8 +1906,7 @@ fn time_at(t: &[Tok], mut i: usize) -> (Time, UtcOffset) {
         i += 1;
     }
     let mut time = Time::MIDNIGHT;
-    if let (Some((h, hl)), Some(Tok::Sep(':')), Some((m, 2))) =
-        (num(at(i)), at(i + 1), num(at(i + 2)))
+    if let (Some((h, hl)), Some(Tok::Sep(':')), Some((m, 2))) = (num(at(i)), at(i + 1), num(at(i + 2)))
         && hl <= 2
     {
         let mut s = 0;
@@ -2268,22 +2017,13 @@ mod tests {
         assert!(matches!(load_markers("{}"), Err(MarkerDataError::Json(_))));
         let dup = r#"{"version":1,"generic":{"available":["=x"]},"families":{
             "a.example":{"about":"a","suffixes":["x"]},"b.example":{"about":"b","suffixes":["x"]}}}"#;
-        assert!(matches!(
-            load_markers(dup),
-            Err(MarkerDataError::Invalid(_))
-        ));
+        assert!(matches!(load_markers(dup), Err(MarkerDataError::Invalid(_))));
     }
 
     #[test]
     fn normalising_lines() {
-        assert_eq!(
-            normalise("%% No entries found in the AFNIC Database."),
-            "no entries found in the afnic database"
-        );
-        assert_eq!(
-            normalise("Status:             AVAILABLE"),
-            "status: available"
-        );
+        assert_eq!(normalise("%% No entries found in the AFNIC Database."), "no entries found in the afnic database");
+        assert_eq!(normalise("Status:             AVAILABLE"), "status: available");
         assert_eq!(normalise("object:. . . . . . .x.dz"), "object: x.dz");
         assert_eq!(normalise("Domain Name      : x.kr"), "domain name: x.kr");
         assert_eq!(
@@ -2313,17 +2053,11 @@ mod tests {
         assert_eq!(r.record.domain.as_deref(), Some("google.com.af"));
         assert_eq!(r.record.registrar.as_deref(), Some("MarkMonitor Inc."));
         assert_eq!(r.record.status, vec!["clientTransferProhibited".to_owned()]);
-        assert_eq!(
-            r.record.nameservers,
-            vec!["ns1.google.com".to_owned(), "ns2.google.com".to_owned()]
-        );
+        assert_eq!(r.record.nameservers, vec!["ns1.google.com".to_owned(), "ns2.google.com".to_owned()]);
         assert_eq!(r.record.created_at, Some(datetime!(2009-02-02 0:00 UTC)));
         assert_eq!(r.record.expires_at, Some(datetime!(2025-02-02 0:00 UTC)));
         assert_eq!(r.record.dnssec, Some(false));
-        assert_eq!(
-            r.record.registrar_whois_server.as_deref(),
-            Some("whois.markmonitor.com")
-        );
+        assert_eq!(r.record.registrar_whois_server.as_deref(), Some("whois.markmonitor.com"));
     }
 
     #[test]
@@ -2339,73 +2073,34 @@ mod tests {
     #[test]
     fn throttled_answers_are_rate_limited() {
         for (text, server, suffix) in [
-            (
-                "WHOIS LIMIT EXCEEDED - SEE WWW.PIR.ORG/WHOIS FOR DETAILS\n",
-                Some("whois.pir.org"),
-                "org",
-            ),
-            (
-                "%% Too many requests...\n%% No entries found in the AFNIC Database.\n",
-                Some("whois.nic.fr"),
-                "fr",
-            ),
+            ("WHOIS LIMIT EXCEEDED - SEE WWW.PIR.ORG/WHOIS FOR DETAILS\n", Some("whois.pir.org"), "org"),
+            ("%% Too many requests...\n%% No entries found in the AFNIC Database.\n", Some("whois.nic.fr"), "fr"),
             ("request limit exceeded for 127.0.0.1\n", None, "pl"),
-            (
-                "The WHOIS query quota for 127.0.0.1 has been exceeded\n",
-                Some("whois.nic.uk"),
-                "uk",
-            ),
+            ("The WHOIS query quota for 127.0.0.1 has been exceeded\n", Some("whois.nic.uk"), "uk"),
         ] {
-            assert_eq!(
-                read(text, server, suffix).class,
-                WhoisClass::RateLimited,
-                "{text}"
-            );
+            assert_eq!(read(text, server, suffix).class, WhoisClass::RateLimited, "{text}");
         }
     }
 
     #[test]
     fn empty_answer_is_unknown() {
-        assert_eq!(
-            read("", Some("whois.verisign-grs.com"), "com").class,
-            WhoisClass::Unknown
-        );
-        assert_eq!(
-            read("\n% comment only\n", None, "zz").class,
-            WhoisClass::Unknown
-        );
+        assert_eq!(read("", Some("whois.verisign-grs.com"), "com").class, WhoisClass::Unknown);
+        assert_eq!(read("\n% comment only\n", None, "zz").class, WhoisClass::Unknown);
         assert_eq!(read("", None, "").class, WhoisClass::Unknown);
     }
 
     #[test]
     fn unrecognised_text_is_never_available() {
-        for text in [
-            "Service temporarily unavailable.",
-            "Invalid input",
-            "hello",
-            "Domain Name: x.com",
-        ] {
-            assert_ne!(
-                read(text, None, "com").class,
-                WhoisClass::Available,
-                "{text}"
-            );
+        for text in ["Service temporarily unavailable.", "Invalid input", "hello", "Domain Name: x.com"] {
+            assert_ne!(read(text, None, "com").class, WhoisClass::Available, "{text}");
         }
     }
 
     #[test]
     fn wrong_server_no_match_is_unknown() {
-        let r = read(
-            "No match for domain \"GOOGLE.COM.ET\".\n",
-            Some("whois.verisign-grs.com"),
-            "com.et",
-        );
+        let r = read("No match for domain \"GOOGLE.COM.ET\".\n", Some("whois.verisign-grs.com"), "com.et");
         assert_eq!(r.class, WhoisClass::Unknown);
-        let r = read(
-            "No match for domain \"NOPE.COM\".\n",
-            Some("whois.verisign-grs.com"),
-            "com",
-        );
+        let r = read("No match for domain \"NOPE.COM\".\n", Some("whois.verisign-grs.com"), "com");
         assert_eq!(r.class, WhoisClass::Available);
     }
 
@@ -2414,20 +2109,11 @@ mod tests {
         // "Nincs találat / No match" in ISO-8859-1 (0xE1 = á): not valid UTF-8.
         let raw = b"Nincs tal\xe1lat / No match\n";
         assert_eq!(decode(raw, None), "Nincs találat / No match\n");
-        assert_eq!(
-            decode(raw, Some("iso-8859-1")),
-            "Nincs találat / No match\n"
-        );
+        assert_eq!(decode(raw, Some("iso-8859-1")), "Nincs találat / No match\n");
         assert_eq!(decode("día".as_bytes(), None), "día");
-        assert_eq!(
-            read_whois(raw, Some("whois.nic.hu"), "hu", None).class,
-            WhoisClass::Available
-        );
+        assert_eq!(read_whois(raw, Some("whois.nic.hu"), "hu", None).class, WhoisClass::Available);
         // KOI8-R given by label.
-        assert_eq!(
-            decode(b"\xf0\xd2\xc9\xd7\xc5\xd4", Some("koi8-r")),
-            "Привет"
-        );
+        assert_eq!(decode(b"\xf0\xd2\xc9\xd7\xc5\xd4", Some("koi8-r")), "Привет");
     }
 
     #[test]
@@ -2453,14 +2139,8 @@ mod tests {
 
     #[test]
     fn reserved_answers() {
-        assert_eq!(
-            read("Reserved by Registry\n", Some("whois.nic.io"), "io").class,
-            WhoisClass::Reserved
-        );
-        assert_eq!(
-            read("Name is restricted from registration\n", None, "aero").class,
-            WhoisClass::Reserved
-        );
+        assert_eq!(read("Reserved by Registry\n", Some("whois.nic.io"), "io").class, WhoisClass::Reserved);
+        assert_eq!(read("Name is restricted from registration\n", None, "aero").class, WhoisClass::Reserved);
     }
 
     #[test]
@@ -2473,69 +2153,33 @@ mod tests {
         assert_eq!(r.class, WhoisClass::Registered);
         assert_eq!(r.record.domain.as_deref(), Some("google.co.uk"));
         assert_eq!(r.record.registrant.org.as_deref(), Some("Google Inc."));
-        assert_eq!(
-            r.record.nameservers,
-            vec!["ns1.google.com".to_owned(), "ns2.google.com".to_owned()]
-        );
+        assert_eq!(r.record.nameservers, vec!["ns1.google.com".to_owned(), "ns2.google.com".to_owned()]);
         assert_eq!(r.record.created_at, Some(datetime!(1999-02-14 0:00 UTC)));
         assert_eq!(r.record.expires_at, Some(datetime!(2026-02-14 0:00 UTC)));
-        assert_eq!(
-            r.record.status,
-            vec!["Registered until expiry date".to_owned()]
-        );
+        assert_eq!(r.record.status, vec!["Registered until expiry date".to_owned()]);
     }
 
     #[test]
     fn date_formats() {
         let d = |s: &str| parse_date(s, DateOrder::Dmy);
-        assert_eq!(
-            d("2019-01-01T10:00:00Z"),
-            Some(datetime!(2019-01-01 10:00 UTC))
-        );
-        assert_eq!(
-            d("2019-01-01T10:00:00.123Z"),
-            Some(datetime!(2019-01-01 10:00 UTC))
-        );
-        assert_eq!(
-            d("2019-01-01T10:00:00+02:00"),
-            Some(datetime!(2019-01-01 8:00 UTC))
-        );
-        assert_eq!(
-            d("2019-01-01T10:00:00-0700"),
-            Some(datetime!(2019-01-01 17:00 UTC))
-        );
-        assert_eq!(
-            d("2019-01-01 10:00:00"),
-            Some(datetime!(2019-01-01 10:00 UTC))
-        );
+        assert_eq!(d("2019-01-01T10:00:00Z"), Some(datetime!(2019-01-01 10:00 UTC)));
+        assert_eq!(d("2019-01-01T10:00:00.123Z"), Some(datetime!(2019-01-01 10:00 UTC)));
+        assert_eq!(d("2019-01-01T10:00:00+02:00"), Some(datetime!(2019-01-01 8:00 UTC)));
+        assert_eq!(d("2019-01-01T10:00:00-0700"), Some(datetime!(2019-01-01 17:00 UTC)));
+        assert_eq!(d("2019-01-01 10:00:00"), Some(datetime!(2019-01-01 10:00 UTC)));
         assert_eq!(d("2019-01-01"), Some(datetime!(2019-01-01 0:00 UTC)));
         assert_eq!(d("2019.01.02"), Some(datetime!(2019-01-02 0:00 UTC)));
         assert_eq!(d("2012. 05. 19."), Some(datetime!(2012-05-19 0:00 UTC)));
         assert_eq!(d("01-Jan-2019"), Some(datetime!(2019-01-01 0:00 UTC)));
-        assert_eq!(
-            d("14-feb-2009 10:00:00 UTC"),
-            Some(datetime!(2009-02-14 10:00 UTC))
-        );
+        assert_eq!(d("14-feb-2009 10:00:00 UTC"), Some(datetime!(2009-02-14 10:00 UTC)));
         assert_eq!(d("01/02/2019"), Some(datetime!(2019-02-01 0:00 UTC)));
-        assert_eq!(
-            parse_date("01/02/2019", DateOrder::Mdy),
-            Some(datetime!(2019-01-02 0:00 UTC))
-        );
+        assert_eq!(parse_date("01/02/2019", DateOrder::Mdy), Some(datetime!(2019-01-02 0:00 UTC)));
         assert_eq!(d("12/31/2019"), Some(datetime!(2019-12-31 0:00 UTC)));
-        assert_eq!(
-            d("31.12.2019 10:11:12"),
-            Some(datetime!(2019-12-31 10:11:12 UTC))
-        );
+        assert_eq!(d("31.12.2019 10:11:12"), Some(datetime!(2019-12-31 10:11:12 UTC)));
         assert_eq!(d("Tue Dec 12 2000"), Some(datetime!(2000-12-12 0:00 UTC)));
-        assert_eq!(
-            d("Wed Jan 22 22:06:14 GMT 2014"),
-            Some(datetime!(2014-01-22 0:00 UTC))
-        );
+        assert_eq!(d("Wed Jan 22 22:06:14 GMT 2014"), Some(datetime!(2014-01-22 0:00 UTC)));
         assert_eq!(d("September 9 2009"), Some(datetime!(2009-09-09 0:00 UTC)));
-        assert_eq!(
-            d("2017/06/01 01:05:09 (JST)"),
-            Some(datetime!(2017-05-31 16:05:09 UTC))
-        );
+        assert_eq!(d("2017/06/01 01:05:09 (JST)"), Some(datetime!(2017-05-31 16:05:09 UTC)));
         assert_eq!(d("20100101"), Some(datetime!(2010-01-01 0:00 UTC)));
         assert_eq!(d("2012-Aug-01"), Some(datetime!(2012-08-01 0:00 UTC)));
         assert_eq!(d("before Aug-1996"), None);

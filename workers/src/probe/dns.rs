@@ -57,11 +57,8 @@ impl DnsProbe {
     /// The name-server addresses to ask for `suffix`: the configured override (exact suffix, then
     /// `*`), else the zone's name-server host names resolved by the system resolver.
     pub async fn servers_for(&self, suffix: &str, nameservers: &[String]) -> Vec<SocketAddr> {
-        let overridden = self
-            .config
-            .nameserver_overrides
-            .get(suffix)
-            .or_else(|| self.config.nameserver_overrides.get("*"));
+        let overridden =
+            self.config.nameserver_overrides.get(suffix).or_else(|| self.config.nameserver_overrides.get("*"));
         if let Some(list) = overridden {
             return list.iter().filter_map(|a| a.parse().ok()).collect();
         }
@@ -71,9 +68,7 @@ impl DnsProbe {
         let Some(resolver) = &self.system else { return Vec::new() };
         let mut addrs = Vec::new();
         for host in nameservers.iter().take(3) {
-            if let Ok(Ok(ips)) =
-                tokio::time::timeout(self.timeout(), resolver.lookup_ip(host.as_str())).await
-            {
+            if let Ok(Ok(ips)) = tokio::time::timeout(self.timeout(), resolver.lookup_ip(host.as_str())).await {
                 addrs.extend(ips.iter().filter(|ip| ip.is_ipv4()).take(1).map(|ip| SocketAddr::new(ip, 53)));
             }
         }

@@ -92,7 +92,9 @@ impl RdapProbe {
                 let next = url.join(location).map_err(|e| upstream(format!("bad redirect: {e}")))?;
                 let next_host = next.host_str().unwrap_or_default().to_ascii_lowercase();
                 if !allowed_hosts.contains(&next_host) {
-                    return Err(upstream(format!("redirect to {next_host}, which is not an RDAP server of the bootstrap")));
+                    return Err(upstream(format!(
+                        "redirect to {next_host}, which is not an RDAP server of the bootstrap"
+                    )));
                 }
                 url = next;
                 continue;
