@@ -92,6 +92,10 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     let front_id = format!("front-{}", uuid::Uuid::now_v7().simple());
     let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
     let rate = crate::policy::RateWindows::fleet(nats.clone(), &js, &names.rate_bucket).await?;
+    let demo_bucket = js
+        .get_key_value(&names.demo_bucket)
+        .await
+        .map_err(|e| anyhow::anyhow!("demo bucket {}: {e}", names.demo_bucket))?;
     let state = AppState::new(Parts {
         engine,
         bus,
@@ -103,6 +107,8 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         clock,
         tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
         rate,
+        demo_bucket: Some((demo_bucket, nats.clone())),
+        demo_secret: store.shared_secret("demo_cookie").await?,
     });
     Ok(FleetFront { state, forwarder, store, nats })
 }

@@ -151,6 +151,8 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
         clock,
         tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
         rate: policy::RateWindows::local(),
+        demo_bucket: None,
+        demo_secret: store.shared_secret("demo_cookie").await?,
     });
     Ok(Standalone { state, ledger, store })
 }

@@ -86,7 +86,7 @@ pub struct DemoConfig {
     /// Checks per client IP per day, whatever the cookies.
     pub checks_per_ip_per_day: u32,
     /// Secret signing the session cookie (any string; long and random). Unset: a random secret
-    /// per process, so demo sessions do not survive a restart.
+    /// generated once and kept in the database, shared by every front.
     pub cookie_secret: Option<String>,
 }
 
@@ -190,6 +190,8 @@ pub const DEMO_COOKIE: &str = "dsa_demo";
 /// Demo-mode state: session and per-IP counters (one day), and the cookie signing key.
 pub struct Demo {
     config: DemoConfig,
+    /// The fleet's demo bucket: counters shared by every front (none in standalone mode).
+    fleet: Option<(async_nats::jetstream::kv::Store, async_nats::Client)>,
     trust_forwarded_for: bool,
     secret: Vec<u8>,
     sessions: Cache<String, u32>,
@@ -216,14 +218,16 @@ pub struct DemoTicket {
 }
 
 impl Demo {
-    /// Demo state with the given settings.
-    pub fn new(config: DemoConfig, trust_forwarded_for: bool) -> Self {
+    /// Demo state with the given settings; `stored_secret` signs cookies when the configuration
+    /// names no `cookie_secret` (see [`crate::store::Store::shared_secret`]).
+    pub fn new(config: DemoConfig, trust_forwarded_for: bool, stored_secret: &str) -> Self {
         let secret = match &config.cookie_secret {
             Some(s) => s.as_bytes().to_vec(),
-            None => uuid::Uuid::new_v4().as_bytes().iter().chain(uuid::Uuid::new_v4().as_bytes()).copied().collect(),
+            None => stored_secret.as_bytes().to_vec(),
         };
         let day = Duration::from_secs(86_400);
         Self {
+            fleet: None,
             trust_forwarded_for,
             secret,
             sessions: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
@@ -231,6 +235,14 @@ impl Demo {
             lock: Mutex::new(()),
             config,
         }
+    }
+
+    /// Keeps the session and per-IP counters in the fleet's demo bucket (`dsa_demo`, one day
+    /// lifetime), so N fronts together still allow 2 checks per session and the per-IP cap.
+    #[must_use]
+    pub fn with_fleet(mut self, bucket: async_nats::jetstream::kv::Store, client: async_nats::Client) -> Self {
+        self.fleet = Some((bucket, client));
+        self
     }
 
     /// Whether demo mode is on.
@@ -271,7 +283,12 @@ impl Demo {
     ///
     /// # Errors
     /// [`ApiError::TooManyRequests`] when the session's or the IP's demo checks are used up.
-    pub fn admit(&self, headers: &HeaderMap, addr: &ClientAddr) -> Result<DemoTicket, ApiError> {
+    pub async fn admit(
+        &self,
+        headers: &HeaderMap,
+        addr: &ClientAddr,
+        now: OffsetDateTime,
+    ) -> Result<DemoTicket, ApiError> {
         let existing = headers
             .get_all(axum::http::header::COOKIE)
             .iter()
@@ -291,6 +308,53 @@ impl Demo {
             ),
             retry_after_secs: None,
         };
+        let day = now.unix_timestamp().div_euclid(86_400);
+        if let Some((store, client)) = &self.fleet
+            && client.connection_state() == async_nats::connection::State::Connected
+        {
+            let session_key = format!("s.{session}");
+            let ip_key = ip.map(|ip| format!("ip.{}.{day}", ip.to_string().replace([':', '.'], "_")));
+            if let Some(ip_key) = &ip_key {
+                match kv_add(store, ip_key, 1, Some(self.config.checks_per_ip_per_day)).await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => return Err(limit_hit()),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "demo bucket unavailable; counting in this front");
+                        return self.admit_local(session, new_session, ip, limit_hit);
+                    }
+                }
+            }
+            return match kv_add(store, &session_key, 1, Some(self.config.checks_per_session)).await {
+                Ok(Some(used)) => Ok(DemoTicket {
+                    remaining: self.config.checks_per_session.saturating_sub(used),
+                    session,
+                    new_session,
+                    ip,
+                }),
+                other => {
+                    if let Some(ip_key) = &ip_key {
+                        let _ = kv_add(store, ip_key, -1, None).await;
+                    }
+                    match other {
+                        Ok(_) => Err(limit_hit()),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "demo bucket unavailable; counting in this front");
+                            self.admit_local(session, new_session, ip, limit_hit)
+                        }
+                    }
+                }
+            };
+        }
+        self.admit_local(session, new_session, ip, limit_hit)
+    }
+
+    fn admit_local(
+        &self,
+        session: String,
+        new_session: bool,
+        ip: Option<IpAddr>,
+        limit_hit: impl Fn() -> ApiError,
+    ) -> Result<DemoTicket, ApiError> {
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let used = self.sessions.get(&session).unwrap_or(0);
         if used >= self.config.checks_per_session {
@@ -308,7 +372,17 @@ impl Demo {
     }
 
     /// Gives a demo check back (no definitive answer was returned).
-    pub fn release(&self, ticket: &DemoTicket) {
+    pub async fn release(&self, ticket: &DemoTicket, now: OffsetDateTime) {
+        if let Some((store, client)) = &self.fleet
+            && client.connection_state() == async_nats::connection::State::Connected
+        {
+            let day = now.unix_timestamp().div_euclid(86_400);
+            let _ = kv_add(store, &format!("s.{}", ticket.session), -1, None).await;
+            if let Some(ip) = ticket.ip {
+                let _ = kv_add(store, &format!("ip.{}.{day}", ip.to_string().replace([':', '.'], "_")), -1, None).await;
+            }
+            return;
+        }
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(n) = self.sessions.get(&ticket.session) {
             self.sessions.insert(ticket.session.clone(), n.saturating_sub(1));
@@ -319,6 +393,45 @@ impl Demo {
             self.ips.insert(ip, n.saturating_sub(1));
         }
     }
+}
+
+/// Adds `delta` to the counter at `key` with compare-and-set, unless that would pass `cap`.
+/// Returns the new value, or `None` when the cap was reached. Each KV call waits at most 250 ms.
+async fn kv_add(
+    store: &async_nats::jetstream::kv::Store,
+    key: &str,
+    delta: i64,
+    cap: Option<u32>,
+) -> Result<Option<u32>, String> {
+    let wait = std::time::Duration::from_millis(KV_WAIT_MS);
+    for _ in 0..32 {
+        let entry = tokio::time::timeout(wait, store.entry(key.to_owned()))
+            .await
+            .map_err(|_| "timed out".to_owned())?
+            .map_err(|e| e.to_string())?;
+        let (count, revision) = match &entry {
+            Some(e) => {
+                (std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<i64>().ok()).unwrap_or(0), Some(e.revision))
+            }
+            None => (0, None),
+        };
+        let next = (count + delta).max(0);
+        if let Some(cap) = cap
+            && next > i64::from(cap)
+        {
+            return Ok(None);
+        }
+        let value = bytes::Bytes::from(next.to_string());
+        let stored = match revision {
+            Some(rev) => tokio::time::timeout(wait, store.update(key, value, rev)).await.map(|r| r.is_ok()),
+            None => tokio::time::timeout(wait, store.create(key, value)).await.map(|r| r.is_ok()),
+        }
+        .map_err(|_| "timed out".to_owned())?;
+        if stored {
+            return Ok(Some(u32::try_from(next).unwrap_or(u32::MAX)));
+        }
+    }
+    Err("contended".into())
 }
 
 fn unreachable_hmac() -> Hmac<Sha256> {
@@ -498,7 +611,7 @@ mod tests {
 
     #[test]
     fn demo_cookie_is_signed() {
-        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, false);
+        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, false, "unused");
         let cookie = demo.cookie("abc", false);
         let value = cookie.split(';').next().and_then(|kv| kv.strip_prefix("dsa_demo=")).expect("value");
         assert_eq!(demo.verify(value).as_deref(), Some("abc"));

@@ -78,6 +78,10 @@ pub struct Parts {
     pub tls: bool,
     /// Where per-minute windows are counted.
     pub rate: RateWindows,
+    /// The fleet's demo bucket and client (none in standalone mode).
+    pub demo_bucket: Option<(async_nats::jetstream::kv::Store, async_nats::Client)>,
+    /// The demo-cookie signing secret kept in the database (used when none is configured).
+    pub demo_secret: String,
 }
 
 impl AppState {
@@ -96,7 +100,14 @@ impl AppState {
                 keys,
                 check_deadline,
                 windows: parts.rate,
-                demo: Demo::new(parts.policy.demo.clone(), parts.policy.trust_forwarded_for),
+                demo: {
+                    let demo =
+                        Demo::new(parts.policy.demo.clone(), parts.policy.trust_forwarded_for, &parts.demo_secret);
+                    match parts.demo_bucket {
+                        Some((bucket, client)) => demo.with_fleet(bucket, client),
+                        None => demo,
+                    }
+                },
                 policy: parts.policy,
                 clock: parts.clock,
                 tls: parts.tls,

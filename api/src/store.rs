@@ -77,6 +77,9 @@ pub trait Store: Send + Sync + 'static {
     /// Applies ledger events in one transaction; an event id seen before is skipped. Returns how
     /// many were new.
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
+    /// The shared secret called `name`, created (random, 256 bits, hex) on first use; every
+    /// process on this database gets the same value.
+    fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>>;
     /// Credits of a key in a period charged by one front instance and already settled.
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// Number of ledger entries of a key in a period (tests, `dsa usage`).
@@ -254,6 +257,22 @@ impl Store for SqliteStore {
             }
             tx.commit().await?;
             Ok(applied)
+        })
+    }
+
+    fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>> {
+        let name = name.to_owned();
+        Box::pin(async move {
+            let candidate = hex::encode(rand::random::<[u8; 32]>());
+            sqlx::query("INSERT INTO shared_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
+                .bind(&name)
+                .bind(candidate)
+                .execute(&self.pool)
+                .await?;
+            Ok(sqlx::query_scalar("SELECT value FROM shared_secrets WHERE name = ?")
+                .bind(&name)
+                .fetch_one(&self.pool)
+                .await?)
         })
     }
 

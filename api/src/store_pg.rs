@@ -273,6 +273,22 @@ impl Store for PgStore {
         })
     }
 
+    fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>> {
+        let name = name.to_owned();
+        Box::pin(async move {
+            let candidate = hex::encode(rand::random::<[u8; 32]>());
+            sqlx::query("INSERT INTO shared_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+                .bind(&name)
+                .bind(candidate)
+                .execute(&self.pool)
+                .await?;
+            Ok(sqlx::query_scalar("SELECT value FROM shared_secrets WHERE name = $1")
+                .bind(&name)
+                .fetch_one(&self.pool)
+                .await?)
+        })
+    }
+
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {

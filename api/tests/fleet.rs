@@ -173,3 +173,35 @@ async fn per_minute_limit_holds_across_two_fronts() {
     ledger.stop().await;
     db.drop_now().await;
 }
+
+#[tokio::test]
+async fn demo_counters_are_shared_by_the_fronts() {
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, "demo");
+    settings.policy.demo.checks_per_ip_per_day = 3;
+    let a = Front::start(&settings).await;
+    let b = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let http = reqwest::Client::new();
+    let first = http.get(a.url("/v1/domains/check?domain=example.com")).send().await.expect("get");
+    assert_eq!(first.status().as_u16(), 200);
+    let cookie = first.headers()["set-cookie"].to_str().expect("ascii").split(';').next().expect("pair").to_owned();
+    // The same session on the other front: its second and last demo check.
+    let second =
+        http.get(b.url("/v1/domains/check?domain=google.net")).header("Cookie", &cookie).send().await.expect("get");
+    assert_eq!(second.status().as_u16(), 200);
+    let third =
+        http.get(a.url("/v1/domains/check?domain=example.com")).header("Cookie", &cookie).send().await.expect("get");
+    assert_eq!(third.status().as_u16(), 429, "2 checks per session across fronts");
+    // Cookies cleared: the per-IP cap (3 a day here) is shared too.
+    let fresh = http.get(b.url("/v1/domains/check?domain=example.com")).send().await.expect("get");
+    assert_eq!(fresh.status().as_u16(), 200, "third check from this IP");
+    let capped = http.get(a.url("/v1/domains/check?domain=example.com")).send().await.expect("get");
+    assert_eq!(capped.status().as_u16(), 429, "per-IP cap across fronts");
+    a.stop().await;
+    b.stop().await;
+    worker.stop().await;
+    db.drop_now().await;
+}

@@ -260,6 +260,9 @@ impl Store for FaultyStore {
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         self.inner.settled_by_front(key_id, period, front)
     }
+    fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>> {
+        self.inner.shared_secret(name)
+    }
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         self.inner.ledger_count(key_id, period)
     }

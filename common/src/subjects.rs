@@ -21,6 +21,8 @@ pub const LEDGER_CONSUMER: &str = "dsa-ledger";
 
 /// KV bucket holding fleet-wide rate-limit windows (upstream budgets, per-key minute windows).
 pub const RATE_BUCKET: &str = "dsa_rate";
+/// KV bucket holding demo-mode counters (per session, per client IP and day).
+pub const DEMO_BUCKET: &str = "dsa_demo";
 
 /// Header carrying the inbox a worker must reply to (JetStream has no request-reply of its own).
 pub const REPLY_HEADER: &str = "Dsa-Reply-To";
@@ -47,6 +49,8 @@ pub struct Names {
     pub ledger_consumer: String,
     /// Rate-limit KV bucket.
     pub rate_bucket: String,
+    /// Demo-mode KV bucket.
+    pub demo_bucket: String,
 }
 
 impl Names {
@@ -58,6 +62,8 @@ impl Names {
         let stream = |base: &str| if p.is_empty() { base.to_owned() } else { format!("{upper}_{base}") };
         let subject = |base: &str| if p.is_empty() { base.to_owned() } else { format!("{lower}.{base}") };
         let consumer = |base: &str| if p.is_empty() { base.to_owned() } else { format!("{lower}-{base}") };
+        let bucket =
+            |base: &str| if p.is_empty() { base.to_owned() } else { format!("{lower}_{base}").replace('-', "_") };
         Self {
             jobs_stream: stream(JOBS_STREAM),
             jobs_subjects: subject(JOBS_SUBJECTS),
@@ -67,11 +73,8 @@ impl Names {
             ledger_subjects: subject(LEDGER_SUBJECTS),
             ledger_charge: subject(LEDGER_CHARGE),
             ledger_consumer: consumer(LEDGER_CONSUMER),
-            rate_bucket: if p.is_empty() {
-                RATE_BUCKET.to_owned()
-            } else {
-                format!("{lower}_{RATE_BUCKET}").replace('-', "_")
-            },
+            rate_bucket: bucket(RATE_BUCKET),
+            demo_bucket: bucket(DEMO_BUCKET),
         }
     }
 }
@@ -91,5 +94,6 @@ mod tests {
         assert_eq!(t.jobs_subjects, "t-42.dsa.jobs.>");
         assert_eq!(t.workers_consumer, "t-42-dsa-workers");
         assert_eq!(t.rate_bucket, "t_42_dsa_rate");
+        assert_eq!(t.demo_bucket, "t_42_dsa_demo");
     }
 }

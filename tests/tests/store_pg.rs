@@ -297,6 +297,16 @@ async fn settled_by_front_sums_one_fronts_entries() {
 }
 
 #[tokio::test]
+async fn shared_secrets_are_created_once_and_shared() {
+    let db = TestDb::new().await;
+    let first = db.store.shared_secret("demo_cookie").await.expect("secret");
+    assert_eq!(first.len(), 64, "256 bits, hex");
+    let (a, b) = tokio::join!(db.store.shared_secret("demo_cookie"), db.store.shared_secret("demo_cookie"));
+    assert_eq!((a.expect("a"), b.expect("b")), (first.clone(), first.clone()));
+    assert_ne!(db.store.shared_secret("other").await.expect("other"), first);
+}
+
+#[tokio::test]
 async fn operator_lookups_updates_and_usage_by_endpoint() {
     let db = TestDb::new().await;
     let s = &db.store;

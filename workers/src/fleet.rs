@@ -123,16 +123,18 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
         )
         .await
         .map_err(js_err)?;
-    if js.get_key_value(&names.rate_bucket).await.is_err() {
-        js.create_key_value(kv::Config {
-            bucket: names.rate_bucket.clone(),
-            history: 1,
-            max_age: Duration::from_secs(300),
-            storage: stream::StorageType::File,
-            ..Default::default()
-        })
-        .await
-        .map_err(js_err)?;
+    for (bucket, max_age) in [(&names.rate_bucket, 300), (&names.demo_bucket, 86_400)] {
+        if js.get_key_value(bucket).await.is_err() {
+            js.create_key_value(kv::Config {
+                bucket: bucket.clone(),
+                history: 1,
+                max_age: Duration::from_secs(max_age),
+                storage: stream::StorageType::File,
+                ..Default::default()
+            })
+            .await
+            .map_err(js_err)?;
+        }
     }
     Ok(())
 }

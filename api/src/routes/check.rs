@@ -162,11 +162,11 @@ async fn demo_check(
     let input = params.require("domain")?;
     let domain = state.engine().parse(input)?;
     state.engine().entry(&domain).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let ticket = state.demo().admit(headers, addr)?;
+    let ticket = state.demo().admit(headers, addr, state.now()).await?;
     let verdict = match verdict_for(state, &domain).await {
         Ok(v) => v,
         Err(e) => {
-            state.demo().release(&ticket);
+            state.demo().release(&ticket, state.now()).await;
             return Err(e);
         }
     };
