@@ -46,6 +46,18 @@ pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
     Ok(client)
 }
 
+/// Connects to NATS and declares the streams, consumers and buckets every role relies on.
+///
+/// # Errors
+/// When NATS cannot be reached or refuses a definition.
+async fn join(settings: &Settings) -> anyhow::Result<(Names, async_nats::Client, async_nats::jetstream::Context)> {
+    let names = Names::with_prefix(&settings.fleet.prefix);
+    let nats = connect_nats(&settings.fleet.nats_url).await?;
+    let js = async_nats::jetstream::new(nats.clone());
+    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    Ok((names, nats, js))
+}
+
 /// Connects and migrates the fleet's Postgres.
 ///
 /// # Errors
@@ -79,10 +91,7 @@ pub struct FleetFront {
 /// # Errors
 /// NATS, Postgres, catalogue or configuration errors, naming the setting.
 pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFront> {
-    let names = Names::with_prefix(&settings.fleet.prefix);
-    let nats = connect_nats(&settings.fleet.nats_url).await?;
-    let js = async_nats::jetstream::new(nats.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    let (names, nats, js) = join(settings).await?;
     let store = connect_pg(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
@@ -122,10 +131,7 @@ pub async fn worker(
     stats: Arc<workers::fleet::PoolStats>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let names = Names::with_prefix(&settings.fleet.prefix);
-    let nats = connect_nats(&settings.fleet.nats_url).await?;
-    let js = async_nats::jetstream::new(nats.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    let (names, nats, js) = join(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     if settings.fleet.fleet_rate_limits {
         engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
@@ -152,10 +158,7 @@ pub async fn ledger(
     stats: Arc<crate::ledger::ConsumerStats>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let names = Names::with_prefix(&settings.fleet.prefix);
-    let nats = connect_nats(&settings.fleet.nats_url).await?;
-    let js = async_nats::jetstream::new(nats.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    let (names, _nats, js) = join(settings).await?;
     let store = connect_pg(settings).await?;
     crate::ledger::consume(js, names, store, stats, shutdown).await
 }
