@@ -73,16 +73,19 @@ impl From<common::domain::DomainError> for ApiError {
     }
 }
 
-/// The spec's error body (§7), fields in the spec's order.
-#[derive(serde::Serialize)]
-struct ErrorBody<'a> {
-    success: bool,
-    error: &'a str,
+/// The spec's error body (§7), fields in the spec's order: `{"success":false,"error":"…"}`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"success": false, "error": "Invalid or disabled client key."}))]
+pub struct ErrorBody {
+    /// Always false.
+    pub success: bool,
+    /// Human-readable reason: what to fix (4xx) or what to retry (429, 5xx).
+    pub error: String,
 }
 
 /// Builds the spec's error body for a status and text (also used by fallbacks and panics).
 pub fn error_response(status: StatusCode, message: &str) -> Response {
-    (status, Json(ErrorBody { success: false, error: message })).into_response()
+    (status, Json(ErrorBody { success: false, error: message.to_owned() })).into_response()
 }
 
 impl IntoResponse for ApiError {

@@ -23,6 +23,7 @@ pub mod error;
 pub mod fleet;
 pub mod keys;
 pub mod ledger;
+pub mod openapi;
 pub mod origin;
 pub mod policy;
 pub mod pricing;
@@ -69,8 +70,15 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .allow_headers([header::CONTENT_TYPE])
         .expose_headers([header::RETRY_AFTER, request_id.clone()])
         .max_age(std::time::Duration::from_secs(600));
-    let mut router = Router::new()
+    // Metered endpoints: the keyed prelude (key → origin → per-minute limit → rate headers).
+    let metered = Router::new()
         .route("/v1/domains/check", get(routes::check::check).fallback(method_not_allowed))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::key_or_demo));
+    let docs: Router<AppState> =
+        utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
+    let mut router = Router::new()
+        .merge(metered)
+        .merge(docs)
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::health::metrics))

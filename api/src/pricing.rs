@@ -385,7 +385,7 @@ fn check_amount(what: &str, amount: f64) -> Result<f64, String> {
 }
 
 /// Whether displayed prices include a commission (spec §2.2 `pricing_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PricingMode {
     /// `"base"`: `display_register` equals `base_register`, commission 0.0.
@@ -396,7 +396,7 @@ pub enum PricingMode {
 
 /// The `pricing` object of an availability result (spec §2.2), field names as in the spec.
 /// Amounts are major units of `currency`, rounded to its minor unit (ISO 4217).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Pricing {
     /// ISO 4217 code.
     pub currency: String,

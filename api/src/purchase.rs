@@ -173,7 +173,7 @@ pub fn checkout_url(base: &CheckoutUrl, domain: &str, sld: &str, tld: &str) -> S
 }
 
 /// Where `purchase.url` came from (spec §2.2 `purchase.source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PurchaseSource {
     /// `"client_url"`: the request's `redirect_url`.
@@ -186,7 +186,7 @@ pub enum PurchaseSource {
 }
 
 /// The `purchase` object of an availability result (spec §2.2), field names as in the spec.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Purchase {
     /// Always true when the object is present.
     pub show_button: bool,

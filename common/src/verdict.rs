@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 ///
 /// Only [`Status::Available`] is reported as `available: true`; [`Status::Unknown`] is never
 /// reported as taken or available (the front answers 502 for it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The registry said the name is not registered and not blocked.
@@ -47,7 +47,7 @@ impl Status {
 }
 
 /// How the verdict was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// The TLD's authoritative name servers (a delegation exists).

@@ -6,17 +6,20 @@
 //! 502, credits released) → pricing and purchase → commit the charge.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use common::domain::DomainName;
 use common::verdict::{Method, Status, Verdict};
 use serde::Serialize;
 use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
 
-use super::Params;
-use crate::error::ApiError;
-use crate::policy::{ClientAddr, RateState};
+use super::keyed::Keyed;
+use super::{ApiQuery, Flag, flag, optional, required};
+use crate::error::{ApiError, ErrorBody};
+use crate::keys::KeyRecord;
+use crate::policy::ClientAddr;
 use crate::pricing::{CommissionPercent, Pricing, quote};
 use crate::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
 use crate::state::AppState;
@@ -24,8 +27,9 @@ use crate::state::AppState;
 /// Credits per availability check (spec §8).
 pub const CHECK_COST: i64 = 1;
 
-/// Our additions to the spec's check result, kept in one nested object (`verdict`).
-#[derive(Debug, Serialize)]
+/// Our additions to the spec's check result, kept in one nested object (`verdict`); not part of
+/// the spec's §2.2 fields.
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VerdictInfo {
     /// available, taken, pending_delete, reserved, restricted.
     pub status: Status,
@@ -37,6 +41,7 @@ pub struct VerdictInfo {
     pub cached: bool,
     /// When the evidence was obtained (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
     pub checked_at: OffsetDateTime,
     /// The registry suffix with its leading dot (`.com.af`).
     pub tld: String,
@@ -45,7 +50,7 @@ pub struct VerdictInfo {
 }
 
 /// The check response (spec §2.2 plus `credits_*` per §8 and our `verdict` object).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CheckResponse {
     /// Always true here.
     pub success: bool,
@@ -54,6 +59,7 @@ pub struct CheckResponse {
     /// True only when the registry said the name can be registered.
     pub available: bool,
     /// `Available` or `Taken`.
+    #[schema(value_type = String, example = "Available")]
     pub message: &'static str,
     /// Prices, when enabled for the key and known for the TLD; never for a taken domain.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,74 +71,110 @@ pub struct CheckResponse {
     pub credits_cost: i64,
     /// Credits left this month (for a demo check: demo checks left in the session).
     pub credits_remaining: i64,
-    /// How the verdict was reached.
+    /// How the verdict was reached (our addition, not in the spec's §2.2).
     pub verdict: VerdictInfo,
-    /// Present on demo checks only.
+    /// Present (true) on demo checks only (spec §5.6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub demo: Option<bool>,
 }
 
-/// Handler of `GET /v1/domains/check`.
-pub async fn check(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    addr: ClientAddr,
-    RawQuery(raw): RawQuery,
-) -> Response {
-    let params = Params::parse(raw.as_deref());
-    if params.get("client_key").is_none() && state.demo().enabled() {
-        return demo_check(&state, &headers, &addr, &params).await.unwrap_or_else(IntoResponse::into_response);
-    }
-    let mut rate = None;
-    let result = keyed_check(&state, &headers, &params, &mut rate).await;
-    let mut response = match result {
-        Ok(body) => Json(body).into_response(),
-        Err(e) => e.into_response(),
-    };
-    if let Some(rate) = rate {
-        rate.apply(response.headers_mut());
-    }
-    response
+/// Query parameters of `GET /v1/domains/check` (spec §4.1). `client_key` is the security scheme.
+#[derive(Debug, Default, serde::Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CheckQuery {
+    /// Full domain including its TLD, as a U-label or A-label (`bücher.de`, `www.example.com.af`);
+    /// normalised per UTS 46 and reduced to the registrable domain.
+    #[param(required = true, value_type = String, min_length = 1, max_length = 1024, example = "example.com")]
+    pub domain: Option<String>,
+    /// Percentage markup for this request's displayed price; overrides the key's default
+    /// commission (spec §4.1). A decimal number from 0 to 1000.
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 1000, example = 10)]
+    pub commission_percent: Option<String>,
+    /// Custom checkout URL (absolute http or https); `domain`, `sld` and `tld` are appended and
+    /// `purchase.source` is `client_url` (spec §4.1).
+    #[param(value_type = Option<String>, example = "https://shop.example/cart")]
+    pub redirect_url: Option<String>,
+    /// `1` forces the platform checkout URL in `purchase.url` (spec §4.1).
+    #[param(value_type = Option<Flag>)]
+    pub redirect_checkout: Option<String>,
+    /// Accepted for the front-page form of the call (spec §4.1, §4.7); no effect here.
+    #[param(value_type = Option<Flag>)]
+    pub include_price: Option<String>,
 }
 
-async fn keyed_check(
-    state: &AppState,
-    headers: &HeaderMap,
-    params: &Params,
-    rate: &mut Option<RateState>,
-) -> Result<CheckResponse, ApiError> {
-    let presented = params.require("client_key")?;
-    let key = state.key(presented).await?;
-    crate::origin::check(&key, headers, state.policy().empty_origins_allow_all)?;
-    match state.rate_limit(&key).await {
-        Ok(s) => *rate = Some(s),
-        Err((e, s)) => {
-            *rate = Some(s);
-            return Err(e);
-        }
+/// The request options of a check besides the domain, parsed and validated (400 on bad input).
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The request's `commission_percent`, if any (else the key's default applies).
+    pub commission: Option<CommissionPercent>,
+    /// The request's `redirect_url`, if any.
+    pub redirect_url: Option<CheckoutUrl>,
+    /// The request's `redirect_checkout=1`.
+    pub redirect_checkout: bool,
+}
+
+impl CheckOptions {
+    /// Parses the options of a check query.
+    ///
+    /// # Errors
+    /// [`ApiError::BadRequest`] naming the bad parameter.
+    pub fn from_query(q: &CheckQuery) -> Result<Self, ApiError> {
+        let commission = optional(&q.commission_percent)
+            .map(CommissionPercent::parse)
+            .transpose()
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let redirect_url = optional(&q.redirect_url)
+            .map(CheckoutUrl::parse)
+            .transpose()
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let redirect_checkout = flag(&q.redirect_checkout, "redirect_checkout")?;
+        flag(&q.include_price, "include_price")?;
+        Ok(Self { commission, redirect_url, redirect_checkout })
     }
-    let input = params.require("domain")?;
-    let commission = params
-        .get("commission_percent")
-        .map(CommissionPercent::parse)
-        .transpose()
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let redirect_url = params
-        .get("redirect_url")
-        .map(CheckoutUrl::parse)
-        .transpose()
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let redirect_checkout = params.flag("redirect_checkout")?;
-    let _include_price = params.flag("include_price")?;
+}
+
+/// The core of one check, before it is shaped for an endpoint: the verdict and, for a key, the
+/// offer (price and purchase). Projections: [`CheckOutcome::into_body`] (§2.2), the front-page
+/// form (§4.7) and bulk entries (§2.5).
+#[derive(Debug, Clone)]
+pub struct CheckOutcome {
+    /// The normalised domain.
+    pub domain: DomainName,
+    /// The definitive verdict.
+    pub verdict: Verdict,
+    /// Whether the verdict came from the cache.
+    pub cached: bool,
+    /// Prices, when the key enables them, the name is available and a price is known.
+    pub pricing: Option<Pricing>,
+    /// Checkout button, per [`resolve_purchase`].
+    pub purchase: Option<Purchase>,
+}
+
+/// Parses a domain for a check and makes sure the catalogue supports its suffix.
+///
+/// # Errors
+/// [`ApiError::BadRequest`] with the normaliser's or the catalogue's reason.
+pub fn parse_domain(state: &AppState, input: &str) -> Result<DomainName, ApiError> {
     let domain = state.engine().parse(input)?;
     state.engine().entry(&domain).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(domain)
+}
 
-    let reservation = state.credits().reserve(&key, "check", CHECK_COST, state.now()).await?;
+/// The core check step for a key: a definitive verdict (cache or job bus), then the offer.
+/// Credits are the caller's business (reserve before, commit after).
+///
+/// # Errors
+/// As [`verdict_for`]: 502 without a definitive verdict, 400 for an unsupported suffix.
+pub async fn evaluate(
+    state: &AppState,
+    key: &KeyRecord,
+    domain: DomainName,
+    options: &CheckOptions,
+) -> Result<CheckOutcome, ApiError> {
     let (verdict, cached) = verdict_for(state, &domain).await?;
-
     let available = verdict.status.is_available();
     let pricing = if available && key.pricing_enabled {
-        let commission = match commission {
+        let commission = match options.commission {
             Some(c) => Some(c),
             None => key.default_commission_percent.and_then(|c| CommissionPercent::new(c).ok()),
         };
@@ -142,35 +184,114 @@ async fn keyed_check(
     };
     let key_url = key.purchase_url.as_deref().and_then(|u| CheckoutUrl::parse(u).ok());
     let inputs = PurchaseInputs {
-        redirect_url: redirect_url.as_ref(),
-        redirect_checkout,
+        redirect_url: options.redirect_url.as_ref(),
+        redirect_checkout: options.redirect_checkout,
         platform_checkout: state.platform_checkout(),
         key_purchase_url: key_url.as_ref(),
         show_purchase_button: key.show_purchase_button,
     };
     let purchase = resolve_purchase(&inputs, available, domain.as_str(), domain.sld(), &domain.tld());
+    Ok(CheckOutcome { domain, verdict, cached, pricing, purchase })
+}
+
+impl CheckOutcome {
+    /// The §2.2 body (plus `credits_*` and our `verdict` object).
+    pub fn into_body(self, credits_cost: i64, credits_remaining: i64, demo: Option<bool>) -> CheckResponse {
+        CheckResponse {
+            success: true,
+            domain: self.domain.as_str().to_owned(),
+            available: self.verdict.status.is_available(),
+            message: self.verdict.status.message(),
+            pricing: self.pricing,
+            purchase: self.purchase,
+            credits_cost,
+            credits_remaining,
+            verdict: VerdictInfo::new(&self.domain, &self.verdict, self.cached),
+            demo,
+        }
+    }
+}
+
+impl VerdictInfo {
+    /// Our nested `verdict` object for a domain's verdict.
+    pub fn new(domain: &DomainName, verdict: &Verdict, cached: bool) -> Self {
+        VerdictInfo {
+            status: verdict.status,
+            method: verdict.method,
+            authoritative: verdict.authoritative,
+            cached,
+            checked_at: verdict.checked_at,
+            tld: domain.tld(),
+            unicode: domain.unicode().to_owned(),
+        }
+    }
+}
+
+/// Handler of `GET /v1/domains/check`: the availability check (spec §4.1, §2.2). Behind the
+/// [`key_or_demo`](super::keyed::key_or_demo) prelude; without a key it is a demo check (§5.6).
+#[utoipa::path(
+    get,
+    path = "/v1/domains/check",
+    tag = "availability",
+    operation_id = "checkDomain",
+    params(CheckQuery),
+    security(("client_key" = []), ()),
+    responses(
+        (status = 200, description = "A definitive verdict. `available` is true only when the registry said the name can be registered.",
+            body = CheckResponse, headers(
+                ("RateLimit-Policy" = String, description = "The key's per-minute quota, e.g. `\"per-minute\";q=60;w=60` (absent on demo checks)."),
+                ("RateLimit" = String, description = "Requests left in this window and seconds until it resets, e.g. `\"per-minute\";r=59;t=42`."),
+                ("X-Request-Id" = String, description = "Request identifier (also in the logs).")),
+            example = json!({"success": true, "domain": "dsa-demo-available.com", "available": true, "message": "Available",
+                "pricing": {"currency": "USD", "base_register": 11.06, "display_register": 12.17, "pricing_mode": "with_commission", "commission_percent": 10.0},
+                "purchase": {"show_button": true, "url": "https://checkout.example/register?domain=dsa-demo-available.com&sld=dsa-demo-available&tld=.com", "source": "url"},
+                "credits_cost": 1, "credits_remaining": 499,
+                "verdict": {"status": "available", "method": "rdap", "authoritative": true, "cached": false, "checked_at": "2026-11-22T07:31:41.075370258Z", "tld": ".com", "unicode": "dsa-demo-available.com"}})),
+        (status = 400, description = "Missing `client_key` or `domain`, invalid domain, unsupported TLD, or a malformed parameter.", body = ErrorBody),
+        (status = 403, description = "Key not found, disabled or suspended (`Invalid or disabled client key.`), or the request's origin is not allowed for the key.", body = ErrorBody),
+        (status = 429, description = "Per-minute limit (`Retry-After`: the next window), monthly credits (`Monthly credit limit reached`), or the demo limit.", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
+        (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
+        (status = 502, description = "The registry gave no definitive answer in time; retry with exponential backoff. Not charged.", body = ErrorBody),
+    )
+)]
+pub async fn check(
+    State(state): State<AppState>,
+    keyed: Option<Keyed>,
+    headers: HeaderMap,
+    addr: ClientAddr,
+    ApiQuery(query): ApiQuery<CheckQuery>,
+) -> Result<Response, ApiError> {
+    let Some(Keyed { key }) = keyed else {
+        return demo_check(&state, &headers, &addr, &query).await;
+    };
+    let input = required(&query.domain, "domain")?;
+    let options = CheckOptions::from_query(&query)?;
+    let domain = parse_domain(&state, input)?;
+    let reservation = state.credits().reserve(&key, "check", CHECK_COST, state.now()).await?;
+    let outcome = evaluate(&state, &key, domain, &options).await?;
     let credits_remaining = reservation.commit();
-    Ok(response(&domain, &verdict, cached, pricing, purchase, CHECK_COST, credits_remaining, None))
+    Ok(Json(outcome.into_body(CHECK_COST, credits_remaining, None)).into_response())
 }
 
 async fn demo_check(
     state: &AppState,
     headers: &HeaderMap,
     addr: &ClientAddr,
-    params: &Params,
+    query: &CheckQuery,
 ) -> Result<Response, ApiError> {
-    let input = params.require("domain")?;
-    let domain = state.engine().parse(input)?;
-    state.engine().entry(&domain).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let input = required(&query.domain, "domain")?;
+    let domain = parse_domain(state, input)?;
     let ticket = state.demo().admit(headers, addr, state.now()).await?;
-    let verdict = match verdict_for(state, &domain).await {
+    let (verdict, cached) = match verdict_for(state, &domain).await {
         Ok(v) => v,
         Err(e) => {
             state.demo().release(&ticket, state.now()).await;
             return Err(e);
         }
     };
-    let body = response(&domain, &verdict.0, verdict.1, None, None, 0, i64::from(ticket.remaining), Some(true));
+    let outcome = CheckOutcome { domain, verdict, cached, pricing: None, purchase: None };
+    let body = outcome.into_body(0, i64::from(ticket.remaining), Some(true));
     let mut response = Json(body).into_response();
     if ticket.new_session
         && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.tls()))
@@ -180,44 +301,11 @@ async fn demo_check(
     Ok(response)
 }
 
-#[expect(clippy::too_many_arguments, reason = "one place assembles every field of the response")]
-fn response(
-    domain: &DomainName,
-    verdict: &Verdict,
-    cached: bool,
-    pricing: Option<Pricing>,
-    purchase: Option<Purchase>,
-    credits_cost: i64,
-    credits_remaining: i64,
-    demo: Option<bool>,
-) -> CheckResponse {
-    CheckResponse {
-        success: true,
-        domain: domain.as_str().to_owned(),
-        available: verdict.status.is_available(),
-        message: verdict.status.message(),
-        pricing,
-        purchase,
-        credits_cost,
-        credits_remaining,
-        verdict: VerdictInfo {
-            status: verdict.status,
-            method: verdict.method,
-            authoritative: verdict.authoritative,
-            cached,
-            checked_at: verdict.checked_at,
-            tld: domain.tld(),
-            unicode: domain.unicode().to_owned(),
-        },
-        demo,
-    }
-}
-
 /// A definitive verdict from the cache, else from a worker through the job bus (bounded wait).
 ///
 /// # Errors
 /// 502 for an unknown verdict or no reply in time; 400 for an unsupported TLD.
-async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdict, bool), ApiError> {
+pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdict, bool), ApiError> {
     let (verdict, cached) = if let Some(v) = state.engine().cached(domain).await {
         (v, true)
     } else {

@@ -8,11 +8,18 @@ use serde_json::{Value, json};
 use crate::state::AppState;
 
 /// Liveness: always 200 while the process serves.
+#[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "healthz",
+    responses((status = 200, description = "The process serves.", body = Object,
+        example = json!({"success": true, "status": "ok"}))))]
 pub async fn healthz() -> Json<Value> {
     Json(json!({ "success": true, "status": "ok" }))
 }
 
 /// Readiness: 200 when the store answers, else 503.
+#[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz",
+    responses(
+        (status = 200, description = "Ready to serve.", body = Object, example = json!({"success": true, "status": "ready"})),
+        (status = 503, description = "Storage unavailable.", body = crate::error::ErrorBody)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     match state.store().settled_usage("readiness-probe", "0000-00").await {
         Ok(_) => (StatusCode::OK, Json(json!({ "success": true, "status": "ready" }))),
@@ -24,6 +31,8 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
 }
 
 /// Prometheus metrics in text format.
+#[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics",
+    responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain")))]
 pub async fn metrics() -> String {
     crate::telemetry::prometheus().render()
 }

@@ -2,10 +2,71 @@
 
 pub mod check;
 pub mod health;
+pub mod keyed;
 
 use std::collections::HashMap;
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
 use crate::error::ApiError;
+
+/// Typed query parameters whose rejection answers in the spec's error shape (§7, 400).
+///
+/// `T` is the endpoint's `…Query` struct, which also describes the parameters in the OpenAPI
+/// document (`IntoParams`), so the document and the parser cannot drift apart. Fields are
+/// `Option<String>` where the spec's own 400 texts must be produced by the handler (missing,
+/// empty, out of range); unknown parameters are ignored.
+#[derive(Debug, Clone, Default)]
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let raw = parts.uri.query().unwrap_or("");
+        serde_urlencoded::from_str(raw)
+            .map(ApiQuery)
+            .map_err(|e| ApiError::BadRequest(format!("Malformed query string: {e}.")))
+    }
+}
+
+/// A required parameter's value, trimmed.
+///
+/// # Errors
+/// [`ApiError::Missing`] when absent or empty (spec §5.2, §7).
+pub fn required<'a>(value: &'a Option<String>, name: &'static str) -> Result<&'a str, ApiError> {
+    optional(value).ok_or(ApiError::Missing(name))
+}
+
+/// An optional parameter's value, trimmed; `None` when absent or empty.
+pub fn optional(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// A `0`/`1` flag parameter (`true`/`false` accepted too); absent or empty is false.
+///
+/// # Errors
+/// [`ApiError::BadRequest`] naming the parameter for any other value.
+pub fn flag(value: &Option<String>, name: &str) -> Result<bool, ApiError> {
+    match optional(value) {
+        None | Some("0") | Some("false") => Ok(false),
+        Some("1") | Some("true") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!("{name} must be 0 or 1, not {other:?}."))),
+    }
+}
+
+/// The values a `0`/`1` flag parameter takes (for the OpenAPI document).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub enum Flag {
+    /// Off (the default).
+    #[serde(rename = "0")]
+    Off,
+    /// On.
+    #[serde(rename = "1")]
+    On,
+}
 
 /// Query parameters of a request (first value wins for a repeated name).
 #[derive(Debug, Default)]

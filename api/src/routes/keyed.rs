@@ -1,0 +1,90 @@
+//! The keyed prelude shared by every metered endpoint (spec §5, §7), as one middleware:
+//!
+//! ```text
+//! client_key (400 missing) → key lookup (403 not found/disabled/suspended) → origin (403)
+//!     → per-minute limit (429 with Retry-After) → handler → RateLimit headers on the response
+//! ```
+//!
+//! Routes that accept demo mode (spec §5.6) use [`key_or_demo`]: without a `client_key` the
+//! request reaches the handler with no [`Keyed`] extension and the handler applies the demo rules.
+//! Every other metered route uses [`require_key`]. Handlers read the admitted key with the
+//! [`Keyed`] extractor (or `Option<Keyed>` on demo-capable routes).
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, OptionalFromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::Params;
+use crate::error::ApiError;
+use crate::keys::KeyRecord;
+use crate::state::AppState;
+
+/// The key admitted by the prelude for this request.
+#[derive(Debug, Clone)]
+pub struct Keyed {
+    /// The active key record (origin and per-minute limit already checked).
+    pub key: Arc<KeyRecord>,
+}
+
+/// Middleware for metered routes that need a key: a missing `client_key` is a 400.
+pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    prelude(state, req, next, false).await
+}
+
+/// Middleware for routes that fall back to demo mode when `client_key` is absent and demo mode
+/// is enabled (the check and the front-page form).
+pub async fn key_or_demo(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    prelude(state, req, next, true).await
+}
+
+async fn prelude(state: AppState, mut req: Request, next: Next, demo_allowed: bool) -> Response {
+    let params = Params::parse(req.uri().query());
+    let Some(presented) = params.get("client_key") else {
+        if demo_allowed && state.demo().enabled() {
+            return next.run(req).await;
+        }
+        return ApiError::Missing("client_key").into_response();
+    };
+    let key = match state.key(presented).await {
+        Ok(key) => key,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = crate::origin::check(&key, req.headers(), state.policy().empty_origins_allow_all) {
+        return e.into_response();
+    }
+    let rate = match state.rate_limit(&key).await {
+        Ok(rate) => rate,
+        Err((e, rate)) => {
+            let mut response = e.into_response();
+            rate.apply(response.headers_mut());
+            return response;
+        }
+    };
+    req.extensions_mut().insert(Keyed { key });
+    let mut response = next.run(req).await;
+    rate.apply(response.headers_mut());
+    response
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Keyed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Keyed>()
+            .cloned()
+            .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("route is missing the keyed prelude layer")))
+    }
+}
+
+impl<S: Send + Sync> OptionalFromRequestParts<S> for Keyed {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Option<Self>, Self::Rejection> {
+        Ok(parts.extensions.get::<Keyed>().cloned())
+    }
+}
