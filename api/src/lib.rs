@@ -29,6 +29,7 @@ pub mod policy;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
+pub mod singleflight;
 pub mod state;
 pub mod store;
 pub mod store_pg;

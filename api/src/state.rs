@@ -13,6 +13,7 @@ use crate::keys::{KeyRecord, hash_key};
 use crate::policy::{Demo, PolicyConfig, RateState, RateWindows};
 use crate::pricing::PriceTable;
 use crate::purchase::CheckoutUrl;
+use crate::singleflight::SingleFlight;
 use crate::store::Store;
 use time::OffsetDateTime;
 
@@ -35,11 +36,21 @@ struct Inner {
     platform_checkout: Option<CheckoutUrl>,
     keys: Cache<String, Option<Arc<KeyRecord>>>,
     check_deadline: Duration,
+    lookups: SingleFlight<String, Result<common::verdict::Verdict, LookupError>>,
     policy: PolicyConfig,
     windows: RateWindows,
     demo: Demo,
     clock: Clock,
     tls: bool,
+}
+
+/// Why a shared availability lookup gave no verdict (cloned to every waiter of the lookup).
+#[derive(Debug, Clone)]
+pub enum LookupError {
+    /// The workers refused the name (unsupported TLD, unparsable domain): a 400 with this text.
+    Rejected(String),
+    /// No verdict in time, or the job bus is unavailable: a 502 (the text is logged, not shown).
+    Upstream(String),
 }
 
 /// The time source (UTC). Tests inject a controllable one to cross month and minute boundaries.
@@ -99,6 +110,7 @@ impl AppState {
                 platform_checkout: parts.platform_checkout,
                 keys,
                 check_deadline,
+                lookups: SingleFlight::default(),
                 windows: parts.rate,
                 demo: {
                     let demo =
@@ -123,6 +135,11 @@ impl AppState {
     /// The job bus.
     pub fn bus(&self) -> &dyn JobBus {
         self.inner.bus.as_ref()
+    }
+
+    /// Availability lookups in flight, by domain: concurrent checks of one name share one job.
+    pub fn lookups(&self) -> &SingleFlight<String, Result<common::verdict::Verdict, LookupError>> {
+        &self.inner.lookups
     }
 
     /// The store.
