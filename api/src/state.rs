@@ -10,7 +10,7 @@ use crate::credits::Credits;
 use crate::dispatch::JobBus;
 use crate::error::ApiError;
 use crate::keys::{KeyRecord, hash_key};
-use crate::policy::{Demo, PolicyConfig, RateState, RateWindows};
+use crate::policy::{Demo, IpLimiter, PolicyConfig, RateState, RateWindows};
 use crate::pricing::PriceTable;
 use crate::purchase::CheckoutUrl;
 use crate::singleflight::SingleFlight;
@@ -37,6 +37,7 @@ struct Inner {
     keys: Cache<String, Option<Arc<KeyRecord>>>,
     check_deadline: Duration,
     lookups: SingleFlight<String, Result<common::verdict::Verdict, LookupError>>,
+    ip_limiter: IpLimiter,
     policy: PolicyConfig,
     windows: RateWindows,
     demo: Demo,
@@ -111,10 +112,10 @@ impl AppState {
                 keys,
                 check_deadline,
                 lookups: SingleFlight::default(),
+                ip_limiter: IpLimiter::new(parts.policy.per_ip_per_minute, parts.policy.proxy_hops()),
                 windows: parts.rate,
                 demo: {
-                    let demo =
-                        Demo::new(parts.policy.demo.clone(), parts.policy.trust_forwarded_for, &parts.demo_secret);
+                    let demo = Demo::new(parts.policy.demo.clone(), parts.policy.proxy_hops(), &parts.demo_secret);
                     match parts.demo_bucket {
                         Some((bucket, client)) => demo.with_fleet(bucket, client),
                         None => demo,
@@ -135,6 +136,11 @@ impl AppState {
     /// The job bus.
     pub fn bus(&self) -> &dyn JobBus {
         self.inner.bus.as_ref()
+    }
+
+    /// Requests per minute per client address, ahead of the key lookup.
+    pub fn ip_limiter(&self) -> &IpLimiter {
+        &self.inner.ip_limiter
     }
 
     /// Availability lookups in flight, by domain: concurrent checks of one name share one job.
