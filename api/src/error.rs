@@ -50,6 +50,10 @@ pub enum ApiError {
     /// Too many requests in flight on this front (503, `Retry-After: 1`): shed, not queued.
     #[error("Server busy; retry after the time in Retry-After.")]
     Overloaded,
+    /// A dependency the front needs (the key store) is unreachable and nothing cached can stand
+    /// in (503, `Retry-After: 5`).
+    #[error("Service temporarily unavailable; retry after the time in Retry-After.")]
+    Unavailable,
     /// Anything unexpected (500); the cause is logged, not shown.
     #[error("Internal server error; retry after a short delay.")]
     Internal(#[from] anyhow::Error),
@@ -65,7 +69,7 @@ impl ApiError {
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
-            ApiError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Overloaded | ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -104,6 +108,7 @@ impl IntoResponse for ApiError {
         let retry_after = match &self {
             ApiError::TooManyRequests { retry_after_secs, .. } => *retry_after_secs,
             ApiError::Overloaded => Some(1),
+            ApiError::Unavailable => Some(5),
             _ => None,
         };
         if let Some(secs) = retry_after
