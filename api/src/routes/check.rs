@@ -256,6 +256,8 @@ impl VerdictInfo {
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
         (status = 502, description = "The registry gave no definitive answer in time; retry with exponential backoff. Not charged.", body = ErrorBody),
+        (status = 503, description = "This front is shedding load, or cannot reach its key store for a key it has not seen; retry after `Retry-After`. Not charged.", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
 )]
 pub async fn check(
