@@ -299,7 +299,7 @@ async fn demo_check(
     let body = outcome.into_body(0, i64::from(ticket.remaining), Some(true));
     let mut response = Json(body).into_response();
     if ticket.new_session
-        && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.tls()))
+        && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.cookie_secure()))
     {
         response.headers_mut().insert(header::SET_COOKIE, v);
     }
