@@ -108,6 +108,8 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
         get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
     assert_eq!(status, 502, "{body}");
     assert!(started.elapsed() < Duration::from_secs(1), "fast: {:?}", started.elapsed());
+    let (status, body) = get(&http, front.url("/readyz")).await;
+    assert_eq!(status, 503, "a front that cannot publish jobs is not ready: {body}");
 
     nats.resume().await;
     let mut recovered = false;
@@ -121,6 +123,7 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(recovered, "the fleet answers again once NATS is back");
+    assert_eq!(get(&http, front.url("/readyz")).await.0, 200, "ready again");
     assert_eq!(settled(&front.store, &key_id, 2).await, 2, "both successful checks settled, the 502 not");
     front.stop().await;
     worker.stop().await;
