@@ -186,7 +186,7 @@ fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -210,19 +210,15 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 /// [`ApiError::Internal`] when the template fails (a build defect).
 pub fn render_front(state: &AppState, headers: &HeaderMap) -> Result<String, ApiError> {
     let rates = &state.policy().per_minute;
-    let plans: Vec<PlanRow> = [
-        ("Free Developer", Plan::Free),
-        ("Starter", Plan::Starter),
-        ("PRO", Plan::Pro),
-        ("Reseller", Plan::Reseller),
-    ]
-    .into_iter()
-    .map(|(name, plan)| PlanRow {
-        name,
-        credits: thousands(plan.monthly_credits()),
-        per_minute: thousands(i64::from(rates.of(plan))),
-    })
-    .collect();
+    let plans: Vec<PlanRow> =
+        [("Free Developer", Plan::Free), ("Starter", Plan::Starter), ("PRO", Plan::Pro), ("Reseller", Plan::Reseller)]
+            .into_iter()
+            .map(|(name, plan)| PlanRow {
+                name,
+                credits: thousands(plan.monthly_credits()),
+                per_minute: thousands(i64::from(rates.of(plan))),
+            })
+            .collect();
     let mut endpoints = Vec::new();
     for (path, item) in &crate::openapi::document().paths.paths {
         for (method, op) in [("GET", &item.get), ("POST", &item.post)] {
