@@ -21,7 +21,11 @@ pub async fn healthz() -> Json<Value> {
         (status = 200, description = "Ready to serve.", body = Object, example = json!({"success": true, "status": "ready"})),
         (status = 503, description = "Storage unavailable.", body = crate::error::ErrorBody)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    match state.store().settled_usage("readiness-probe", "0000-00").await {
+    let probe = tokio::time::timeout(
+        crate::state::KEY_LOOKUP_TIMEOUT,
+        state.store().settled_usage("readiness-probe", "0000-00"),
+    );
+    match probe.await.unwrap_or_else(|_| Err(anyhow::anyhow!("no answer in time"))) {
         Ok(_) => (StatusCode::OK, Json(json!({ "success": true, "status": "ready" }))),
         Err(e) => {
             tracing::warn!(error = ?e, "not ready");

@@ -178,6 +178,7 @@ pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &st
     s.engine.limits.whois.per_second = 100.0;
     s.engine.limits.whois.burst = 100;
     s.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
+    s.policy.per_ip_per_minute = 0;
     s
 }
 
