@@ -127,6 +127,8 @@ answer would carry `pricing`; `purchase_url` is null when it would carry no `pur
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed (per-minute limit)."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
         (status = 502, description = "The registry gave no definitive answer in time; retry with exponential backoff. Not charged.", body = ErrorBody),
+        (status = 503, description = "This front is shedding load, or cannot reach its key store for a key it has not seen; retry after `Retry-After`. Not charged.", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
 )]
 pub async fn domain_check(
