@@ -30,6 +30,7 @@
       e400: 'That is not a domain name we can check. Type a full name such as example.com.',
       e403: 'This website is not allowed to use this search key. The site owner can add it to the key’s allowed sites.',
       e429: 'Too many searches right now. Please try again in a minute.',
+      e429wait: 'Too many searches right now. Please try again in {n} seconds.',
       e429credits: 'This search box has used its searches for this month. Please try again later.',
       e429demo: 'You have used the free demo searches. Get a free key (Developer plan, no card needed) to keep searching:',
       getKey: 'get a key', e502: 'The registry is busy and did not answer in time. Please try again in a moment.',
@@ -47,6 +48,7 @@
       e400: 'این نام دامنه معتبر نیست. یک نام کامل مانند example.com بنویسید.',
       e403: 'این وب\u200cسایت اجازهٔ استفاده از این کلید جستجو را ندارد. مدیر سایت می\u200cتواند آن را به فهرست سایت\u200cهای مجاز کلید اضافه کند.',
       e429: 'جستجوها بیش از حد است. لطفاً یک دقیقهٔ دیگر دوباره امتحان کنید.',
+      e429wait: 'جستجوها بیش از حد است. لطفاً {n} ثانیهٔ دیگر دوباره امتحان کنید.',
       e429credits: 'سهمیهٔ جستجوی این ماه تمام شده است. لطفاً بعداً دوباره امتحان کنید.',
       e429demo: 'جستجوهای رایگان نمایشی تمام شد. برای ادامه یک کلید رایگان بگیرید (طرح توسعه\u200cدهنده، بدون کارت بانکی):',
       getKey: 'گرفتن کلید',
@@ -65,6 +67,7 @@
       e400: 'دا د ډومېن سم نوم نه دی. بشپړ نوم لکه example.com وليکئ.',
       e403: 'دا ويبسايټ د دې لټون کلي د کارولو اجازه نلري. د سايټ مالک کولی شي چې دا د کلي په اجازه لرونکي سايټونو کې ورزيات کړي.',
       e429: 'اوس ډېرې لټونې شوې دي. مهرباني وکړئ يوه دقيقه وروسته بيا هڅه وکړئ.',
+      e429wait: 'اوس ډېرې لټونې شوې دي. مهرباني وکړئ {n} ثانيې وروسته بيا هڅه وکړئ.',
       e429credits: 'د دې مياشت د لټون ونډه خلاصه شوه. مهرباني وکړئ وروسته بيا هڅه وکړئ.',
       e429demo: 'وړيا ازمايښتي لټونې خلاصې شوې. د دوام لپاره وړيا کلي واخلئ (د جوړوونکي پلان، بې له کارته):',
       getKey: 'کلي واخلئ',
@@ -158,6 +161,10 @@
     } catch (e) {
       return amount + ' ' + currency;
     }
+  }
+
+  function num(n, lang) {
+    try { return new Intl.NumberFormat(lang).format(n); } catch (e) { return String(n); }
   }
 
   function safeHttpUrl(raw) {
@@ -307,7 +314,10 @@
     } else if (res.status === 429) {
       if (demo && /demo/i.test(reason)) this.showError(t.e429demo, null, HOME + '#plans');
       else if (/monthly credit/i.test(reason)) this.showError(t.e429credits);
-      else this.showError(t.e429);
+      else {
+        var wait = parseInt(res.headers.get('Retry-After') || '', 10);
+        this.showError(wait > 0 && wait <= 3600 ? fmt(t.e429wait, { n: num(wait, this.lang) }) : t.e429);
+      }
     } else if (res.status === 502 || res.status === 503 || res.status === 504) {
       this.showError(t.e502);
     } else {

@@ -309,7 +309,7 @@ test('429 per-minute limit, 502 from the registry, network failure: friendly mes
   let last;
   for (const d of ['a-one.com', 'a-two.com', 'a-three.com']) last = await search(page, '#rate', d);
   assert.equal(last.status, 429, 'the Starter key in this test may make 2 requests a minute');
-  assert.match(await page.locator('#rate .out').textContent(), /Too many searches right now/);
+  assert.match(await page.locator('#rate .out').textContent(), /Too many searches right now. Please try again in \d+ seconds?\./, 'Retry-After is read (CORS exposes it)');
   // The simulator serves no .xyz registry: the engine gets no definitive answer → a real 502.
   const bad = await search(page, '#bad', 'dsa-demo-nowhere.xyz');
   assert.equal(bad.status, 502);
