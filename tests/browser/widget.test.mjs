@@ -105,6 +105,7 @@ before(async () => {
     DSA_POLICY__DEMO__CHECKS_PER_IP_PER_DAY: '1000', // every test's browser comes from 127.0.0.1
     DSA_POLICY__PER_MINUTE__FREE: '1000',
     DSA_POLICY__PER_MINUTE__STARTER: '2', // the per-minute 429 test uses a Starter key
+    DSA_PRICING__PLATFORM_CHECKOUT_URL: 'https://platform.example/checkout',
     DSA_LOG: 'warn',
   };
   const cli = (...args) => execFileSync(DSA_BIN, ['--config', 'sim.toml', 'keys', 'create', ...args],
@@ -252,9 +253,10 @@ test('taken: no price, no Buy link', async () => {
   await context.close();
 });
 
-test('custom redirect URL and commission are passed through to the check', async () => {
+test('custom redirect URL, redirect-checkout and commission are passed through to the check', async () => {
   const url = hostPage('redirect', `<div id="w" data-dsa-widget data-client-key="${keys.shop}"
-    data-redirect-url="https://reseller.example/order?plan=basic" data-commission-percent="10"></div>`);
+    data-redirect-url="https://reseller.example/order?plan=basic" data-commission-percent="10"></div>
+    <div id="p" data-dsa-widget data-client-key="${keys.shop}" data-redirect-checkout="1"></div>`);
   const { context, page } = await open(url);
   const detail = await search(page, '#w', 'dsa-demo-available.com');
   assert.equal(detail.response.purchase.source, 'client_url');
@@ -267,6 +269,11 @@ test('custom redirect URL and commission are passed through to the check', async
   assert.equal(href.searchParams.get('domain'), 'dsa-demo-available.com');
   assert.equal(href.searchParams.get('sld'), 'dsa-demo-available');
   assert.equal(href.searchParams.get('tld'), '.com');
+  const platform = await search(page, '#p', 'dsa-demo-available.net');
+  assert.equal(platform.response.purchase.source, 'platform');
+  const phref = new URL(await page.locator('#p a.buy').getAttribute('href'));
+  assert.equal(phref.origin + phref.pathname, 'https://platform.example/checkout');
+  assert.equal(phref.searchParams.get('tld'), '.net');
   await shot(page, 'widget-redirect-commission');
   await noViolations(page);
   await context.close();
