@@ -74,12 +74,16 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     // Metered endpoints: the keyed prelude (key → origin → per-minute limit → rate headers).
     let metered = Router::new()
         .route("/v1/domains/check", get(routes::check::check).fallback(method_not_allowed))
+        .route("/domain-check", get(routes::domain_check::domain_check).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::key_or_demo));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
     let mut router = Router::new()
         .merge(metered)
         .merge(docs)
+        .route("/", get(routes::front::front_page))
+        .route("/widget.js", get(routes::front::widget_js))
+        .route("/assets/front.css", get(routes::front::front_stylesheet))
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::health::metrics))

@@ -24,6 +24,10 @@ members marked as our additions) extend the service specification's fields witho
     ),
     paths(
         routes::check::check,
+        routes::domain_check::domain_check,
+        routes::front::front_page,
+        routes::front::widget_js,
+        routes::front::front_stylesheet,
         routes::health::healthz,
         routes::health::readyz,
         routes::health::metrics,
@@ -31,6 +35,7 @@ members marked as our additions) extend the service specification's fields witho
     modifiers(&ClientKeyScheme),
     tags(
         (name = "availability", description = "Is a domain name free to register? (spec §4.1)"),
+        (name = "front page", description = "The public front page, the embeddable widget (spec §4.6) and the front page's short form of the check (spec §4.7)."),
         (name = "operations", description = "Liveness, readiness and metrics for the operator (free)."),
     ),
 )]
