@@ -144,7 +144,8 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
     );
     store.migrate().await?;
     let engine = Engine::new(settings.engine.clone())?;
-    let bus = Arc::new(InProcessBus::start(engine.clone(), settings.jobs.workers, settings.jobs.queue));
+    let lookups = workers::lookup::Lookups::new(engine.clone()).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
+    let bus = Arc::new(InProcessBus::start(lookups, &settings.jobs.kinds(), settings.jobs.queue));
     let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
     let ledger = tokio::spawn(ledger::run(store.clone(), ledger_rx));
     let (prices, platform_checkout) = pricing_parts(settings)?;
