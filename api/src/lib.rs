@@ -74,10 +74,16 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     let metered = Router::new()
         .route("/v1/domains/check", get(routes::check::check).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::key_or_demo));
+    // Record lookups: key required (no demo mode), each kind on its own queue of the bus.
+    let lookups = Router::new()
+        .route("/v1/whois", get(routes::whois::whois).fallback(method_not_allowed))
+        .route("/v1/dns", get(routes::dns::dns).fallback(method_not_allowed))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
     let mut router = Router::new()
         .merge(metered)
+        .merge(lookups)
         .merge(docs)
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))

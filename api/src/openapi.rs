@@ -24,6 +24,8 @@ members marked as our additions) extend the service specification's fields witho
     ),
     paths(
         routes::check::check,
+        routes::whois::whois,
+        routes::dns::dns,
         routes::health::healthz,
         routes::health::readyz,
         routes::health::metrics,
@@ -31,6 +33,8 @@ members marked as our additions) extend the service specification's fields witho
     modifiers(&ClientKeyScheme),
     tags(
         (name = "availability", description = "Is a domain name free to register? (spec §4.1)"),
+        (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise (spec §4.2)."),
+        (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
         (name = "operations", description = "Liveness, readiness and metrics for the operator (free)."),
     ),
 )]

@@ -1,8 +1,10 @@
 //! HTTP routes under `/v1` (spec §4) plus health, readiness and metrics.
 
 pub mod check;
+pub mod dns;
 pub mod health;
 pub mod keyed;
+pub mod whois;
 
 use std::collections::HashMap;
 

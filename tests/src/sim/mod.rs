@@ -31,4 +31,6 @@ pub use control::{ProtocolStats, SimStats};
 pub use scenario::{
     DomainSpec, Fault, Faults, Knobs, Latency, Protocol, RateLimit, RdapFamily, Scenario, TldSpec, Truth, WhoisFamily,
 };
+pub use dns::SLOW_TYPE_DELAY;
+pub use rdap::{HOSTILE_PREFIX, PRIVATE_PREFIX, REGISTRAR_HOST};
 pub use simulator::{Ports, Simulator};

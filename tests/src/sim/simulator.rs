@@ -123,6 +123,16 @@ impl Simulator {
             dns: Dns,
             rdap: Rdap,
             whois: Whois,
+            records: Records,
+        }
+        #[derive(Serialize)]
+        struct Records {
+            resolvers: Vec<String>,
+            referral: Referral,
+        }
+        #[derive(Serialize)]
+        struct Referral {
+            test_only_allow: BTreeMap<String, String>,
         }
         #[derive(Serialize)]
         struct Dns {
@@ -160,6 +170,14 @@ impl Simulator {
                 dns,
                 rdap: Rdap { enabled: !base_overrides.is_empty(), base_overrides },
                 whois: Whois { enabled: !addr_overrides.is_empty(), addr_overrides },
+                // `/v1/dns` asks the simulator as its recursive resolver; `/v1/whois` may follow
+                // thin-registry links to the simulated registrar (a test-only allowance).
+                records: Records {
+                    resolvers: vec![self.dns.to_string()],
+                    referral: Referral {
+                        test_only_allow: BTreeMap::from([(rdap::REGISTRAR_HOST.to_owned(), self.rdap.to_string())]),
+                    },
+                },
             },
         };
         let body = toml::to_string(&file).unwrap_or_else(|e| {

@@ -115,6 +115,25 @@ impl Engine {
             provenance.referral_skipped = Some("referrals disabled (records.referral.follow = false)".into());
             return;
         }
+        if self.inner.config.overrides_only {
+            let host = match &referral {
+                Referral::Rdap(link) => url::Url::parse(link).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase)),
+                Referral::Whois(server) => Some(server.split(':').next().unwrap_or_default().to_ascii_lowercase()),
+            };
+            let host = host.unwrap_or_default();
+            if !config.test_only_allow.contains_key(&host) {
+                // The SSRF guard's own verdict for an address literal; any other host would
+                // leave loopback, which overrides_only forbids.
+                let literal = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>();
+                provenance.referral_skipped = Some(match literal {
+                    Ok(ip) if !referral::is_public_unicast(ip) => {
+                        format!("referral host {host} is {ip}, which is not a public unicast address")
+                    }
+                    _ => format!("referral to {host} not followed: overrides_only"),
+                });
+                return;
+            }
+        }
         let (link, fetched) = match referral {
             Referral::Rdap(link) => {
                 let body = referral::fetch_rdap(&link, config).await;
