@@ -98,7 +98,7 @@ impl Engine {
         }
         let mut record = f.record;
         let mut redacted = f.redacted;
-        provenance.registry_status = fields::finish(&mut record, &mut redacted);
+        provenance.registry_status = fields::finish(&mut record, &mut redacted, f.protocol == "rdap");
         provenance.redacted = redacted;
         Ok(WhoisAnswer {
             domain: domain.as_str().to_owned(),
@@ -255,8 +255,11 @@ impl Engine {
         };
         permit.succeeded();
         let text = decode(&raw, server.charset.as_deref());
-        let referral = reading
-            .record
+        let mut record = reading.record;
+        if record.dnssec.is_none() {
+            record.dnssec = fields::whois_dnssec(&text);
+        }
+        let referral = record
             .registrar_whois_server
             .clone()
             .filter(|s| !s.eq_ignore_ascii_case(&host) && !s.is_empty())
@@ -265,7 +268,7 @@ impl Engine {
             registered,
             redacted: if registered { fields::whois_redactions(&text) } else { Vec::new() },
             referral: if registered { referral } else { None },
-            record: if registered { reading.record } else { DomainRecord::default() },
+            record: if registered { record } else { DomainRecord::default() },
             protocol: "whois",
             server: host,
         })

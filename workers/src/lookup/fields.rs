@@ -42,8 +42,10 @@ const EPP_RDAP: &[(&str, &str)] = &[
     ("pendingRestore", "pending restore"),
 ];
 
-/// One status label as an EPP name where one applies, else the registry's own words.
-pub fn epp_status(label: &str) -> String {
+/// One status label as an EPP name where one applies, else the registry's own words. RDAP-only
+/// spellings (`active` → `ok`, `associated` → `linked`, RFC 8056 §2) are mapped only when
+/// `from_rdap`: in WHOIS text "active" is a registry's own word.
+pub fn epp_status(label: &str, from_rdap: bool) -> String {
     let label = label.trim();
     let first = label.split_whitespace().next().unwrap_or_default();
     // WHOIS: "clientTransferProhibited https://icann.org/epp#clientTransferProhibited" or "ok".
@@ -57,17 +59,18 @@ pub fn epp_status(label: &str) -> String {
     }
     // RDAP spelling (case and spacing as servers print it).
     let spaced = label.to_ascii_lowercase().split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Some((epp, _)) = EPP_RDAP.iter().find(|(_, rdap)| *rdap == spaced) {
+    let rdap_only = |epp: &str| matches!(epp, "ok" | "linked");
+    if let Some((epp, _)) = EPP_RDAP.iter().find(|(epp, rdap)| *rdap == spaced && (from_rdap || !rdap_only(epp))) {
         return (*epp).to_owned();
     }
     label.to_owned()
 }
 
 /// The statuses mapped with [`epp_status`], duplicates dropped, order kept.
-pub fn epp_statuses(labels: &[String]) -> Vec<String> {
+pub fn epp_statuses(labels: &[String], from_rdap: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for l in labels {
-        let s = epp_status(l);
+        let s = epp_status(l, from_rdap);
         if !s.is_empty() && !out.contains(&s) {
             out.push(s);
         }
@@ -149,6 +152,27 @@ pub fn whois_redactions(text: &str) -> Vec<String> {
     out
 }
 
+/// DNSSEC as a WHOIS answer publishes it (`DNSSEC: unsigned`, `dnssec: signed delegation`,
+/// `DNSSEC: yes`); `None` when no line says.
+pub fn whois_dnssec(text: &str) -> Option<bool> {
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else { continue };
+        if !key.trim().to_ascii_lowercase().ends_with("dnssec") {
+            continue;
+        }
+        let v = value.trim().to_ascii_lowercase();
+        let negative = ["unsigned", "not signed", "inactive", "no", "false", "none", "disabled"];
+        if negative.iter().any(|n| v == *n || v.starts_with(&format!("{n} ")) || v.starts_with("unsigned")) {
+            return Some(false);
+        }
+        let positive = ["signed", "signeddelegation", "signed delegation", "yes", "true", "active", "enabled"];
+        if positive.iter().any(|p| v == *p || v.starts_with(&format!("{p} ")) || v.starts_with("signed")) {
+            return Some(true);
+        }
+    }
+    None
+}
+
 fn push(list: &mut Vec<String>, item: &str) {
     if !list.iter().any(|i| i == item) {
         list.push(item.to_owned());
@@ -157,10 +181,11 @@ fn push(list: &mut Vec<String>, item: &str) {
 
 /// Turns a reader's record into the endpoint's: EPP statuses, registrant withheld values nulled
 /// (and added to `redacted`), a country that is not two letters dropped, an empty registrar
-/// `None`. Returns the registry's own status labels, as printed.
-pub fn finish(record: &mut DomainRecord, redacted: &mut Vec<String>) -> Vec<String> {
+/// `None`. `from_rdap` says whether the statuses are RDAP spellings. Returns the registry's own
+/// status labels, as printed.
+pub fn finish(record: &mut DomainRecord, redacted: &mut Vec<String>, from_rdap: bool) -> Vec<String> {
     let raw = std::mem::take(&mut record.status);
-    record.status = epp_statuses(&raw);
+    record.status = epp_statuses(&raw, from_rdap);
     if record.registrant.org.as_deref().is_some_and(is_redaction_wording) {
         push(redacted, "registrant.org");
     }
@@ -241,18 +266,19 @@ mod tests {
 
     #[test]
     fn statuses_map_to_epp() {
-        assert_eq!(epp_status("client transfer prohibited"), "clientTransferProhibited");
-        assert_eq!(epp_status("Client Transfer Prohibited"), "clientTransferProhibited");
-        assert_eq!(epp_status("active"), "ok");
-        assert_eq!(epp_status("associated"), "linked");
-        assert_eq!(epp_status("redemption period"), "redemptionPeriod");
+        assert_eq!(epp_status("client transfer prohibited", true), "clientTransferProhibited");
+        assert_eq!(epp_status("Client Transfer Prohibited", true), "clientTransferProhibited");
+        assert_eq!(epp_status("active", true), "ok");
+        assert_eq!(epp_status("active", false), "active", "a WHOIS registry's own word");
+        assert_eq!(epp_status("associated", true), "linked");
+        assert_eq!(epp_status("redemption period", true), "redemptionPeriod");
         assert_eq!(
-            epp_status("clientTransferProhibited https://icann.org/epp#clientTransferProhibited"),
+            epp_status("clientTransferProhibited https://icann.org/epp#clientTransferProhibited", false),
             "clientTransferProhibited"
         );
-        assert_eq!(epp_status("ok"), "ok");
-        assert_eq!(epp_status("connect"), "connect");
-        assert_eq!(epp_status("Registered until renewal date."), "Registered until renewal date.");
+        assert_eq!(epp_status("ok", false), "ok");
+        assert_eq!(epp_status("connect", false), "connect");
+        assert_eq!(epp_status("Registered until renewal date.", false), "Registered until renewal date.");
     }
 
     #[test]
@@ -260,6 +286,10 @@ mod tests {
         let body = br#"{"redacted":[{"name":{"type":"Registrant Organization"},"prePath":"$.entities[?(@.roles[0]=='registrant')].vcardArray[1][?(@[0]=='org')]","method":"removal"},
             {"name":{"type":"Registrant Country"},"method":"removal"},{"name":{"type":"Tech Email"},"method":"removal"}]}"#;
         assert_eq!(rdap_redactions(body), vec!["registrant.org".to_owned(), "registrant.country".to_owned()]);
+        assert_eq!(whois_dnssec("Name Server: a.example\nDNSSEC: unsigned\n"), Some(false));
+        assert_eq!(whois_dnssec("dnssec:       signed delegation\n"), Some(true));
+        assert_eq!(whois_dnssec("DNSSEC: signedDelegation"), Some(true));
+        assert_eq!(whois_dnssec("Status: ok\n"), None);
         let text = "Registrant Organization: REDACTED FOR PRIVACY\nRegistrant Country: US\n";
         assert_eq!(whois_redactions(text), vec!["registrant.org".to_owned()]);
         let mut r = DomainRecord::default();
@@ -267,7 +297,7 @@ mod tests {
         r.registrant.country = Some("usa".into());
         r.status = vec!["client hold".into()];
         let mut red = Vec::new();
-        let raw = finish(&mut r, &mut red);
+        let raw = finish(&mut r, &mut red, true);
         assert_eq!(r.registrant.org, None);
         assert_eq!(r.registrant.country, None, "not a two-letter code");
         assert_eq!(red, vec!["registrant.org".to_owned()]);
