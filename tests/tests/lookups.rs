@@ -263,3 +263,34 @@ async fn whois_upstream_trouble_is_502_and_free() {
     assert_error(status, &body, 400);
     assert_eq!(app.finish(Some(&key)).await, 0, "nothing charged");
 }
+
+#[tokio::test]
+async fn whois_thin_port_43_answer_follows_the_registrar_referral_once() {
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    // RDAP fails, so .com is read from the thin port-43 answer, which refers to the registrar.
+    let mut knobs = Knobs::default();
+    knobs.faults.rdap = Fault::Reset;
+    app.sim.set_knobs(knobs);
+    let before = app.sim.stats();
+    let (status, _, body) = app.get(&format!("/v1/whois?client_key={key}&domain=wikipedia.com")).await;
+    assert_eq!(status, 200, "{body}");
+    let l = &body["lookup"];
+    assert_eq!(l["protocol"], "whois", "{l}");
+    assert_eq!(l["server"], "whois.verisign-grs.com");
+    assert_eq!(l["authority"], "registrar", "{l}");
+    assert_eq!(l["referral"], "whois://whois.registrar.dsa-sim.test");
+    let w = &body["whois"];
+    assert_eq!(w["registrant"], serde_json::json!({"org": "Dsa Sim Holdings Ltd", "country": "GB"}));
+    assert!(w["status"].as_array().is_some_and(|s| s.iter().any(|s| s == "clientTransferProhibited")), "{w}");
+    assert!(is_utc_z(&w["created_at"]) && is_utc_z(&w["expires_at"]), "{w}");
+    let after = app.sim.stats();
+    assert_eq!(after.whois.queries - before.whois.queries, 2, "the registry, then the registrar once");
+
+    let (status, _, body) = app.get(&format!("/v1/whois?client_key={key}&domain=private-shop.com")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["whois"]["registrant"], serde_json::json!({"org": null, "country": null}));
+    let redacted = body["lookup"]["redacted"].as_array().expect("redacted").clone();
+    assert!(redacted.contains(&Value::from("registrant.org")) && redacted.contains(&Value::from("registrant.country")));
+    app.finish(Some(&key)).await;
+}

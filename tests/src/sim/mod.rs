@@ -34,3 +34,4 @@ pub use scenario::{
 pub use dns::SLOW_TYPE_DELAY;
 pub use rdap::{HOSTILE_PREFIX, PRIVATE_PREFIX, REGISTRAR_HOST};
 pub use simulator::{Ports, Simulator};
+pub use whois::REGISTRAR_WHOIS_HOST;

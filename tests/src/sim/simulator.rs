@@ -31,6 +31,7 @@ pub struct Simulator {
     dns: SocketAddr,
     rdap: SocketAddr,
     whois: SocketAddr,
+    registrar_whois: SocketAddr,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -68,6 +69,7 @@ impl Simulator {
             dns: SocketAddr::from(([127, 0, 0, 1], 0)),
             rdap: SocketAddr::from(([127, 0, 0, 1], 0)),
             whois: SocketAddr::from(([127, 0, 0, 1], 0)),
+            registrar_whois: SocketAddr::from(([127, 0, 0, 1], 0)),
             tasks: Vec::with_capacity(3),
         };
         let (addr, task) = dns::start(&scenario, control.clone(), ports.dns).await?;
@@ -76,8 +78,12 @@ impl Simulator {
         let (addr, task) = rdap::start(scenario.clone(), control.clone(), ports.rdap).await?;
         sim.rdap = addr;
         sim.tasks.push(task);
-        let (addr, task) = whois::start(scenario, control, ports.whois).await?;
+        let (addr, task) = whois::start(scenario.clone(), control.clone(), ports.whois, false).await?;
         sim.whois = addr;
+        sim.tasks.push(task);
+        // The registrar's WHOIS server that thin-registry answers refer to (a free port).
+        let (addr, task) = whois::start(scenario, control, 0, true).await?;
+        sim.registrar_whois = addr;
         sim.tasks.push(task);
         tracing::info!(dns = %sim.dns, rdap = %sim.rdap, whois = %sim.whois, "registry simulator started");
         Ok(sim)
@@ -102,6 +108,11 @@ impl Simulator {
     /// Address of the WHOIS server (one port for every registry host of the scenario).
     pub fn whois_addr(&self) -> SocketAddr {
         self.whois
+    }
+
+    /// Address of the simulated registrar's WHOIS server (thin-registry referrals).
+    pub fn registrar_whois_addr(&self) -> SocketAddr {
+        self.registrar_whois
     }
 
     /// The scenario being served.
@@ -175,7 +186,10 @@ impl Simulator {
                 records: Records {
                     resolvers: vec![self.dns.to_string()],
                     referral: Referral {
-                        test_only_allow: BTreeMap::from([(rdap::REGISTRAR_HOST.to_owned(), self.rdap.to_string())]),
+                        test_only_allow: BTreeMap::from([
+                            (rdap::REGISTRAR_HOST.to_owned(), self.rdap.to_string()),
+                            (whois::REGISTRAR_WHOIS_HOST.to_owned(), self.registrar_whois.to_string()),
+                        ]),
                     },
                 },
             },
