@@ -102,7 +102,13 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
             && let Ok(info) = existing.info().await
             && info.config.filter_subject != filter
         {
-            jobs.delete_consumer(&name).await.map_err(js_err)?;
+            jobs.delete_consumer(&name).await.map_err(|e| {
+                FleetError::JetStream(format!(
+                    "consumer {name} has filter {:?}, not {filter:?} (from before the lookup kinds?) and could not be \
+                     replaced: {e}; delete it once with `nats consumer rm {} {name}`",
+                    info.config.filter_subject, names.jobs_stream
+                ))
+            })?;
         }
         jobs.get_or_create_consumer(
             &name,
