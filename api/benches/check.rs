@@ -169,6 +169,8 @@ fn unlimited(settings: &mut Settings) {
     // Measure the check path, not the per-minute limiter's 429s.
     settings.policy.per_minute =
         api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
+    settings.policy.per_ip_per_minute = 0;
+    settings.policy.max_in_flight = 0;
 }
 
 async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {

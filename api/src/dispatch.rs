@@ -52,6 +52,12 @@ pub trait JobBus: Send + Sync + 'static {
         types: Vec<DnsType>,
         deadline: Duration,
     ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>>;
+
+    /// Whether jobs can be handed over right now (readiness): the fleet's bus is connected to
+    /// NATS; the in-process bus always can.
+    fn ready(&self) -> bool {
+        true
+    }
 }
 
 /// One in-process job of any kind, with its reply slot.
@@ -293,6 +299,10 @@ fn lookup_result<T>(outcome: LookupOutcome<T>) -> Result<T, DispatchError> {
 }
 
 impl JobBus for NatsBus {
+    fn ready(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
+    }
+
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
         Box::pin(async move {
             let job_id = uuid::Uuid::now_v7();

@@ -1,5 +1,5 @@
 //! The one error type of the HTTP boundary and its mapping to the spec's error shape (§7):
-//! `{"success":false,"error":"…"}` with 400/403/404/405/429/500/502.
+//! `{"success":false,"error":"…"}` with 400/403/404/405/429/500/502/503.
 //!
 //! 4xx are logged at debug; 5xx are logged with their cause chain and never leak internals.
 
@@ -47,6 +47,13 @@ pub enum ApiError {
     /// Upstream registry trouble or no verdict in time (502); the text is safe to show.
     #[error("Upstream WHOIS/registry service temporarily unavailable; retry with exponential backoff.")]
     Upstream(String),
+    /// Too many requests in flight on this front (503, `Retry-After: 1`): shed, not queued.
+    #[error("Server busy; retry after the time in Retry-After.")]
+    Overloaded,
+    /// A dependency the front needs (the key store) is unreachable and nothing cached can stand
+    /// in (503, `Retry-After: 5`).
+    #[error("Service temporarily unavailable; retry after the time in Retry-After.")]
+    Unavailable,
     /// Anything unexpected (500); the cause is logged, not shown.
     #[error("Internal server error; retry after a short delay.")]
     Internal(#[from] anyhow::Error),
@@ -62,6 +69,7 @@ impl ApiError {
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Overloaded | ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -97,7 +105,13 @@ impl IntoResponse for ApiError {
             other => tracing::debug!(error = %other, %status, "client error"),
         }
         let mut response = error_response(status, &self.to_string());
-        if let ApiError::TooManyRequests { retry_after_secs: Some(secs), .. } = &self
+        let retry_after = match &self {
+            ApiError::TooManyRequests { retry_after_secs, .. } => *retry_after_secs,
+            ApiError::Overloaded => Some(1),
+            ApiError::Unavailable => Some(5),
+            _ => None,
+        };
+        if let Some(secs) = retry_after
             && let Ok(v) = HeaderValue::from_str(&secs.to_string())
         {
             response.headers_mut().insert(header::RETRY_AFTER, v);

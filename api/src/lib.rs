@@ -29,6 +29,7 @@ pub mod policy;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
+pub mod singleflight;
 pub mod state;
 pub mod store;
 pub mod store_pg;
@@ -90,7 +91,19 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/metrics", get(routes::health::metrics))
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .fallback(not_found)
-        .with_state(state)
+        .with_state(state.clone());
+    let max_in_flight = state.policy().max_in_flight;
+    if max_in_flight > 0 {
+        // Load shedding: past `policy.max_in_flight` requests at once, a fast 503 with
+        // Retry-After instead of an unbounded queue (inside CORS, so browsers can read it).
+        router = router.layer(
+            tower::ServiceBuilder::new()
+                .layer(axum::error_handling::HandleErrorLayer::new(|_: tower::BoxError| async { ApiError::Overloaded }))
+                .load_shed()
+                .concurrency_limit(max_in_flight),
+        );
+    }
+    let mut router = router
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
             let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");

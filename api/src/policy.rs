@@ -29,7 +29,7 @@ use crate::error::ApiError;
 use crate::keys::Plan;
 
 /// Policy settings (`[policy]`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct PolicyConfig {
     /// Requests per minute per key, by plan.
@@ -39,8 +39,44 @@ pub struct PolicyConfig {
     /// Whether an embed key with an empty allowed-origins list works from any origin. Off by
     /// default (production): list the sites that embed the key. Turn on only for development.
     pub empty_origins_allow_all: bool,
-    /// Take the client IP from the first `X-Forwarded-For` entry (only behind a trusted proxy).
+    /// Deprecated spelling of `trusted_proxy_hops = 1`.
     pub trust_forwarded_for: bool,
+    /// How many reverse proxies in front of dsa append to `X-Forwarded-For` (0: use the socket
+    /// peer). The client address is the entry that many places from the right — the right-most
+    /// address no trusted proxy wrote — never the left-most, which any client can forge.
+    pub trusted_proxy_hops: u8,
+    /// Requests per minute per client address (IPv6: per /64), counted before the key lookup so
+    /// that random keys cannot each cost a database query. 0 turns it off.
+    pub per_ip_per_minute: u32,
+    /// Requests served at once by one front; past that, new requests get a fast 503 with
+    /// `Retry-After` instead of waiting in an unbounded queue. 0 turns it off.
+    pub max_in_flight: usize,
+}
+
+impl PolicyConfig {
+    /// The effective number of trusted proxy hops.
+    pub fn proxy_hops(&self) -> u8 {
+        self.trusted_proxy_hops.max(u8::from(self.trust_forwarded_for))
+    }
+}
+
+/// Default of `policy.per_ip_per_minute`.
+pub const DEFAULT_PER_IP_PER_MINUTE: u32 = 6_000;
+/// Default of `policy.max_in_flight`.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 4_096;
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self {
+            per_minute: PlanRates::default(),
+            demo: DemoConfig::default(),
+            empty_origins_allow_all: false,
+            trust_forwarded_for: false,
+            trusted_proxy_hops: 0,
+            per_ip_per_minute: DEFAULT_PER_IP_PER_MINUTE,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
 }
 
 /// Requests per minute per plan.
@@ -88,11 +124,24 @@ pub struct DemoConfig {
     /// Secret signing the session cookie (any string; long and random). Unset: a random secret
     /// generated once and kept in the database, shared by every front.
     pub cookie_secret: Option<String>,
+    /// Mark the session cookie `Secure` even though dsa itself serves plain HTTP (TLS terminated
+    /// by a proxy in front of it). With `server.tls_cert` set it is `Secure` anyway.
+    pub cookie_secure: bool,
+    /// Demo checks per minute for all clients together, per front (0: no global cap): bounds
+    /// what keyless traffic can cost the registries, however many addresses it comes from.
+    pub global_per_minute: u32,
 }
 
 impl Default for DemoConfig {
     fn default() -> Self {
-        Self { enabled: true, checks_per_session: 2, checks_per_ip_per_day: 10, cookie_secret: None }
+        Self {
+            enabled: true,
+            checks_per_session: 2,
+            checks_per_ip_per_day: 10,
+            cookie_secret: None,
+            cookie_secure: false,
+            global_per_minute: 600,
+        }
     }
 }
 
@@ -159,28 +208,105 @@ impl MinuteWindows {
     }
 }
 
-/// The client's IP address: the socket peer, or the first `X-Forwarded-For` entry when the
-/// operator trusts a proxy (`policy.trust_forwarded_for`; read by [`Demo::client_ip`]).
-#[derive(Debug, Clone)]
+/// The client's address as seen by this front: the socket peer and the `X-Forwarded-For` chain.
+/// [`ClientAddr::ip`] picks the address to count limits against.
+#[derive(Debug, Clone, Default)]
 pub struct ClientAddr {
     /// Peer address of the TCP connection, when known.
     pub peer: Option<IpAddr>,
-    /// First `X-Forwarded-For` entry, when present and parseable.
-    pub forwarded: Option<IpAddr>,
+    /// Every `X-Forwarded-For` entry, left to right (all header lines joined); unparsable
+    /// entries are kept out.
+    pub forwarded: Vec<IpAddr>,
+}
+
+impl ClientAddr {
+    /// Reads the peer (from axum's `ConnectInfo`) and the `X-Forwarded-For` chain.
+    pub fn from_parts(headers: &HeaderMap, extensions: &axum::http::Extensions) -> Self {
+        let peer = extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+        let forwarded = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        Self { peer, forwarded }
+    }
+
+    /// The client address behind `hops` trusted proxies: the socket peer when `hops` is 0, else
+    /// the `X-Forwarded-For` entry `hops` places from the right (the left-most one when the chain
+    /// is shorter). Entries left of it were written by the client and are never trusted.
+    pub fn ip(&self, hops: u8) -> Option<IpAddr> {
+        if hops == 0 || self.forwarded.is_empty() {
+            return self.peer;
+        }
+        let index = self.forwarded.len().saturating_sub(usize::from(hops));
+        self.forwarded.get(index).copied().or(self.peer)
+    }
+
+    /// The address limits are counted against: [`ClientAddr::ip`], with an IPv6 address reduced
+    /// to its /64 network (one subscriber's usual allocation), so rotating through a prefix
+    /// does not multiply a client's allowance.
+    pub fn limit_ip(&self, hops: u8) -> Option<IpAddr> {
+        self.ip(hops).map(limit_prefix)
+    }
+}
+
+/// An address as counted by per-IP limits: IPv4 as is, IPv6 reduced to its /64 network
+/// (IPv4-mapped IPv6 addresses count as their IPv4 address).
+pub fn limit_prefix(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
-        let forwarded = parts
-            .headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .and_then(|v| v.trim().parse().ok());
-        Ok(Self { peer, forwarded })
+        Ok(Self::from_parts(&parts.headers, &parts.extensions))
+    }
+}
+
+/// Requests per minute per client address, counted before the key lookup (see
+/// `policy.per_ip_per_minute`): a GCRA limiter from `governor`, keyed by [`limit_prefix`].
+#[derive(Debug)]
+pub struct IpLimiter {
+    limiter: Option<governor::DefaultKeyedRateLimiter<IpAddr>>,
+    hops: u8,
+}
+
+impl IpLimiter {
+    /// A limiter allowing `per_minute` requests per address (bursts up to that many); 0 allows all.
+    pub fn new(per_minute: u32, hops: u8) -> Self {
+        let limiter =
+            std::num::NonZeroU32::new(per_minute).map(|n| governor::RateLimiter::keyed(governor::Quota::per_minute(n)));
+        Self { limiter, hops }
+    }
+
+    /// Counts one request from `addr`.
+    ///
+    /// # Errors
+    /// [`ApiError::TooManyRequests`] with the seconds until the address may send again.
+    pub fn check(&self, addr: &ClientAddr) -> Result<(), ApiError> {
+        let (Some(limiter), Some(ip)) = (&self.limiter, addr.limit_ip(self.hops)) else {
+            return Ok(());
+        };
+        if limiter.len() > 100_000 {
+            limiter.retain_recent();
+        }
+        limiter.check_key(&ip).map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+            ApiError::TooManyRequests {
+                message: "Too many requests from this address; slow down and retry after the time in Retry-After."
+                    .into(),
+                retry_after_secs: Some(wait.as_secs().max(1)),
+            }
+        })
     }
 }
 
@@ -192,11 +318,12 @@ pub struct Demo {
     config: DemoConfig,
     /// The fleet's demo bucket: counters shared by every front (none in standalone mode).
     fleet: Option<(async_nats::jetstream::kv::Store, async_nats::Client)>,
-    trust_forwarded_for: bool,
+    proxy_hops: u8,
     secret: Vec<u8>,
     sessions: Cache<String, u32>,
     ips: Cache<IpAddr, u32>,
     lock: Mutex<()>,
+    global: Option<governor::DefaultDirectRateLimiter>,
 }
 
 impl std::fmt::Debug for Demo {
@@ -220,7 +347,7 @@ pub struct DemoTicket {
 impl Demo {
     /// Demo state with the given settings; `stored_secret` signs cookies when the configuration
     /// names no `cookie_secret` (see [`crate::store::Store::shared_secret`]).
-    pub fn new(config: DemoConfig, trust_forwarded_for: bool, stored_secret: &str) -> Self {
+    pub fn new(config: DemoConfig, proxy_hops: u8, stored_secret: &str) -> Self {
         let secret = match &config.cookie_secret {
             Some(s) => s.as_bytes().to_vec(),
             None => stored_secret.as_bytes().to_vec(),
@@ -228,11 +355,13 @@ impl Demo {
         let day = Duration::from_secs(86_400);
         Self {
             fleet: None,
-            trust_forwarded_for,
+            proxy_hops,
             secret,
             sessions: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
             ips: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
             lock: Mutex::new(()),
+            global: std::num::NonZeroU32::new(config.global_per_minute)
+                .map(|n| governor::RateLimiter::direct(governor::Quota::per_minute(n))),
             config,
         }
     }
@@ -274,9 +403,9 @@ impl Demo {
         )
     }
 
-    /// The client IP used for the per-IP cap.
+    /// The client address used for the per-IP cap (IPv6: its /64, see [`ClientAddr::limit_ip`]).
     pub fn client_ip(&self, addr: &ClientAddr) -> Option<IpAddr> {
-        if self.trust_forwarded_for { addr.forwarded.or(addr.peer) } else { addr.peer }
+        addr.limit_ip(self.proxy_hops)
     }
 
     /// Admits one demo check for the session in `headers` (or a new one) from `addr`.
@@ -289,6 +418,15 @@ impl Demo {
         addr: &ClientAddr,
         now: OffsetDateTime,
     ) -> Result<DemoTicket, ApiError> {
+        if let Some(global) = &self.global
+            && let Err(not_until) = global.check()
+        {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+            return Err(ApiError::TooManyRequests {
+                message: "Demo checks are busy right now; retry shortly, or use a client key (the free Developer plan needs no card).".into(),
+                retry_after_secs: Some(wait.as_secs().max(1)),
+            });
+        }
         let existing = headers
             .get_all(axum::http::header::COOKIE)
             .iter()
@@ -593,6 +731,33 @@ impl FleetWindows {
 
 #[cfg(test)]
 mod tests {
+    fn addr(peer: &str, chain: &[&str]) -> ClientAddr {
+        ClientAddr {
+            peer: Some(peer.parse().expect("ip")),
+            forwarded: chain.iter().map(|c| c.parse().expect("ip")).collect(),
+        }
+    }
+
+    #[test]
+    fn client_address_is_the_right_most_untrusted_entry() {
+        let a = addr("10.1.1.1", &["6.6.6.6", "1.2.3.4", "10.0.0.2"]);
+        assert_eq!(a.ip(0), Some("10.1.1.1".parse().expect("ip")), "no trusted proxy: the peer");
+        assert_eq!(a.ip(1), Some("10.0.0.2".parse().expect("ip")));
+        assert_eq!(a.ip(2), Some("1.2.3.4".parse().expect("ip")));
+        assert_eq!(a.ip(9), Some("6.6.6.6".parse().expect("ip")), "short chain: the left-most");
+        assert_eq!(addr("10.1.1.1", &[]).ip(1), Some("10.1.1.1".parse().expect("ip")));
+    }
+
+    #[test]
+    fn ipv6_limits_count_per_slash_64() {
+        let a: IpAddr = "2001:db8:aa:bb:1:2:3:4".parse().expect("ip");
+        assert_eq!(limit_prefix(a), "2001:db8:aa:bb::".parse::<IpAddr>().expect("ip"));
+        let mapped: IpAddr = "::ffff:192.0.2.9".parse().expect("ip");
+        assert_eq!(limit_prefix(mapped), "192.0.2.9".parse::<IpAddr>().expect("ip"));
+        let v4: IpAddr = "192.0.2.9".parse().expect("ip");
+        assert_eq!(limit_prefix(v4), v4);
+    }
+
     use super::*;
     use time::macros::datetime;
 
@@ -611,7 +776,7 @@ mod tests {
 
     #[test]
     fn demo_cookie_is_signed() {
-        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, false, "unused");
+        let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, 0, "unused");
         let cookie = demo.cookie("abc", false);
         let value = cookie.split(';').next().and_then(|kv| kv.strip_prefix("dsa_demo=")).expect("value");
         assert_eq!(demo.verify(value).as_deref(), Some("abc"));

@@ -10,15 +10,28 @@ use crate::credits::Credits;
 use crate::dispatch::JobBus;
 use crate::error::ApiError;
 use crate::keys::{KeyRecord, hash_key};
-use crate::policy::{Demo, PolicyConfig, RateState, RateWindows};
+use crate::policy::{Demo, IpLimiter, PolicyConfig, RateState, RateWindows};
 use crate::pricing::PriceTable;
 use crate::purchase::CheckoutUrl;
+use crate::singleflight::SingleFlight;
 use crate::store::Store;
 use time::OffsetDateTime;
 
 /// How long a key record is cached in a front: a state change made with `dsa keys …` takes
 /// effect within this many seconds.
 pub const KEY_CACHE_TTL_SECS: u64 = 5;
+
+/// How long a front keeps serving a key it has seen when the store cannot be reached: the last
+/// record read is used (stale) for at most this many seconds after it was read. A revocation made
+/// during an outage takes effect as soon as the store answers again.
+pub const STALE_KEY_MAX_AGE_SECS: u64 = 3_600;
+
+/// The longest wait for the store on a key lookup before the front treats it as unreachable.
+pub const KEY_LOOKUP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// After a failed key lookup, how long lookups skip the store (serving known keys from their
+/// last record, unknown keys a fast 503) before one tries it again.
+pub const KEY_STORE_RETRY: Duration = Duration::from_secs(2);
 
 /// Shared state.
 #[derive(Clone)]
@@ -34,12 +47,25 @@ struct Inner {
     prices: PriceTable,
     platform_checkout: Option<CheckoutUrl>,
     keys: Cache<String, Option<Arc<KeyRecord>>>,
+    known_keys: Cache<String, Arc<KeyRecord>>,
+    key_store_down_until: std::sync::Mutex<Option<std::time::Instant>>,
     check_deadline: Duration,
+    lookups: SingleFlight<String, Result<common::verdict::Verdict, LookupError>>,
+    ip_limiter: IpLimiter,
     policy: PolicyConfig,
     windows: RateWindows,
     demo: Demo,
     clock: Clock,
     tls: bool,
+}
+
+/// Why a shared availability lookup gave no verdict (cloned to every waiter of the lookup).
+#[derive(Debug, Clone)]
+pub enum LookupError {
+    /// The workers refused the name (unsupported TLD, unparsable domain): a 400 with this text.
+    Rejected(String),
+    /// No verdict in time, or the job bus is unavailable: a 502 (the text is logged, not shown).
+    Upstream(String),
 }
 
 /// The time source (UTC). Tests inject a controllable one to cross month and minute boundaries.
@@ -98,11 +124,17 @@ impl AppState {
                 prices: parts.prices,
                 platform_checkout: parts.platform_checkout,
                 keys,
+                known_keys: Cache::builder()
+                    .max_capacity(1_000_000)
+                    .time_to_live(Duration::from_secs(STALE_KEY_MAX_AGE_SECS))
+                    .build(),
+                key_store_down_until: std::sync::Mutex::new(None),
                 check_deadline,
+                lookups: SingleFlight::default(),
+                ip_limiter: IpLimiter::new(parts.policy.per_ip_per_minute, parts.policy.proxy_hops()),
                 windows: parts.rate,
                 demo: {
-                    let demo =
-                        Demo::new(parts.policy.demo.clone(), parts.policy.trust_forwarded_for, &parts.demo_secret);
+                    let demo = Demo::new(parts.policy.demo.clone(), parts.policy.proxy_hops(), &parts.demo_secret);
                     match parts.demo_bucket {
                         Some((bucket, client)) => demo.with_fleet(bucket, client),
                         None => demo,
@@ -123,6 +155,16 @@ impl AppState {
     /// The job bus.
     pub fn bus(&self) -> &dyn JobBus {
         self.inner.bus.as_ref()
+    }
+
+    /// Requests per minute per client address, ahead of the key lookup.
+    pub fn ip_limiter(&self) -> &IpLimiter {
+        &self.inner.ip_limiter
+    }
+
+    /// Availability lookups in flight, by domain: concurrent checks of one name share one job.
+    pub fn lookups(&self) -> &SingleFlight<String, Result<common::verdict::Verdict, LookupError>> {
+        &self.inner.lookups
     }
 
     /// The store.
@@ -174,6 +216,24 @@ impl AppState {
         self.inner.windows.hit(&key.id, limit, self.now()).await
     }
 
+    /// Whether a key lookup failed within the last [`KEY_STORE_RETRY`] (lookups then skip the
+    /// store instead of each waiting for it).
+    fn key_store_down(&self) -> bool {
+        let until = self.inner.key_store_down_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        until.is_some_and(|t| std::time::Instant::now() < t)
+    }
+
+    fn mark_key_store_down(&self) {
+        let mut until = self.inner.key_store_down_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *until = Some(std::time::Instant::now() + KEY_STORE_RETRY);
+    }
+
+    /// Whether session cookies get `Secure`: dsa serves TLS itself, or `policy.demo.cookie_secure`
+    /// says a proxy in front of it does.
+    pub fn cookie_secure(&self) -> bool {
+        self.inner.tls || self.inner.policy.demo.cookie_secure
+    }
+
     /// Deadline of one fresh check (the job bus wait).
     pub fn check_deadline(&self) -> Duration {
         self.inner.check_deadline
@@ -183,16 +243,56 @@ impl AppState {
     ///
     /// # Errors
     /// [`ApiError::InvalidKey`] when not found, disabled or suspended (spec §5.2);
-    /// [`ApiError::Internal`] when the store fails.
+    /// [`ApiError::Unavailable`] (503) when the store does not answer within
+    /// [`KEY_LOOKUP_TIMEOUT`] and this front has not seen the key in the last
+    /// [`STALE_KEY_MAX_AGE_SECS`] (a key it has seen is served from its last record).
     pub async fn key(&self, presented: &str) -> Result<Arc<KeyRecord>, ApiError> {
         let hash = hash_key(presented);
-        let store = self.inner.store.clone();
-        let found = self
-            .inner
-            .keys
-            .try_get_with(hash.clone(), async move { store.find_key(&hash).await.map(|k| k.map(Arc::new)) })
-            .await
-            .map_err(|e| ApiError::Internal(anyhow::anyhow!("key lookup failed: {e}")))?;
+        let found = if self.key_store_down() {
+            // While the store is known to be down, don't make every request wait for it: a fresh
+            // cache entry, else the last record read, else a fast 503.
+            match self.inner.keys.get(&hash).await {
+                Some(found) => Ok(found),
+                None => Err(Arc::new(anyhow::anyhow!("key store marked unreachable"))),
+            }
+        } else {
+            let store = self.inner.store.clone();
+            let lookup_hash = hash.clone();
+            let found = self
+                .inner
+                .keys
+                .try_get_with(hash.clone(), async move {
+                    match tokio::time::timeout(KEY_LOOKUP_TIMEOUT, store.find_key(&lookup_hash)).await {
+                        Ok(found) => found.map(|k| k.map(Arc::new)),
+                        Err(_) => Err(anyhow::anyhow!("no answer within {} s", KEY_LOOKUP_TIMEOUT.as_secs())),
+                    }
+                })
+                .await;
+            if found.is_err() {
+                self.mark_key_store_down();
+            }
+            found
+        };
+        let found = match found {
+            Ok(found) => {
+                match &found {
+                    Some(key) => self.inner.known_keys.insert(hash, key.clone()).await,
+                    None => self.inner.known_keys.invalidate(&hash).await,
+                }
+                found
+            }
+            Err(e) => match self.inner.known_keys.get(&hash).await {
+                Some(stale) => {
+                    tracing::warn!(error = %e, key_id = %stale.id, "key store unreachable; serving the last record read");
+                    metrics::counter!("dsa_stale_key_records_total").increment(1);
+                    Some(stale)
+                }
+                None => {
+                    tracing::error!(error = %e, "key lookup failed and the key is not known to this front");
+                    return Err(ApiError::Unavailable);
+                }
+            },
+        };
         match found {
             Some(key) if key.state == crate::keys::KeyState::Active => Ok(key),
             _ => Err(ApiError::InvalidKey),

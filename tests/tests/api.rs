@@ -243,6 +243,33 @@ async fn concurrent_checks_never_overspend() {
 }
 
 #[tokio::test]
+async fn concurrent_checks_of_one_uncached_name_share_one_registry_query() {
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    let before = app.sim.stats();
+    let mut tasks = Vec::new();
+    for _ in 0..300 {
+        let http = app.http.clone();
+        let url = app.url(&check_path(&key, "coalesced-name-dsa.com", ""));
+        tasks.push(tokio::spawn(async move {
+            let response = http.get(url).send().await.expect("request");
+            let status = response.status().as_u16();
+            let body: Value = response.json().await.expect("json");
+            (status, body)
+        }));
+    }
+    for t in tasks {
+        let (status, body) = t.await.expect("task");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["available"], true, "{body}");
+    }
+    let after = app.sim.stats();
+    let registry_queries = (after.rdap.queries + after.whois.queries) - (before.rdap.queries + before.whois.queries);
+    assert_eq!(registry_queries, 1, "300 concurrent checks of one name → one registry query");
+    assert_eq!(app.finish(Some(&key)).await, 300, "each waiter is charged for its own answer");
+}
+
+#[tokio::test]
 async fn methods_paths_cors_and_panics_keep_the_shape() {
     let app = TestApp::spawn().await;
     let key = app

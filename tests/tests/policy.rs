@@ -149,3 +149,114 @@ async fn demo_mode_off_means_400() {
     assert!(body["error"].as_str().expect("text").contains("client_key"));
     app.finish(None).await;
 }
+
+async fn get_from(
+    app: &TestApp,
+    path: &str,
+    forwarded_for: &str,
+) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+    let response = app.http.get(app.url(path)).header("x-forwarded-for", forwarded_for).send().await.expect("request");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.json().await.expect("json"))
+}
+
+#[tokio::test]
+async fn per_address_limit_comes_before_the_key_lookup_and_trusts_only_the_proxy_hops() {
+    let app = TestApp::spawn_with(|s| {
+        s.policy.per_ip_per_minute = 3;
+        s.policy.trusted_proxy_hops = 1;
+    })
+    .await;
+    // Made-up keys from one client address: 403 while under the limit, then 429 without a
+    // lookup, whatever the client writes to the left of the proxy's entry.
+    for i in 0..3 {
+        let (status, _, body) = get_from(
+            &app,
+            &path(&format!("dsa_server_made_up_{i}"), "example.com"),
+            &format!("10.0.0.{i}, 203.0.113.7"),
+        )
+        .await;
+        assert_eq!(status, 403, "{body}");
+    }
+    let (status, headers, body) =
+        get_from(&app, &path("dsa_server_made_up_x", "example.com"), "198.51.100.1, 203.0.113.7").await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["success"], false);
+    assert!(headers["retry-after"].to_str().expect("ascii").parse::<u64>().expect("seconds") >= 1);
+    // Another client address (the right-most entry) has its own allowance.
+    let (status, _, _) = get_from(&app, &path("dsa_server_made_up_y", "example.com"), "203.0.113.7, 203.0.113.8").await;
+    assert_eq!(status, 403);
+    // IPv6 counts per /64: three addresses of one /64 share an allowance.
+    for i in 1..=3 {
+        let (status, _, _) = get_from(&app, &path("dsa_server_v6", "example.com"), &format!("2001:db8:1:2::{i}")).await;
+        assert_eq!(status, 403);
+    }
+    let (status, _, _) = get_from(&app, &path("dsa_server_v6", "example.com"), "2001:db8:1:2:ffff::9").await;
+    assert_eq!(status, 429, "same /64");
+    let (status, _, _) = get_from(&app, &path("dsa_server_v6", "example.com"), "2001:db8:1:3::1").await;
+    assert_eq!(status, 403, "another /64");
+    app.finish(None).await;
+}
+
+#[tokio::test]
+async fn past_max_in_flight_requests_are_shed_with_503_and_retry_after() {
+    let app = TestApp::spawn_with(|s| s.policy.max_in_flight = 2).await;
+    app.sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 0, rdap: 400, whois: 400 },
+        ..dsa_tests::sim::Knobs::default()
+    });
+    let key = app.key(KeyOpts::default()).await;
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let http = app.http.clone();
+        let url = app.url(&path(&key, &format!("shed-test-{i}.com")));
+        tasks.push(tokio::spawn(async move {
+            let response = http.get(url).send().await.expect("request");
+            let status = response.status().as_u16();
+            let retry_after = response.headers().get("retry-after").map(|v| v.to_str().expect("ascii").to_owned());
+            let body: serde_json::Value = response.json().await.expect("json");
+            (status, retry_after, body)
+        }));
+    }
+    let (mut ok, mut shed) = (0, 0);
+    for t in tasks {
+        let (status, retry_after, body) = t.await.expect("task");
+        match status {
+            200 => ok += 1,
+            503 => {
+                shed += 1;
+                assert_eq!(retry_after.as_deref(), Some("1"));
+                assert_eq!(body["success"], false);
+                assert!(body["error"].as_str().expect("text").contains("retry"));
+            }
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert!(ok >= 2 && shed >= 1, "ok {ok}, shed {shed}");
+    assert_eq!(app.finish(Some(&key)).await, ok, "shed requests cost nothing");
+}
+
+#[tokio::test]
+async fn demo_checks_have_a_global_cap_and_a_secure_cookie_behind_a_tls_proxy() {
+    let app = TestApp::spawn_with(|s| {
+        s.policy.demo.global_per_minute = 2;
+        s.policy.demo.checks_per_ip_per_day = 100;
+        s.policy.demo.cookie_secure = true;
+    })
+    .await;
+    // Two fresh sessions (no cookie) from one address: both admitted, cookies Secure.
+    for _ in 0..2 {
+        let response = app.http.get(app.url("/v1/domains/check?domain=example.com")).send().await.expect("demo");
+        assert_eq!(response.status().as_u16(), 200);
+        let cookie = response.headers()["set-cookie"].to_str().expect("ascii").to_owned();
+        assert!(cookie.contains("; Secure") && cookie.contains("HttpOnly"), "{cookie}");
+    }
+    // A third session is over the global cap, whatever its cookie.
+    let response = app.http.get(app.url("/v1/domains/check?domain=example.com")).send().await.expect("demo");
+    assert_eq!(response.status().as_u16(), 429);
+    assert!(response.headers().get("retry-after").is_some());
+    let body: serde_json::Value = response.json().await.expect("json");
+    assert!(body["error"].as_str().expect("text").contains("client key"), "{body}");
+    app.finish(None).await;
+}

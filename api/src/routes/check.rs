@@ -11,18 +11,21 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use common::domain::DomainName;
 use common::verdict::{Method, Status, Verdict};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use super::keyed::Keyed;
 use super::{ApiQuery, Flag, flag, optional, required};
+use crate::dispatch::DispatchError;
 use crate::error::{ApiError, ErrorBody};
 use crate::keys::KeyRecord;
 use crate::policy::ClientAddr;
 use crate::pricing::{CommissionPercent, Pricing, quote};
 use crate::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
-use crate::state::AppState;
+use crate::state::{AppState, LookupError};
 
 /// Credits per availability check (spec §8).
 pub const CHECK_COST: i64 = 1;
@@ -253,6 +256,8 @@ impl VerdictInfo {
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
         (status = 502, description = "The registry gave no definitive answer in time; retry with exponential backoff. Not charged.", body = ErrorBody),
+        (status = 503, description = "This front is shedding load, or cannot reach its key store for a key it has not seen; retry after `Retry-After`. Not charged.", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
 )]
 pub async fn check(
@@ -294,7 +299,7 @@ async fn demo_check(
     let body = outcome.into_body(0, i64::from(ticket.remaining), Some(true));
     let mut response = Json(body).into_response();
     if ticket.new_session
-        && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.tls()))
+        && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.cookie_secure()))
     {
         response.headers_mut().insert(header::SET_COOKIE, v);
     }
@@ -309,18 +314,17 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdi
     let (verdict, cached) = if let Some(v) = state.engine().cached(domain).await {
         (v, true)
     } else {
-        match state.bus().check(domain.clone(), state.check_deadline()).await {
-            Ok(v) => {
-                if v.domain == domain.as_str() {
-                    state.engine().remember(&v).await;
-                }
-                (v, false)
-            }
-            Err(crate::dispatch::DispatchError::Engine(e)) => return Err(ApiError::BadRequest(e.to_string())),
-            Err(crate::dispatch::DispatchError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
-            Err(e) => {
+        let (result, joined) =
+            state.lookups().run(domain.as_str().to_owned(), || lookup(state.clone(), domain.clone())).await;
+        if joined {
+            metrics::counter!("dsa_coalesced_lookups_total").increment(1);
+        }
+        match result {
+            Ok(v) => (v, false),
+            Err(LookupError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
+            Err(LookupError::Upstream(cause)) => {
                 metrics::counter!("dsa_verdicts_total", "method" => "none", "status" => "unknown").increment(1);
-                return Err(ApiError::Upstream(e.to_string()));
+                return Err(ApiError::Upstream(cause));
             }
         }
     };
@@ -329,6 +333,25 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdi
         return Err(ApiError::Upstream(verdict.evidence));
     }
     Ok((verdict, cached))
+}
+
+/// One job on the bus for `domain`, shared by every concurrent check of it (see
+/// [`crate::singleflight`]); a verdict for the name asked is remembered in the front's cache.
+fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verdict, LookupError>> {
+    async move {
+        match state.bus().check(domain.clone(), state.check_deadline()).await {
+            Ok(v) => {
+                if v.domain == domain.as_str() {
+                    state.engine().remember(&v).await;
+                }
+                Ok(v)
+            }
+            Err(DispatchError::Engine(e)) => Err(LookupError::Rejected(e.to_string())),
+            Err(DispatchError::Rejected(reason)) => Err(LookupError::Rejected(reason)),
+            Err(e) => Err(LookupError::Upstream(e.to_string())),
+        }
+    }
+    .boxed()
 }
 
 fn method_label(m: Method) -> &'static str {

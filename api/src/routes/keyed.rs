@@ -1,7 +1,7 @@
 //! The keyed prelude shared by every metered endpoint (spec §5, §7), as one middleware:
 //!
 //! ```text
-//! client_key (400 missing) → key lookup (403 not found/disabled/suspended) → origin (403)
+//! per-address limit (429) → client_key (400 missing) → key lookup (403 not found/disabled/suspended) → origin (403)
 //!     → per-minute limit (429 with Retry-After) → handler → RateLimit headers on the response
 //! ```
 //!
@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use super::Params;
 use crate::error::ApiError;
 use crate::keys::KeyRecord;
+use crate::policy::ClientAddr;
 use crate::state::AppState;
 
 /// The key admitted by the prelude for this request.
@@ -41,6 +42,10 @@ pub async fn key_or_demo(State(state): State<AppState>, req: Request, next: Next
 }
 
 async fn prelude(state: AppState, mut req: Request, next: Next, demo_allowed: bool) -> Response {
+    // Per-address limit first: a flood of made-up keys must not become a key lookup each.
+    if let Err(e) = state.ip_limiter().check(&ClientAddr::from_parts(req.headers(), req.extensions())) {
+        return e.into_response();
+    }
     let params = Params::parse(req.uri().query());
     let Some(presented) = params.get("client_key") else {
         if demo_allowed && state.demo().enabled() {

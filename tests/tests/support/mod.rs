@@ -97,6 +97,7 @@ impl TestApp {
         // Tests hit keys hard; the per-minute limits get their own tests.
         settings.policy.per_minute =
             api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
+        settings.policy.per_ip_per_minute = 0;
         adjust(&mut settings);
         let app = api::standalone_with_clock(&settings, clock).await.expect("standalone starts");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
