@@ -171,7 +171,11 @@ impl JobsConfig {
     /// Worker tasks per kind of lookup for the in-process bus.
     pub fn kinds(&self) -> Vec<(common::lookup::LookupKind, usize)> {
         use common::lookup::LookupKind;
-        vec![(LookupKind::Check, self.workers), (LookupKind::Whois, self.whois_workers), (LookupKind::Dns, self.dns_workers)]
+        vec![
+            (LookupKind::Check, self.workers),
+            (LookupKind::Whois, self.whois_workers),
+            (LookupKind::Dns, self.dns_workers),
+        ]
     }
 }
 
@@ -182,7 +186,8 @@ impl FleetConfig {
     /// A message naming `fleet.worker_kinds` for an unknown kind.
     pub fn worker_kinds(&self) -> anyhow::Result<Vec<(common::lookup::LookupKind, usize)>> {
         use common::lookup::LookupKind;
-        let kinds = LookupKind::parse_list(&self.worker_kinds).map_err(|e| anyhow::anyhow!("fleet.worker_kinds: {e}"))?;
+        let kinds =
+            LookupKind::parse_list(&self.worker_kinds).map_err(|e| anyhow::anyhow!("fleet.worker_kinds: {e}"))?;
         Ok(kinds
             .into_iter()
             .map(|k| {

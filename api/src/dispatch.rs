@@ -140,8 +140,7 @@ impl InProcessBus {
         answer: oneshot::Receiver<Result<T, DispatchError>>,
         deadline: Duration,
     ) -> Result<T, DispatchError> {
-        let queue =
-            self.queues.get(&kind).ok_or_else(|| DispatchError::Unavailable(format!("no {kind} workers")))?;
+        let queue = self.queues.get(&kind).ok_or_else(|| DispatchError::Unavailable(format!("no {kind} workers")))?;
         queue.try_send(job).map_err(|e| DispatchError::Unavailable(format!("{kind} queue: {e}")))?;
         match tokio::time::timeout(deadline, answer).await {
             Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),

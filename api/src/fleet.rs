@@ -154,16 +154,7 @@ pub async fn worker(
         engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
     }
     let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
-    workers::fleet::run_pool(
-        nats,
-        names,
-        lookups,
-        &kinds,
-        stats,
-        settings.fleet.tuning(),
-        shutdown,
-    )
-    .await?;
+    workers::fleet::run_pool(nats, names, lookups, &kinds, stats, settings.fleet.tuning(), shutdown).await?;
     Ok(())
 }
 

@@ -55,7 +55,8 @@ async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job
     let mut lookup_kinds = settings.clone();
     lookup_kinds.fleet.worker_kinds = "whois,dns".into();
     let lookup_worker = Role::worker(&lookup_kinds, lookup_stats.clone());
-    let (status, body) = get(&http, front.url(&format!("/v1/dns?client_key={key}&domain=example.com&types=A,MX"))).await;
+    let (status, body) =
+        get(&http, front.url(&format!("/v1/dns?client_key={key}&domain=example.com&types=A,MX"))).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["records"]["A"][0]["value"], "192.0.2.10");
     let (status, body) = get(&http, front.url(&format!("/v1/whois?client_key={key}&domain=google.com"))).await;

@@ -171,7 +171,12 @@ mod tests {
         let mut records = std::collections::BTreeMap::new();
         records.insert(
             DnsType::A,
-            vec![DnsRecord { record_type: "A".into(), ttl: 300, value: Some("192.0.2.1".into()), ..Default::default() }],
+            vec![DnsRecord {
+                record_type: "A".into(),
+                ttl: 300,
+                value: Some("192.0.2.1".into()),
+                ..Default::default()
+            }],
         );
         let answer = DnsAnswer {
             name: job.name.clone(),

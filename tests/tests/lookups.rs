@@ -30,7 +30,10 @@ async fn dns_all_nine_types_with_presentation_fields() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["success"], true);
     assert_eq!(body["domain"], "example.com");
-    assert_eq!(body["types_queried"], serde_json::json!(["A", "AAAA", "MX", "NS", "TXT", "SOA", "CAA", "CNAME", "SRV"]));
+    assert_eq!(
+        body["types_queried"],
+        serde_json::json!(["A", "AAAA", "MX", "NS", "TXT", "SOA", "CAA", "CNAME", "SRV"])
+    );
     let r = &body["records"];
     assert_eq!(r.as_object().map(|o| o.len()), Some(9), "one key per queried type: {r}");
     assert_eq!(r["A"][0], serde_json::json!({"type": "A", "ttl": 300, "value": "192.0.2.10"}));
@@ -126,12 +129,11 @@ async fn dns_nxdomain_is_charged_servfail_is_502_and_free() {
 async fn dns_types_run_in_parallel() {
     let app = TestApp::spawn().await;
     let key = app.key(KeyOpts::default()).await;
-    let mut knobs = Knobs::default();
-    knobs.latency_ms.dns = 300;
-    app.sim.set_knobs(knobs);
+    let mut latency = Knobs::default().latency_ms;
+    latency.dns = 300;
+    app.sim.set_knobs(Knobs { latency_ms: latency, ..Knobs::default() });
     let started = std::time::Instant::now();
-    let (status, _, body) =
-        app.get(&format!("/v1/dns?client_key={key}&domain=wikipedia.com&types=A,AAAA,MX,NS")).await;
+    let (status, _, body) = app.get(&format!("/v1/dns?client_key={key}&domain=wikipedia.com&types=A,AAAA,MX,NS")).await;
     let took = started.elapsed();
     assert_eq!(status, 200, "{body}");
     assert!(took < std::time::Duration::from_millis(900), "four types at 300 ms each took {took:?}: not parallel");
@@ -254,9 +256,7 @@ async fn whois_not_registered_is_200_with_null_and_charged() {
 async fn whois_upstream_trouble_is_502_and_free() {
     let app = TestApp::spawn_with(|s| s.engine.records.whois_deadline_secs = 2.0).await;
     let key = app.key(KeyOpts::default()).await;
-    let mut knobs = Knobs::default();
-    knobs.faults = Faults { rdap: Fault::Reset, whois: Fault::Reset };
-    app.sim.set_knobs(knobs);
+    app.sim.set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, whois: Fault::Reset }, ..Knobs::default() });
     let (status, _, body) = app.get(&format!("/v1/whois?client_key={key}&domain=wikipedia.com")).await;
     assert_error(status, &body, 502);
     let (status, _, body) = app.get(&format!("/v1/whois?client_key={key}&domain=nope.invalidtld")).await;
@@ -269,9 +269,7 @@ async fn whois_thin_port_43_answer_follows_the_registrar_referral_once() {
     let app = TestApp::spawn().await;
     let key = app.key(KeyOpts::default()).await;
     // RDAP fails, so .com is read from the thin port-43 answer, which refers to the registrar.
-    let mut knobs = Knobs::default();
-    knobs.faults.rdap = Fault::Reset;
-    app.sim.set_knobs(knobs);
+    app.sim.set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
     let before = app.sim.stats();
     let (status, _, body) = app.get(&format!("/v1/whois?client_key={key}&domain=wikipedia.com")).await;
     assert_eq!(status, 200, "{body}");

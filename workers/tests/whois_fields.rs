@@ -24,8 +24,14 @@ use workers::parse::rdap::{RdapClass, read_rdap};
 use workers::parse::whois::{WhoisClass, decode, read_whois};
 
 /// WHOIS servers whose recorded answers the simulator replays (development families).
-const DEVELOPMENT: &[&str] =
-    &["whois.verisign-grs.com", "whois.denic.de", "whois.nic.af", "whois.nic.io", "whois.pir.org", "whois.publicinterestregistry.org"];
+const DEVELOPMENT: &[&str] = &[
+    "whois.verisign-grs.com",
+    "whois.denic.de",
+    "whois.nic.af",
+    "whois.nic.io",
+    "whois.pir.org",
+    "whois.publicinterestregistry.org",
+];
 
 fn data_dir() -> PathBuf {
     let dir = std::env::var("DSA_SHARED_DATA")
@@ -121,7 +127,11 @@ fn score(table: &mut Table, misses: &mut Vec<String>, id: &str, rec: &DomainReco
     };
     if let Some(name) = &exp.registrar {
         let got = rec.registrar.as_deref().map(norm_name);
-        check("registrar", got.as_deref() == Some(norm_name(name).as_str()), format!("want {name:?} got {:?}", rec.registrar));
+        check(
+            "registrar",
+            got.as_deref() == Some(norm_name(name).as_str()),
+            format!("want {name:?} got {:?}", rec.registrar),
+        );
     }
     for (key, want, got) in [
         ("created_at", &exp.created, rec.created_at),
@@ -214,9 +224,8 @@ fn whois_object_fields_on_labelled_samples() {
         let s = |k: &str| row.get(k).and_then(Value::as_str).map(str::to_owned);
         let (Some(expected_file), Some("registered")) = (s("expected_file"), s("label").as_deref()) else { continue };
         let server = s("server");
-        let suffix = s("tld")
-            .or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned)))
-            .unwrap_or_default();
+        let suffix =
+            s("tld").or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned))).unwrap_or_default();
         let raw = std::fs::read(dir.join("whois").join(s("response_file").expect("response_file"))).expect("raw");
         let reading = read_whois(&raw, server.as_deref(), &suffix, None);
         if reading.class != WhoisClass::Registered {
@@ -259,8 +268,10 @@ fn whois_object_fields_on_labelled_samples() {
         if !matches!(reading.class, RdapClass::Registered | RdapClass::PendingDelete) {
             continue;
         }
-        let exp: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("rdap").join(s("expected_file"))).expect("expected"))
-            .expect("expected JSON");
+        let exp: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("rdap").join(s("expected_file"))).expect("expected"),
+        )
+        .expect("expected JSON");
         let d = &exp["derived"];
         let mut record = reading.record;
         let mut redacted = fields::rdap_redactions(&body);

@@ -216,7 +216,7 @@ mod tests {
         {
             assert!(parse_dns_name(bad).is_err(), "{bad:?} must be refused");
         }
-        let long = format!("{}.com", ["a".repeat(60); 5].join("."));
+        let long = format!("{}.com", vec!["a".repeat(60); 5].join("."));
         assert!(parse_dns_name(&long).is_err());
         assert!(parse_dns_name(&format!("{}.com", "a".repeat(64))).is_err());
     }

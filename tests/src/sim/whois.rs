@@ -114,7 +114,11 @@ async fn connection(
         let registered = check_name(&name).is_ok()
             && scenario.tld_of(&name).is_some()
             && !matches!(scenario.truth(&name), Truth::Available);
-        let text = if registered { registrar_text(&name) } else { format!("No match for \"{}\".\r\n", name.to_ascii_uppercase()) };
+        let text = if registered {
+            registrar_text(&name)
+        } else {
+            format!("No match for \"{}\".\r\n", name.to_ascii_uppercase())
+        };
         stream.write_all(text.as_bytes()).await?;
         return stream.shutdown().await;
     }
@@ -136,9 +140,10 @@ async fn connection(
         }
         Some(family) => {
             // A thin registry's referral points at the simulated registrar.
-            recorded::whois_answer(family, scenario.truth(&name))
-                .render(&name)
-                .replace("Registrar WHOIS Server: whois.markmonitor.com", &format!("Registrar WHOIS Server: {REGISTRAR_WHOIS_HOST}"))
+            recorded::whois_answer(family, scenario.truth(&name)).render(&name).replace(
+                "Registrar WHOIS Server: whois.markmonitor.com",
+                &format!("Registrar WHOIS Server: {REGISTRAR_WHOIS_HOST}"),
+            )
         }
         None => format!("% dsa-sim: no registry of this scenario holds {name}\r\n"),
     };

@@ -56,14 +56,17 @@ impl Engine {
         let deadline = std::time::Duration::from_secs_f64(self.inner.config.records.whois_deadline_secs.max(0.01));
         match tokio::time::timeout(deadline, self.registration_inner(domain, &entry)).await {
             Ok(r) => r,
-            Err(_) => Err(RegistrationError::NoAnswer(format!(
-                "no definitive answer within {:.1} s",
-                deadline.as_secs_f64()
-            ))),
+            Err(_) => {
+                Err(RegistrationError::NoAnswer(format!("no definitive answer within {:.1} s", deadline.as_secs_f64())))
+            }
         }
     }
 
-    async fn registration_inner(&self, domain: &DomainName, entry: &TldEntry) -> Result<WhoisAnswer, RegistrationError> {
+    async fn registration_inner(
+        &self,
+        domain: &DomainName,
+        entry: &TldEntry,
+    ) -> Result<WhoisAnswer, RegistrationError> {
         let mut last_error = String::from("no registry method for this suffix");
         let mut found = None;
         for method in &entry.methods {
@@ -91,10 +94,12 @@ impl Engine {
             registry_status: Vec::new(),
         };
         let thin = f.record.registrant.org.is_none() && f.record.registrant.country.is_none();
-        if f.registered && thin && f.redacted.is_empty() {
-            if let Some(referral) = f.referral.take() {
-                self.follow(domain, referral, &mut f, &mut provenance).await;
-            }
+        if f.registered
+            && thin
+            && f.redacted.is_empty()
+            && let Some(referral) = f.referral.take()
+        {
+            self.follow(domain, referral, &mut f, &mut provenance).await;
         }
         let mut record = f.record;
         let mut redacted = f.redacted;
@@ -117,7 +122,9 @@ impl Engine {
         }
         if self.inner.config.overrides_only {
             let host = match &referral {
-                Referral::Rdap(link) => url::Url::parse(link).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase)),
+                Referral::Rdap(link) => {
+                    url::Url::parse(link).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+                }
                 Referral::Whois(server) => Some(server.split(':').next().unwrap_or_default().to_ascii_lowercase()),
             };
             let host = host.unwrap_or_default();
@@ -141,10 +148,13 @@ impl Engine {
                     let reading = read_rdap(200, &b);
                     (reading.class, reading.record, fields::rdap_redactions(&b))
                 });
-                (link, read.and_then(|(class, record, red)| match class {
-                    RdapClass::Registered | RdapClass::PendingDelete => Ok((record, red)),
-                    other => Err(format!("registrar answer is {other:?}")),
-                }))
+                (
+                    link,
+                    read.and_then(|(class, record, red)| match class {
+                        RdapClass::Registered | RdapClass::PendingDelete => Ok((record, red)),
+                        other => Err(format!("registrar answer is {other:?}")),
+                    }),
+                )
             }
             Referral::Whois(server) => {
                 let raw = referral::fetch_whois(&server, domain.as_str(), config).await;
@@ -152,10 +162,13 @@ impl Engine {
                     let reading = read_whois(&raw, Some(&server), domain.suffix(), None);
                     (reading.class, reading.record, fields::whois_redactions(&decode(&raw, None)))
                 });
-                (format!("whois://{server}"), read.and_then(|(class, record, red)| match class {
-                    WhoisClass::Registered => Ok((record, red)),
-                    other => Err(format!("registrar answer is {other:?}")),
-                }))
+                (
+                    format!("whois://{server}"),
+                    read.and_then(|(class, record, red)| match class {
+                        WhoisClass::Registered => Ok((record, red)),
+                        other => Err(format!("registrar answer is {other:?}")),
+                    }),
+                )
             }
         };
         match fetched {

@@ -138,7 +138,9 @@ pub async fn fetch_rdap(link: &str, config: &ReferralConfig) -> Result<Vec<u8>, 
 pub async fn fetch_whois(server: &str, domain: &str, config: &ReferralConfig) -> Result<Vec<u8>, String> {
     let server = server.trim().trim_start_matches("whois://").trim_end_matches('/').to_ascii_lowercase();
     let (host, port) = match server.rsplit_once(':') {
-        Some((h, p)) if !h.contains(':') => (h.to_owned(), p.parse::<u16>().map_err(|_| format!("bad port in {server}"))?),
+        Some((h, p)) if !h.contains(':') => {
+            (h.to_owned(), p.parse::<u16>().map_err(|_| format!("bad port in {server}"))?)
+        }
         _ => (server.clone(), 43),
     };
     if host.is_empty() || host.contains('/') {
