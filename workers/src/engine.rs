@@ -23,6 +23,8 @@ use common::verdict::{Method, Status, Verdict};
 use time::OffsetDateTime;
 use tracing::{debug, instrument};
 
+pub mod registration;
+
 use crate::cache::VerdictCache;
 use crate::config::EngineConfig;
 use crate::parse::rdap::{RdapClass, read_rdap_for};

@@ -4,8 +4,10 @@
 pub mod check;
 pub mod domain_check;
 pub mod front;
+pub mod dns;
 pub mod health;
 pub mod keyed;
+pub mod whois;
 
 use std::collections::HashMap;
 
