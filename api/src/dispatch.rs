@@ -33,6 +33,12 @@ pub enum DispatchError {
 pub trait JobBus: Send + Sync + 'static {
     /// Asks a worker for a fresh verdict on `domain`, waiting at most `deadline`.
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>>;
+
+    /// Whether jobs can be handed over right now (readiness): the fleet's bus is connected to
+    /// NATS; the in-process bus always can.
+    fn ready(&self) -> bool {
+        true
+    }
 }
 
 struct Job {
@@ -158,6 +164,10 @@ impl NatsBus {
 }
 
 impl JobBus for NatsBus {
+    fn ready(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
+    }
+
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
         Box::pin(async move {
             use async_nats::connection::State;

@@ -22,24 +22,39 @@ use crate::state::{AppState, Clock, Parts};
 use crate::store::Store;
 use crate::store_pg::PgStore;
 
+fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
 /// Connects to NATS with a bounded first connection and endless reconnects afterwards.
 ///
 /// # Errors
 /// When NATS cannot be reached within 5 s.
 pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
-    let options = async_nats::ConnectOptions::new()
-        .connection_timeout(Duration::from_secs(5))
-        .retry_on_initial_connect()
-        .max_reconnects(None);
+    let shown = common::nats_auth::redact_url(url);
+    // Per-role credentials ride in the URL (`nats://dsa-worker:PASSWORD@host:4222`, see
+    // nats/README.md); async-nats takes them as options, so they are moved out of the URL.
+    let (options, url) = match url::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() => {
+            let user = percent_decode(parsed.username());
+            let password = percent_decode(parsed.password().unwrap_or(""));
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            (async_nats::ConnectOptions::with_user_and_password(user, password), parsed.to_string())
+        }
+        _ => (async_nats::ConnectOptions::new(), url.to_owned()),
+    };
+    let url = url.as_str();
+    let options = options.connection_timeout(Duration::from_secs(5)).retry_on_initial_connect().max_reconnects(None);
     let client = tokio::time::timeout(Duration::from_secs(5), async { options.connect(url).await })
         .await
-        .map_err(|_| anyhow::anyhow!("fleet.nats_url {url}: no connection within 5 s"))?
-        .map_err(|e| anyhow::anyhow!("fleet.nats_url {url}: {e}"))?;
+        .map_err(|_| anyhow::anyhow!("fleet.nats_url {shown}: no connection within 5 s"))?
+        .map_err(|e| anyhow::anyhow!("fleet.nats_url {shown}: {e}"))?;
     // retry_on_initial_connect returns at once; wait for the first connection.
     let started = std::time::Instant::now();
     while client.connection_state() != async_nats::connection::State::Connected {
         if started.elapsed() > Duration::from_secs(5) {
-            anyhow::bail!("fleet.nats_url {url}: no connection within 5 s");
+            anyhow::bail!("fleet.nats_url {shown}: no connection within 5 s (wrong credentials also end here)");
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -117,6 +117,32 @@ pub struct ConsumerStats {
     pub batches: std::sync::atomic::AtomicU64,
 }
 
+/// How long the ledger stream keeps an unsettled charge event (`DSA_LEDGER` max age, 7 days); a
+/// settlement lag approaching it means charges are about to expire unsettled.
+pub const LEDGER_STREAM_MAX_AGE_SECS: f64 = 7.0 * 86_400.0;
+
+/// Fraction of [`LEDGER_STREAM_MAX_AGE_SECS`] past which the lag is alerted on.
+pub const SETTLE_LAG_ALERT_FRACTION: f64 = 0.5;
+
+/// Exports the age of the oldest event of a batch as `dsa_ledger_settle_lag_seconds` and logs an
+/// error when it passes [`SETTLE_LAG_ALERT_FRACTION`] of the stream's max age (alert on it: the
+/// ledger consumer is down or falling behind, and events older than the max age are lost).
+fn observe_settle_lag(events: &[LedgerEvent]) {
+    let now = time::OffsetDateTime::now_utc();
+    let Some(oldest) = events.iter().map(|e| e.charged_at).min() else { return };
+    let lag = (now - oldest).as_seconds_f64().max(0.0);
+    metrics::gauge!("dsa_ledger_settle_lag_seconds").set(lag);
+    let alert = LEDGER_STREAM_MAX_AGE_SECS * SETTLE_LAG_ALERT_FRACTION;
+    if lag > alert {
+        metrics::counter!("dsa_ledger_settle_lag_alerts_total").increment(1);
+        tracing::error!(
+            lag_secs = lag,
+            stream_max_age_secs = LEDGER_STREAM_MAX_AGE_SECS,
+            "ledger settlement lag is past half the ledger stream's max age: unsettled charges will expire"
+        );
+    }
+}
+
 /// The ledger role: pulls charge events in batches from the ledger stream, applies each batch in
 /// one store transaction (`ON CONFLICT DO NOTHING` on the event id), and acks only after the
 /// commit. Killed between commit and ack, the batch is redelivered and absorbed; killed before the
@@ -179,6 +205,7 @@ pub async fn consume(
         if events.is_empty() {
             continue;
         }
+        observe_settle_lag(&events);
         let count = events.len() as u64;
         match store.apply_ledger(events).await {
             Ok(applied) => {

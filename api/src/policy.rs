@@ -124,11 +124,24 @@ pub struct DemoConfig {
     /// Secret signing the session cookie (any string; long and random). Unset: a random secret
     /// generated once and kept in the database, shared by every front.
     pub cookie_secret: Option<String>,
+    /// Mark the session cookie `Secure` even though dsa itself serves plain HTTP (TLS terminated
+    /// by a proxy in front of it). With `server.tls_cert` set it is `Secure` anyway.
+    pub cookie_secure: bool,
+    /// Demo checks per minute for all clients together, per front (0: no global cap): bounds
+    /// what keyless traffic can cost the registries, however many addresses it comes from.
+    pub global_per_minute: u32,
 }
 
 impl Default for DemoConfig {
     fn default() -> Self {
-        Self { enabled: true, checks_per_session: 2, checks_per_ip_per_day: 10, cookie_secret: None }
+        Self {
+            enabled: true,
+            checks_per_session: 2,
+            checks_per_ip_per_day: 10,
+            cookie_secret: None,
+            cookie_secure: false,
+            global_per_minute: 600,
+        }
     }
 }
 
@@ -310,6 +323,7 @@ pub struct Demo {
     sessions: Cache<String, u32>,
     ips: Cache<IpAddr, u32>,
     lock: Mutex<()>,
+    global: Option<governor::DefaultDirectRateLimiter>,
 }
 
 impl std::fmt::Debug for Demo {
@@ -346,6 +360,8 @@ impl Demo {
             sessions: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
             ips: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
             lock: Mutex::new(()),
+            global: std::num::NonZeroU32::new(config.global_per_minute)
+                .map(|n| governor::RateLimiter::direct(governor::Quota::per_minute(n))),
             config,
         }
     }
@@ -402,6 +418,15 @@ impl Demo {
         addr: &ClientAddr,
         now: OffsetDateTime,
     ) -> Result<DemoTicket, ApiError> {
+        if let Some(global) = &self.global
+            && let Err(not_until) = global.check()
+        {
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+            return Err(ApiError::TooManyRequests {
+                message: "Demo checks are busy right now; retry shortly, or use a client key (the free Developer plan needs no card).".into(),
+                retry_after_secs: Some(wait.as_secs().max(1)),
+            });
+        }
         let existing = headers
             .get_all(axum::http::header::COOKIE)
             .iter()

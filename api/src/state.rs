@@ -228,6 +228,12 @@ impl AppState {
         *until = Some(std::time::Instant::now() + KEY_STORE_RETRY);
     }
 
+    /// Whether session cookies get `Secure`: dsa serves TLS itself, or `policy.demo.cookie_secure`
+    /// says a proxy in front of it does.
+    pub fn cookie_secure(&self) -> bool {
+        self.inner.tls || self.inner.policy.demo.cookie_secure
+    }
+
     /// Deadline of one fresh check (the job bus wait).
     pub fn check_deadline(&self) -> Duration {
         self.inner.check_deadline

@@ -108,6 +108,8 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
         get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
     assert_eq!(status, 502, "{body}");
     assert!(started.elapsed() < Duration::from_secs(1), "fast: {:?}", started.elapsed());
+    let (status, body) = get(&http, front.url("/readyz")).await;
+    assert_eq!(status, 503, "a front that cannot publish jobs is not ready: {body}");
 
     nats.resume().await;
     let mut recovered = false;
@@ -121,6 +123,7 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(recovered, "the fleet answers again once NATS is back");
+    assert_eq!(get(&http, front.url("/readyz")).await.0, 200, "ready again");
     assert_eq!(settled(&front.store, &key_id, 2).await, 2, "both successful checks settled, the 502 not");
     front.stop().await;
     worker.stop().await;
@@ -203,5 +206,73 @@ async fn demo_counters_are_shared_by_the_fronts() {
     a.stop().await;
     b.stop().await;
     worker.stop().await;
+    db.drop_now().await;
+}
+
+/// Per-role NATS users (nats/README.md "Credentials"): the fleet works with each role on its own
+/// user, a worker's credential cannot publish a charge, and an anonymous client gets nowhere.
+#[tokio::test]
+async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "auth";
+    let names = common::subjects::Names::with_prefix(prefix);
+    let passwords = ["front-pw", "worker-pw", "ledger-pw"].map(str::to_owned);
+    let block = common::nats_auth::authorization(&names, &common::nats_auth::Passwords::Literal(passwords.clone()));
+    let nats = NatsServer::start_with_config(&block).await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let base = settings(&nats, &db, &sim, prefix);
+    let as_role = |user: &str, password: &str| {
+        let mut s = base.clone();
+        s.fleet.nats_url = format!("nats://{user}:{password}@127.0.0.1:{}", nats.port);
+        s
+    };
+    let front = Front::start(&as_role("dsa-front", &passwords[0])).await;
+    let worker = Role::worker(&as_role("dsa-worker", &passwords[1]), Arc::new(workers::fleet::PoolStats::default()));
+    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
+    let ledger = Role::ledger(&as_role("dsa-ledger", &passwords[2]), ledger_stats.clone());
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    for (name, available) in [("dsa-demo-available.com", true), ("example.com", false)] {
+        let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
+        assert_eq!(status, 200, "{name}: {body}");
+        assert_eq!(body["available"], available);
+    }
+    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "charges settle through the ledger user");
+
+    // A worker's credential: publishing a charge is refused by the server.
+    let worker_client = async_nats::ConnectOptions::with_user_and_password("dsa-worker".into(), passwords[1].clone())
+        .connect(format!("127.0.0.1:{}", nats.port))
+        .await
+        .expect("worker connects");
+    let js = async_nats::jetstream::new(worker_client.clone());
+    let forged = common::messages::LedgerEvent {
+        event_id: uuid::Uuid::now_v7(),
+        key_id: key_id.clone(),
+        period: common::messages::billing_period(time::OffsetDateTime::now_utc()),
+        endpoint: "check".into(),
+        credits: 400,
+        charged_at: time::OffsetDateTime::now_utc(),
+        front: "forged".into(),
+    };
+    let publish = tokio::time::timeout(Duration::from_secs(5), async {
+        js.publish(names.ledger_charge.clone(), serde_json::to_vec(&forged).expect("json").into()).await?.await
+    })
+    .await;
+    assert!(!matches!(publish, Ok(Ok(_))), "a worker must not be able to publish a charge: {publish:?}");
+    // Nor read the ledger stream's events.
+    let mut sub = worker_client.subscribe(names.ledger_charge.clone()).await.expect("subscribe call returns");
+    let read = tokio::time::timeout(Duration::from_millis(300), futures::StreamExt::next(&mut sub)).await;
+    assert!(!matches!(read, Ok(Some(_))), "a worker must not read charge events");
+    // An anonymous client is refused.
+    let anonymous = tokio::time::timeout(Duration::from_secs(3), async_nats::connect(nats.url())).await;
+    assert!(!matches!(anonymous, Ok(Ok(_))), "anonymous connections are refused");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "the forged charge never reached the ledger");
+
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    assert_eq!(ledger_stats.applied.load(Ordering::Relaxed), 2);
     db.drop_now().await;
 }

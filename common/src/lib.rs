@@ -11,6 +11,7 @@
 pub mod catalogue;
 pub mod domain;
 pub mod messages;
+pub mod nats_auth;
 pub mod record;
 pub mod subjects;
 pub mod verdict;

@@ -236,3 +236,27 @@ async fn past_max_in_flight_requests_are_shed_with_503_and_retry_after() {
     assert!(ok >= 2 && shed >= 1, "ok {ok}, shed {shed}");
     assert_eq!(app.finish(Some(&key)).await, ok, "shed requests cost nothing");
 }
+
+#[tokio::test]
+async fn demo_checks_have_a_global_cap_and_a_secure_cookie_behind_a_tls_proxy() {
+    let app = TestApp::spawn_with(|s| {
+        s.policy.demo.global_per_minute = 2;
+        s.policy.demo.checks_per_ip_per_day = 100;
+        s.policy.demo.cookie_secure = true;
+    })
+    .await;
+    // Two fresh sessions (no cookie) from one address: both admitted, cookies Secure.
+    for _ in 0..2 {
+        let response = app.http.get(app.url("/v1/domains/check?domain=example.com")).send().await.expect("demo");
+        assert_eq!(response.status().as_u16(), 200);
+        let cookie = response.headers()["set-cookie"].to_str().expect("ascii").to_owned();
+        assert!(cookie.contains("; Secure") && cookie.contains("HttpOnly"), "{cookie}");
+    }
+    // A third session is over the global cap, whatever its cookie.
+    let response = app.http.get(app.url("/v1/domains/check?domain=example.com")).send().await.expect("demo");
+    assert_eq!(response.status().as_u16(), 429);
+    assert!(response.headers().get("retry-after").is_some());
+    let body: serde_json::Value = response.json().await.expect("json");
+    assert!(body["error"].as_str().expect("text").contains("client key"), "{body}");
+    app.finish(None).await;
+}

@@ -330,7 +330,7 @@ pub async fn perform(
 pub fn set_demo_cookie(state: &AppState, ticket: Option<&DemoTicket>, response: &mut Response) {
     if let Some(ticket) = ticket
         && ticket.new_session
-        && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.tls()))
+        && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.cookie_secure()))
     {
         response.headers_mut().insert(header::SET_COOKIE, v);
     }

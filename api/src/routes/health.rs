@@ -15,12 +15,19 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({ "success": true, "status": "ok" }))
 }
 
-/// Readiness: 200 when the store answers, else 503.
+/// Readiness: 200 when the store answers and the job bus can take jobs (in the fleet: NATS is
+/// connected), else 503 naming what is missing.
 #[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz",
     responses(
         (status = 200, description = "Ready to serve.", body = Object, example = json!({"success": true, "status": "ready"})),
-        (status = 503, description = "Storage unavailable.", body = crate::error::ErrorBody)))]
+        (status = 503, description = "Storage or the job bus (NATS) unavailable.", body = crate::error::ErrorBody)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+    if !state.bus().ready() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "success": false, "error": "Job bus (NATS) unavailable." })),
+        );
+    }
     let probe = tokio::time::timeout(
         crate::state::KEY_LOOKUP_TIMEOUT,
         state.store().settled_usage("readiness-probe", "0000-00"),

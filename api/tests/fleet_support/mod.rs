@@ -70,13 +70,31 @@ pub struct NatsServer {
     pub port: u16,
     dir: PathBuf,
     child: Option<Child>,
+    config: Option<PathBuf>,
 }
 
 impl NatsServer {
     pub async fn start() -> Self {
         let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
         std::fs::create_dir_all(&dir).expect("nats dir");
-        let mut server = Self { port: free_port(), dir, child: None };
+        let mut server = Self { port: free_port(), dir, child: None, config: None };
+        server.resume().await;
+        server
+    }
+
+    /// Starts with a configuration file holding `extra` (e.g. an `authorization` block) besides
+    /// the port, address and JetStream store.
+    pub async fn start_with_config(extra: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&dir).expect("nats dir");
+        let port = free_port();
+        let config = dir.join("nats.conf");
+        let text = format!(
+            "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n}}\n{extra}",
+            dir.join("js").display()
+        );
+        std::fs::write(&config, text).expect("nats config");
+        let mut server = Self { port, dir, child: None, config: Some(config) };
         server.resume().await;
         server
     }
@@ -87,13 +105,12 @@ impl NatsServer {
 
     /// Starts (again) on the same port with the same store.
     pub async fn resume(&mut self) {
-        let child = Command::new(nats_binary())
-            .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string(), "-sd"])
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start nats-server");
+        let mut command = Command::new(nats_binary());
+        match &self.config {
+            Some(config) => command.arg("-c").arg(config),
+            None => command.args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string(), "-sd"]).arg(&self.dir),
+        };
+        let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start nats-server");
         self.child = Some(child);
         for _ in 0..200 {
             if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {

@@ -1,0 +1,156 @@
+//! Per-role NATS users and their subject permissions: a front, a worker and the ledger consumer
+//! each get only the subjects their job needs, so reaching the NATS port is not enough to
+//! publish jobs, read charge events or forge charges.
+//!
+//! | role | publishes | subscribes |
+//! |---|---|---|
+//! | front | jobs, charge events, the rate and demo KV buckets, JetStream info/create of the fleet's streams | its reply inbox |
+//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate KV bucket | its inboxes |
+//! | ledger | fetch/ack on the ledger stream's consumer | its inboxes |
+//!
+//! Every role may create the fleet's streams, consumers and buckets (each role declares them
+//! idempotently at start) but none may update, purge or delete them. `nats/nats.conf` carries the
+//! block [`authorization`] renders for the production names (a test keeps the two equal).
+
+use crate::subjects::Names;
+
+/// Where the server reads each role's password from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Passwords {
+    /// Environment variables of the nats-server process: `$DSA_NATS_FRONT_PASSWORD`,
+    /// `$DSA_NATS_WORKER_PASSWORD`, `$DSA_NATS_LEDGER_PASSWORD` (the shipped `nats/nats.conf`).
+    Env,
+    /// Literal passwords (tests), in the order front, worker, ledger.
+    Literal([String; 3]),
+}
+
+/// The NATS user names of the three roles.
+pub const ROLE_USERS: [&str; 3] = ["dsa-front", "dsa-worker", "dsa-ledger"];
+
+/// The subjects a role may publish to and subscribe to, under `names`.
+pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
+    let kv_stream = |bucket: &str| format!("KV_{bucket}");
+    let streams = [
+        names.jobs_stream.clone(),
+        names.ledger_stream.clone(),
+        kv_stream(&names.rate_bucket),
+        kv_stream(&names.demo_bucket),
+    ];
+    // Declaring (idempotent create) and inspecting the fleet's streams and consumers.
+    let mut publish = vec!["$JS.API.INFO".to_owned()];
+    for stream in &streams {
+        publish.push(format!("$JS.API.STREAM.INFO.{stream}"));
+        publish.push(format!("$JS.API.STREAM.CREATE.{stream}"));
+        publish.push(format!("$JS.API.CONSUMER.INFO.{stream}.>"));
+        publish.push(format!("$JS.API.CONSUMER.CREATE.{stream}.>"));
+        publish.push(format!("$JS.API.CONSUMER.DURABLE.CREATE.{stream}.>"));
+    }
+    let kv = |bucket: &str| {
+        vec![
+            format!("$KV.{bucket}.>"),
+            format!("$JS.API.DIRECT.GET.{}.>", kv_stream(bucket)),
+            format!("$JS.API.DIRECT.GET.{}", kv_stream(bucket)),
+            format!("$JS.API.STREAM.MSG.GET.{}", kv_stream(bucket)),
+        ]
+    };
+    let consume = |stream: &str| vec![format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.>"), format!("$JS.ACK.{stream}.>")];
+    match role {
+        "dsa-front" => {
+            publish.push(names.jobs_subjects.clone());
+            publish.push(names.ledger_subjects.clone());
+            publish.extend(kv(&names.rate_bucket));
+            publish.extend(kv(&names.demo_bucket));
+        }
+        "dsa-worker" => {
+            publish.extend(consume(&names.jobs_stream));
+            publish.extend(kv(&names.rate_bucket));
+            // Replies go to the fronts' inboxes.
+            publish.push("_INBOX.>".to_owned());
+        }
+        "dsa-ledger" => publish.extend(consume(&names.ledger_stream)),
+        _ => {}
+    }
+    (publish, vec!["_INBOX.>".to_owned()])
+}
+
+/// The `authorization { … }` block of a nats-server configuration with one user per role.
+pub fn authorization(names: &Names, passwords: &Passwords) -> String {
+    let quote = |s: &str| format!("\"{s}\"");
+    let list = |items: &[String]| items.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ");
+    let mut out = String::from("authorization {\n  users = [\n");
+    for (i, user) in ROLE_USERS.iter().enumerate() {
+        let password = match passwords {
+            Passwords::Env => {
+                format!("${}", ["DSA_NATS_FRONT_PASSWORD", "DSA_NATS_WORKER_PASSWORD", "DSA_NATS_LEDGER_PASSWORD"][i])
+            }
+            Passwords::Literal(p) => quote(&p[i]),
+        };
+        let (publish, subscribe) = permissions(user, names);
+        out.push_str(&format!(
+            "    {{\n      user: {}\n      password: {password}\n      permissions: {{\n        publish: {{ allow: [{}] }}\n        subscribe: {{ allow: [{}] }}\n      }}\n    }}\n",
+            quote(user),
+            list(&publish),
+            list(&subscribe),
+        ));
+    }
+    out.push_str("  ]\n}\n");
+    out
+}
+
+/// `url` with any password replaced by `***`, for logs and error messages.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_front_publishes_charges_and_jobs() {
+        let names = Names::with_prefix("");
+        for (role, charges) in [("dsa-front", true), ("dsa-worker", false), ("dsa-ledger", false)] {
+            let (publish, _) = permissions(role, &names);
+            assert_eq!(publish.contains(&"dsa.ledger.>".to_owned()), charges, "{role}");
+            assert_eq!(publish.contains(&"dsa.jobs.>".to_owned()), charges, "{role}");
+            assert!(!publish.iter().any(|s| s.contains("DELETE") || s.contains("PURGE") || s.contains("UPDATE")));
+        }
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact_url("nats://dsa-worker:s3cret@nats:4222"), "nats://dsa-worker:***@nats:4222");
+        assert_eq!(redact_url("nats://nats:4222"), "nats://nats:4222");
+    }
+}
+
+#[cfg(test)]
+mod shipped {
+    use super::*;
+
+    const BEGIN: &str =
+        "# BEGIN generated by common/src/nats_auth.rs (test nats_conf_matches_the_code; DSA_BLESS=1 rewrites)\n";
+    const END: &str = "# END generated\n";
+
+    #[test]
+    fn nats_conf_matches_the_code() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../nats/nats.conf");
+        let text = std::fs::read_to_string(&path).expect("nats/nats.conf");
+        let start = text.find(BEGIN).expect("BEGIN marker") + BEGIN.len();
+        let end = text.find(END).expect("END marker");
+        let expected = authorization(&Names::with_prefix(""), &Passwords::Env);
+        if text[start..end] != expected {
+            if std::env::var_os("DSA_BLESS").is_some() {
+                std::fs::write(&path, format!("{}{expected}{}", &text[..start], &text[end..])).expect("write");
+            } else {
+                panic!("nats/nats.conf's authorization block differs from the code; rerun with DSA_BLESS=1");
+            }
+        }
+    }
+}
