@@ -270,7 +270,7 @@ test('custom redirect URL, redirect-checkout and commission are passed through t
   assert.equal(href.searchParams.get('sld'), 'dsa-demo-available');
   assert.equal(href.searchParams.get('tld'), '.com');
   const platform = await search(page, '#p', 'dsa-demo-available.net');
-  assert.equal(platform.response.purchase.source, 'platform');
+  assert.equal(platform.response.purchase.source, 'url', 'the platform checkout URL is a configured URL (spec §2.2 values)');
   const phref = new URL(await page.locator('#p a.buy').getAttribute('href'));
   assert.equal(phref.origin + phref.pathname, 'https://platform.example/checkout');
   assert.equal(phref.searchParams.get('tld'), '.net');

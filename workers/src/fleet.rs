@@ -264,7 +264,12 @@ async fn handle(
                 Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
                 Ok(Ok(report)) => {
                     let still_left = job.deadline - OffsetDateTime::now_utc();
-                    if report.verdict.status == Status::Unknown && still_left > time::Duration::milliseconds(1500) {
+                    // Retry (Nak) only trouble that may pass; an answer that will not change
+                    // (an oversized body, an unreadable text) goes back to the front at once.
+                    if report.verdict.status == Status::Unknown
+                        && report.retryable
+                        && still_left > time::Duration::milliseconds(1500)
+                    {
                         stats.retried.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_jobs_retried_total").increment(1);
                         let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(300)))).await;

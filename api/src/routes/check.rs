@@ -175,6 +175,11 @@ pub async fn evaluate(
     domain: DomainName,
     options: &CheckOptions,
 ) -> Result<CheckOutcome, ApiError> {
+    if options.redirect_checkout && state.platform_checkout().is_none() {
+        return Err(ApiError::BadRequest(
+            "redirect_checkout=1 asks for the platform checkout URL, but this server has none configured (pricing.platform_checkout_url); drop the parameter or use redirect_url.".into(),
+        ));
+    }
     let (verdict, cached) = verdict_for(state, &domain).await?;
     let available = verdict.status.is_available();
     let pricing = if available && key.pricing_enabled {
@@ -192,7 +197,8 @@ pub async fn evaluate(
         redirect_checkout: options.redirect_checkout,
         platform_checkout: state.platform_checkout(),
         key_purchase_url: key_url.as_ref(),
-        show_purchase_button: key.show_purchase_button,
+        // Spec §4.1: pricing disabled for the key → no pricing and no purchase.
+        show_purchase_button: key.show_purchase_button && key.pricing_enabled,
     };
     let purchase = resolve_purchase(&inputs, available, domain.as_str(), domain.sld(), &domain.tld());
     Ok(CheckOutcome { domain, verdict, cached, pricing, purchase })
@@ -370,10 +376,13 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdi
 fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verdict, LookupError>> {
     async move {
         match state.bus().check(domain.clone(), state.check_deadline()).await {
+            // A verdict about another name is never returned to the user, whoever sent it.
+            Ok(v) if v.domain != domain.as_str() => {
+                tracing::error!(asked = domain.as_str(), answered = %v.domain, "worker answered for another domain");
+                Err(LookupError::Upstream(format!("worker answered for {}, not {}", v.domain, domain.as_str())))
+            }
             Ok(v) => {
-                if v.domain == domain.as_str() {
-                    state.engine().remember(&v).await;
-                }
+                state.engine().remember(&v).await;
                 Ok(v)
             }
             Err(DispatchError::Engine(e)) => Err(LookupError::Rejected(e.to_string())),
