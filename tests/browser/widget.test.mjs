@@ -433,10 +433,12 @@ test('axe-core: no serious or critical violation (light, dark, RTL, error states
     <div id="f" data-dsa-widget data-client-key="${keys.shop}" data-lang="fa" data-theme="auto"></div>
     <div id="e" data-dsa-widget data-client-key="${keys.shop}"></div>`, { css: 'plain' });
   const { context, page } = await open(url, { bypassCSP: true, colorScheme: 'dark' });
-  await search(page, '#l', 'dsa-demo-available.io');
-  await search(page, '#d', 'dsa-demo-available.io');
-  await search(page, '#f', 'redis.io');
-  await search(page, '#e', 'bad..name');
+  const states = [];
+  states.push(await search(page, '#l', 'dsa-demo-available.io'));
+  states.push(await search(page, '#d', 'dsa-demo-available.io'));
+  states.push(await search(page, '#f', 'redis.io'));
+  states.push(await search(page, '#e', 'bad..name'));
+  assert.deepEqual(states.map((d) => d.status), [200, 200, 200, 400], JSON.stringify(states));
   const v = await axe(page, 'widget');
   await shot(page, 'widget-axe-states');
   // Keyboard only: Tab reaches the input, types, Enter searches, Tab reaches the Buy link.
@@ -446,6 +448,8 @@ test('axe-core: no serious or critical violation (light, dark, RTL, error states
   const n = await page.evaluate(() => window.__results.length);
   await page.keyboard.press('Enter');
   await page.waitForFunction((k) => window.__results.length > k, n);
+  const kb = await page.evaluate(() => window.__results[window.__results.length - 1]);
+  assert.ok(kb.ok && kb.response.purchase, `keyboard search answered: ${JSON.stringify(kb)}`);
   await page.keyboard.press('Tab');
   await page.keyboard.press('Tab');
   const focused = await page.evaluate(() => document.activeElement.shadowRoot?.activeElement?.className);

@@ -194,14 +194,15 @@ fn thousands(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-/// The base URL the page was reached at, for the snippet (`https://dsa.example`).
+/// The base URL the page was reached at, for the snippet (`https://dsa.example`): https when dsa
+/// serves TLS or `policy.demo.cookie_secure` says a proxy in front of it does.
 fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .filter(|h| h.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']')))
         .unwrap_or("dsa.example");
-    format!("{}://{host}", if state.tls() { "https" } else { "http" })
+    format!("{}://{host}", if state.cookie_secure() { "https" } else { "http" })
 }
 
 /// Renders the front page.
