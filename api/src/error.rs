@@ -54,6 +54,9 @@ pub enum ApiError {
     /// in (503, `Retry-After: 5`).
     #[error("Service temporarily unavailable; retry after the time in Retry-After.")]
     Unavailable,
+    /// The request ran past `server.request_timeout_secs` (500).
+    #[error("The request took too long and was stopped; retry after a short delay.")]
+    TimedOut,
     /// Anything unexpected (500); the cause is logged, not shown.
     #[error("Internal server error; retry after a short delay.")]
     Internal(#[from] anyhow::Error),
@@ -70,7 +73,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
             ApiError::Overloaded | ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Internal(_) | ApiError::TimedOut => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }

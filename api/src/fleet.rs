@@ -131,6 +131,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         policy: settings.policy.clone(),
         clock,
         tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
+        request_timeout: std::time::Duration::from_secs_f64(settings.server.request_timeout_secs.max(0.1)),
         rate,
         demo_bucket: Some((demo_bucket, nats.clone())),
         demo_secret: store.shared_secret("demo_cookie").await?,

@@ -96,17 +96,18 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .fallback(not_found)
         .with_state(state.clone());
+    // Every request ends within `server.request_timeout_secs` (500 in the spec's shape, never a
+    // hung connection); past `policy.max_in_flight` requests at once, a fast 503 with
+    // Retry-After instead of an unbounded queue. Both inside CORS, so browsers can read them.
     let max_in_flight = state.policy().max_in_flight;
-    if max_in_flight > 0 {
-        // Load shedding: past `policy.max_in_flight` requests at once, a fast 503 with
-        // Retry-After instead of an unbounded queue (inside CORS, so browsers can read it).
-        router = router.layer(
-            tower::ServiceBuilder::new()
-                .layer(axum::error_handling::HandleErrorLayer::new(|_: tower::BoxError| async { ApiError::Overloaded }))
-                .load_shed()
-                .concurrency_limit(max_in_flight),
-        );
-    }
+    let guard = tower::ServiceBuilder::new()
+        .layer(axum::error_handling::HandleErrorLayer::new(|e: tower::BoxError| async move {
+            if e.is::<tower::timeout::error::Elapsed>() { ApiError::TimedOut } else { ApiError::Overloaded }
+        }))
+        .option_layer((max_in_flight > 0).then(tower::load_shed::LoadShedLayer::new))
+        .option_layer((max_in_flight > 0).then(|| tower::limit::ConcurrencyLimitLayer::new(max_in_flight)))
+        .timeout(state.request_timeout());
+    router = router.layer(guard);
     let mut router = router
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
@@ -182,6 +183,7 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
         policy: settings.policy.clone(),
         clock,
         tls: settings.server.tls_cert.is_some() && settings.server.tls_key.is_some(),
+        request_timeout: std::time::Duration::from_secs_f64(settings.server.request_timeout_secs.max(0.1)),
         rate: policy::RateWindows::local(),
         demo_bucket: None,
         demo_secret: store.shared_secret("demo_cookie").await?,

@@ -331,6 +331,15 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
 async fn front(settings: Settings) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let app = api::fleet::front(&settings, api::state::system_clock()).await?;
+    // A fresh fleet gets its first key the way standalone does (one front creates it; the
+    // others find it there).
+    if settings.bootstrap.create_dev_key
+        && let Some(key) = api::ensure_dev_key(app.store.as_ref()).await?
+    {
+        let addr = settings.server.listen;
+        eprintln!("\nCreated the fleet's first key (shown once; keep it secret):\n\n    {key}\n");
+        eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
+    }
     serve_http(&settings, app.state.clone(), "front", started).await?;
     let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
     drop(state);
@@ -537,17 +546,30 @@ fn parse_period(text: &str) -> Result<String, String> {
 }
 
 /// Opens the configured SQLite database and brings its schema up to date, as `serve` does.
-async fn open_store(settings: &Settings) -> anyhow::Result<SqliteStore> {
-    // The URL is not echoed: a mistyped Postgres URL would carry a password.
-    let store = SqliteStore::connect(&settings.database.url, 1)
-        .await
-        .context("cannot open the database named by database.url (DSA_DATABASE__URL)")?;
+/// The store `database.url` names: Postgres for `postgres://`/`postgresql://` URLs (the fleet's),
+/// else SQLite (standalone), migrated either way.
+async fn open_store(settings: &Settings) -> anyhow::Result<Box<dyn Store>> {
+    // The URL is not echoed: a Postgres URL carries a password.
+    let url = &settings.database.url;
+    let store: Box<dyn Store> = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Box::new(
+            api::store_pg::PgStore::connect(url, 2)
+                .await
+                .context("cannot open the Postgres database named by database.url (DSA_DATABASE__URL)")?,
+        )
+    } else {
+        Box::new(
+            SqliteStore::connect(url, 1)
+                .await
+                .context("cannot open the database named by database.url (DSA_DATABASE__URL)")?,
+        )
+    };
     store.migrate().await.context("cannot migrate the database named by database.url")?;
     Ok(store)
 }
 
 /// The key an operator named by id, fingerprint or full key.
-async fn resolve(store: &SqliteStore, typed: &str) -> anyhow::Result<KeyRecord> {
+async fn resolve(store: &dyn Store, typed: &str) -> anyhow::Result<KeyRecord> {
     let typed = typed.trim();
     if typed.is_empty() {
         anyhow::bail!("the key argument is empty; give the key's id, its 8-hex fingerprint or the full key");
@@ -631,7 +653,7 @@ struct Usage {
 }
 
 impl Usage {
-    async fn of(store: &SqliteStore, key: &KeyRecord, period: String) -> anyhow::Result<Self> {
+    async fn of(store: &dyn Store, key: &KeyRecord, period: String) -> anyhow::Result<Self> {
         let used = store.settled_usage(&key.id, &period).await?;
         let by_endpoint = store.usage_by_endpoint(&key.id, &period).await?;
         // Remaining is measured against today's allowance, also for past months.
@@ -740,8 +762,8 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
             }
         }
         Keys::Show { key } => {
-            let record = resolve(&store, &key).await?;
-            let usage = Usage::of(&store, &record, this_month()).await?;
+            let record = resolve(store.as_ref(), &key).await?;
+            let usage = Usage::of(store.as_ref(), &record, this_month()).await?;
             if json {
                 let mut value = key_json(&record);
                 value["usage"] = usage.json();
@@ -763,7 +785,7 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
             clear_origins,
             label,
         } => {
-            let record = resolve(&store, &key).await?;
+            let record = resolve(store.as_ref(), &key).await?;
             let allowed_origins = if clear_origins || !origins.is_empty() || !remove_origins.is_empty() {
                 // Entries stored before origins were validated are compared in normalised form.
                 let same =
@@ -814,9 +836,9 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
                 print_changes(&record, &updated);
             }
         }
-        Keys::Disable { key } => set_state(&store, &key, KeyState::Disabled, json).await?,
-        Keys::Suspend { key } => set_state(&store, &key, KeyState::Suspended, json).await?,
-        Keys::Enable { key } => set_state(&store, &key, KeyState::Active, json).await?,
+        Keys::Disable { key } => set_state(store.as_ref(), &key, KeyState::Disabled, json).await?,
+        Keys::Suspend { key } => set_state(store.as_ref(), &key, KeyState::Suspended, json).await?,
+        Keys::Enable { key } => set_state(store.as_ref(), &key, KeyState::Active, json).await?,
     }
     Ok(())
 }
@@ -839,7 +861,7 @@ fn print_changes(before: &KeyRecord, after: &KeyRecord) {
     }
 }
 
-async fn set_state(store: &SqliteStore, key: &str, state: KeyState, json: bool) -> anyhow::Result<()> {
+async fn set_state(store: &dyn Store, key: &str, state: KeyState, json: bool) -> anyhow::Result<()> {
     let record = resolve(store, key).await?;
     // By id, so a fingerprint shared by two keys can never change both.
     if !store.set_key_state(&record.id, state).await? {
@@ -864,8 +886,8 @@ async fn set_state(store: &SqliteStore, key: &str, state: KeyState, json: bool) 
 
 async fn usage(settings: Settings, key: &str, period: Option<String>, json: bool) -> anyhow::Result<()> {
     let store = open_store(&settings).await?;
-    let record = resolve(&store, key).await?;
-    let usage = Usage::of(&store, &record, period.unwrap_or_else(this_month)).await?;
+    let record = resolve(store.as_ref(), key).await?;
+    let usage = Usage::of(store.as_ref(), &record, period.unwrap_or_else(this_month)).await?;
     if json {
         let mut value = usage.json();
         value["id"] = record.id.clone().into();

@@ -57,6 +57,7 @@ struct Inner {
     demo: Demo,
     clock: Clock,
     tls: bool,
+    request_timeout: Duration,
 }
 
 /// Why a shared availability lookup gave no verdict (cloned to every waiter of the lookup).
@@ -102,6 +103,9 @@ pub struct Parts {
     pub clock: Clock,
     /// Whether the server speaks TLS (demo cookies get `Secure`).
     pub tls: bool,
+    /// Longest time one request may take (`server.request_timeout_secs`): past it, a 500 in the
+    /// spec's shape.
+    pub request_timeout: Duration,
     /// Where per-minute windows are counted.
     pub rate: RateWindows,
     /// The fleet's demo bucket and client (none in standalone mode).
@@ -143,6 +147,7 @@ impl AppState {
                 policy: parts.policy,
                 clock: parts.clock,
                 tls: parts.tls,
+                request_timeout: parts.request_timeout,
             }),
         }
     }
@@ -155,6 +160,11 @@ impl AppState {
     /// The job bus.
     pub fn bus(&self) -> &dyn JobBus {
         self.inner.bus.as_ref()
+    }
+
+    /// A handle on the job bus for work that outlives the request (a shared lookup).
+    pub fn bus_handle(&self) -> Arc<dyn JobBus> {
+        self.inner.bus.clone()
     }
 
     /// Requests per minute per client address, ahead of the key lookup.
@@ -226,6 +236,11 @@ impl AppState {
     fn mark_key_store_down(&self) {
         let mut until = self.inner.key_store_down_until.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         *until = Some(std::time::Instant::now() + KEY_STORE_RETRY);
+    }
+
+    /// Longest time one request may take before the front answers 500 (`server.request_timeout_secs`).
+    pub fn request_timeout(&self) -> Duration {
+        self.inner.request_timeout
     }
 
     /// Whether session cookies get `Secure`: dsa serves TLS itself, or `policy.demo.cookie_secure`

@@ -276,3 +276,83 @@ async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
     assert_eq!(ledger_stats.applied.load(Ordering::Relaxed), 2);
     db.drop_now().await;
 }
+
+/// Runs `dsa ARGS` with `settings` written to a TOML file; returns (success, stdout, stderr).
+fn dsa_cli(settings: &api::config::Settings, args: &[&str]) -> (bool, String, String) {
+    let path = std::env::temp_dir().join(format!("dsa-cli-{}.toml", uuid::Uuid::now_v7().simple()));
+    std::fs::write(&path, toml::to_string(settings).expect("toml")).expect("write config");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_dsa"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("DSA_") {
+            cmd.env_remove(name);
+        }
+    }
+    let out = cmd.args(args).env("DSA_CONFIG", &path).env("DSA_LOG", "warn").output().expect("run dsa");
+    let _ = std::fs::remove_file(&path);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The operator CLI works against the fleet's Postgres (the database URL decides), and a fresh
+/// fleet front creates and prints its first key the way standalone does.
+#[tokio::test]
+async fn operator_cli_and_first_key_on_the_fleets_postgres() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, "cli");
+    // A fresh fleet: `dsa front` creates the first key and prints it once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    settings.server.listen = format!("127.0.0.1:{port}").parse().expect("addr");
+    settings.bootstrap.create_dev_key = true;
+    let path = std::env::temp_dir().join(format!("dsa-front-{}.toml", uuid::Uuid::now_v7().simple()));
+    std::fs::write(&path, toml::to_string(&settings).expect("toml")).expect("write config");
+    let log = path.with_extension("log");
+    let mut front = std::process::Command::new(env!("CARGO_BIN_EXE_dsa"))
+        .arg("front")
+        .env("DSA_CONFIG", &path)
+        .env("DSA_LOG", "warn")
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("dsa front");
+    let mut first_key = None;
+    for _ in 0..200 {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(k) = text.split_whitespace().find(|w| w.starts_with("dsa_server_")) {
+            first_key = Some(k.to_owned());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = front.kill();
+    let _ = front.wait();
+    let first_key = first_key.unwrap_or_else(|| {
+        panic!("dsa front printed no first key: {}", std::fs::read_to_string(&log).unwrap_or_default())
+    });
+    let (ok, out, err) = dsa_cli(&settings, &["keys", "show", &first_key]);
+    assert!(ok, "the first key is in Postgres: {err}");
+    assert!(out.contains("server"), "{out}");
+    // Keys and usage through the CLI on Postgres.
+    let (ok, out, err) = dsa_cli(&settings, &["keys", "create", "--plan", "starter"]);
+    assert!(ok, "dsa keys create on Postgres: {err}");
+    let key = out.split_whitespace().find(|w| w.starts_with("dsa_")).expect("a key is printed").to_owned();
+    let (ok, out, err) = dsa_cli(&settings, &["keys", "list", "--json"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(listed.as_array().map(Vec::len), Some(2), "{out}");
+    let (ok, out, err) = dsa_cli(&settings, &["usage", &key, "--json"]);
+    assert!(ok, "dsa usage on Postgres: {err}");
+    assert!(out.contains("5000"), "starter allowance: {out}");
+    let (ok, _, err) = dsa_cli(&settings, &["keys", "disable", &key]);
+    assert!(ok, "{err}");
+    let store = api::fleet::connect_pg(&settings).await.expect("pg");
+    let record = store.find_key(&api::keys::hash_key(&key)).await.expect("find").expect("exists");
+    assert_eq!(record.state, api::keys::KeyState::Disabled);
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&log);
+    db.drop_now().await;
+}

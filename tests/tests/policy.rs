@@ -260,3 +260,20 @@ async fn demo_checks_have_a_global_cap_and_a_secure_cookie_behind_a_tls_proxy() 
     assert!(body["error"].as_str().expect("text").contains("client key"), "{body}");
     app.finish(None).await;
 }
+
+#[tokio::test]
+async fn a_request_past_the_request_timeout_is_a_500_in_the_spec_shape() {
+    let app = TestApp::spawn_with(|s| s.server.request_timeout_secs = 0.3).await;
+    app.sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 0, rdap: 1_500, whois: 1_500 },
+        ..dsa_tests::sim::Knobs::default()
+    });
+    let key = app.key(KeyOpts::default()).await;
+    let started = std::time::Instant::now();
+    let (status, _, body) = app.get(&path(&key, "slow-name-dsa.com")).await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(body["success"], false);
+    assert!(body["error"].as_str().expect("text").contains("took too long"), "{body}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    assert_eq!(app.finish(Some(&key)).await, 0, "nothing charged");
+}

@@ -374,23 +374,28 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdi
 /// One job on the bus for `domain`, shared by every concurrent check of it (see
 /// [`crate::singleflight`]); a verdict for the name asked is remembered in the front's cache.
 fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verdict, LookupError>> {
-    async move {
-        match state.bus().check(domain.clone(), state.check_deadline()).await {
+    // The job runs in its own task holding only the bus and the engine: it completes (and leaves
+    // the in-flight map) even when every waiter has gone, and never keeps the application state
+    // (and with it the ledger channel) alive past shutdown.
+    let (bus, engine, deadline) = (state.bus_handle(), state.engine().clone(), state.check_deadline());
+    drop(state);
+    let task = tokio::spawn(async move {
+        match bus.check(domain.clone(), deadline).await {
             // A verdict about another name is never returned to the user, whoever sent it.
             Ok(v) if v.domain != domain.as_str() => {
                 tracing::error!(asked = domain.as_str(), answered = %v.domain, "worker answered for another domain");
                 Err(LookupError::Upstream(format!("worker answered for {}, not {}", v.domain, domain.as_str())))
             }
             Ok(v) => {
-                state.engine().remember(&v).await;
+                engine.remember(&v).await;
                 Ok(v)
             }
             Err(DispatchError::Engine(e)) => Err(LookupError::Rejected(e.to_string())),
             Err(DispatchError::Rejected(reason)) => Err(LookupError::Rejected(reason)),
             Err(e) => Err(LookupError::Upstream(e.to_string())),
         }
-    }
-    .boxed()
+    });
+    async move { task.await.unwrap_or_else(|e| Err(LookupError::Upstream(format!("lookup task failed: {e}")))) }.boxed()
 }
 
 fn method_label(m: Method) -> &'static str {
