@@ -34,6 +34,8 @@ use crate::store::Store;
 struct Account {
     others: AtomicI64,
     mine: AtomicI64,
+    /// The part of `mine` held by requests still in flight (neither committed nor released).
+    held: AtomicI64,
     ready: std::sync::atomic::AtomicBool,
     /// When `others` was last read; `None` until the first read.
     refreshed: tokio::sync::Mutex<Option<Instant>>,
@@ -76,6 +78,7 @@ impl Reservation {
     /// Keeps the credits: emits the ledger event and returns the credits remaining this month.
     pub fn commit(mut self) -> i64 {
         self.settled = true;
+        self.account.held.fetch_sub(self.credits, Ordering::AcqRel);
         let used = self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
         let event = LedgerEvent {
             event_id: Uuid::now_v7(),
@@ -101,6 +104,7 @@ impl Reservation {
 impl Drop for Reservation {
     fn drop(&mut self) {
         if !self.settled {
+            self.account.held.fetch_sub(self.credits, Ordering::AcqRel);
             self.account.mine.fetch_sub(self.credits, Ordering::AcqRel);
             tracing::debug!(key_id = %self.key_id, credits = self.credits, endpoint = self.endpoint, "credits released (no definitive answer)");
         }
@@ -135,8 +139,7 @@ impl Credits {
             let mut refreshed = account.refreshed.lock().await;
             if refreshed.is_none() {
                 // With no view yet, an upper bound will do (the front refuses early, never late).
-                let (Others::Exact(others) | Others::AtMost(others)) =
-                    read_others(self.store.as_ref(), key_id, period, &self.front).await?;
+                let others = read_others(self.store.as_ref(), key_id, period, &self.front).await?;
                 account.others.store(others, Ordering::Release);
                 *refreshed = Some(Instant::now());
                 account.ready.store(true, Ordering::Release);
@@ -161,12 +164,7 @@ impl Credits {
                     return;
                 }
                 match read_others(store.as_ref(), &key_id, &period, &front).await {
-                    Ok(Others::Exact(others)) => account.others.store(others, Ordering::Release),
-                    // An upper bound would make the front refuse early: keep the current view
-                    // and read again one interval later.
-                    Ok(Others::AtMost(_)) => {
-                        tracing::debug!(%key_id, "settled usage moving; view kept")
-                    }
+                    Ok(others) => account.others.store(others, Ordering::Release),
                     Err(e) => {
                         tracing::warn!(error = ?e, %key_id, "settled usage not re-read; going on with the last view")
                     }
@@ -199,6 +197,7 @@ impl Credits {
                     Arc::new(Account {
                         others: AtomicI64::new(0),
                         mine: AtomicI64::new(0),
+                        held: AtomicI64::new(0),
                         ready: std::sync::atomic::AtomicBool::new(false),
                         refreshed: tokio::sync::Mutex::new(None),
                     })
@@ -213,7 +212,19 @@ impl Credits {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mine| {
                 (others + mine + credits <= allowance).then_some(mine + credits)
             })
-            .map_err(|_| ApiError::CreditsExhausted)?;
+            .map_err(|mine| {
+                // Spent, or only held by requests in flight that may yet give their credits back?
+                let held = account.held.load(Ordering::Acquire);
+                if others + (mine - held) + credits <= allowance {
+                    ApiError::TooManyRequests {
+                        message: "Credits are held by this key's requests in flight; retry in a moment.".into(),
+                        retry_after_secs: Some(1),
+                    }
+                } else {
+                    ApiError::CreditsExhausted
+                }
+            })?;
+        account.held.fetch_add(credits, Ordering::AcqRel);
         Ok(Reservation {
             account,
             credits,
@@ -229,36 +240,10 @@ impl Credits {
     }
 }
 
-/// What [`read_others`] found.
-enum Others {
-    /// Read consistently: exactly the others' settled credits at one instant.
-    Exact(i64),
-    /// This front's charges kept settling during every attempt: an upper bound of the others'.
-    AtMost(i64),
-}
-
-/// Credits of a key's month settled by the other fronts: the settled total minus this front's
-/// settled charges.
-///
-/// They are two statements, and the ledger may commit a batch of this front's charges between
-/// them: read after the total, this front's part would include the batch and the others' would
-/// come out short by it (negative with one front), letting even a single front overspend by a
-/// batch. So this front's part is read before and after the total; it only grows, so when both
-/// reads agree the total saw exactly that much of it. After three disagreements the total minus
-/// the earlier read is an upper bound: it counts some of this front's charges as the others'.
-async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str) -> anyhow::Result<Others> {
-    let mut mine_before = store.settled_by_front(key_id, period, front).await?;
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let total = store.settled_usage(key_id, period).await?;
-        let mine_after = store.settled_by_front(key_id, period, front).await?;
-        if mine_after == mine_before {
-            return Ok(Others::Exact(total - mine_before));
-        }
-        if attempts == 3 {
-            return Ok(Others::AtMost(total - mine_before));
-        }
-        mine_before = mine_after;
-    }
+/// Credits of a key's month settled by the other fronts, read in one statement: the settled
+/// total minus this front's settled charges at one snapshot, so a batch of this front's charges
+/// settling meanwhile can never make the others' part come out short (which would let a front
+/// overspend) however busy the ledger is.
+async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str) -> anyhow::Result<i64> {
+    store.settled_by_others(key_id, period, front).await
 }

@@ -81,6 +81,9 @@ pub trait Store: Send + Sync + 'static {
     /// process on this database gets the same value.
     fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>>;
     /// Credits of a key in a period charged by one front instance and already settled.
+    /// Credits of `key_id`'s month settled by every front but `front`, read in one statement (one
+    /// snapshot), so a batch of `front`'s charges settling meanwhile cannot skew it.
+    fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// Number of ledger entries of a key in a period (tests, `dsa usage`).
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
@@ -273,6 +276,21 @@ impl Store for SqliteStore {
                 .bind(&name)
                 .fetch_one(&self.pool)
                 .await?)
+        })
+    }
+
+    fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
+        Box::pin(async move {
+            Ok(sqlx::query_scalar(
+                "SELECT COALESCE((SELECT used FROM key_usage WHERE key_id = ?1 AND period = ?2), 0) \
+                 - COALESCE((SELECT SUM(credits) FROM ledger_entries WHERE key_id = ?1 AND period = ?2 AND front = ?3), 0)",
+            )
+            .bind(key_id)
+            .bind(period)
+            .bind(front)
+            .fetch_one(&self.pool)
+            .await?)
         })
     }
 

@@ -289,6 +289,22 @@ impl Store for PgStore {
         })
     }
 
+    fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
+        Box::pin(async move {
+            // One statement: one snapshot of both tables (READ COMMITTED takes it per statement).
+            Ok(sqlx::query_scalar(
+                "SELECT (COALESCE((SELECT used FROM key_usage WHERE key_id = $1 AND period = $2), 0) \
+                 - COALESCE((SELECT SUM(credits) FROM ledger_entries WHERE key_id = $1 AND period = $2 AND front = $3), 0))::int8",
+            )
+            .bind(key_id)
+            .bind(period)
+            .bind(front)
+            .fetch_one(&self.pool)
+            .await?)
+        })
+    }
+
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {

@@ -257,6 +257,10 @@ impl Store for FaultyStore {
             std::future::pending().await
         })
     }
+    fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        self.inner.settled_by_others(key_id, period, front)
+    }
+
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         self.inner.settled_by_front(key_id, period, front)
     }

@@ -277,3 +277,44 @@ async fn a_request_past_the_request_timeout_is_a_500_in_the_spec_shape() {
     assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
     assert_eq!(app.finish(Some(&key)).await, 0, "nothing charged");
 }
+
+#[tokio::test]
+async fn credits_held_by_requests_in_flight_are_not_called_exhausted() {
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let spent = (0..499)
+        .map(|_| common::messages::LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key_id.clone(),
+            period: period.clone(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: time::OffsetDateTime::now_utc(),
+            front: "earlier".into(),
+        })
+        .collect();
+    assert_eq!(app.store.apply_ledger(spent).await.expect("ledger"), 499);
+    app.sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 0, rdap: 800, whois: 800 },
+        ..dsa_tests::sim::Knobs::default()
+    });
+    // The last credit is held by a slow request…
+    let slow = {
+        let (http, url) = (app.http.clone(), app.url(&path(&key, "held-credit-dsa.com")));
+        tokio::spawn(async move { http.get(url).send().await.expect("slow").status().as_u16() })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // …so another request is told to retry shortly, not that the month is spent.
+    let (status, headers, body) = app.get(&path(&key, "other-name-dsa.com")).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(headers["retry-after"], "1");
+    assert!(body["error"].as_str().expect("text").contains("held"), "{body}");
+    assert_eq!(slow.await.expect("slow"), 200);
+    // Now it is spent.
+    let (status, _, body) = app.get(&path(&key, "other-name-dsa.com")).await;
+    assert_eq!(status, 429);
+    assert_eq!(body["error"], "Monthly credit limit reached");
+    assert_eq!(app.finish(Some(&key)).await, 500);
+}

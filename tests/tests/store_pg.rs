@@ -296,6 +296,34 @@ async fn settled_by_front_sums_one_fronts_entries() {
     assert_eq!(s.settled_usage(&key.id, PERIOD).await.expect("usage"), 7);
 }
 
+/// The others' settled credits are read in one snapshot: with this front's batches settling
+/// continuously, the figure never comes out short (the defect: a separate read of this front's
+/// part let a settling batch shrink the others' view, or a retry loop gave up under load).
+#[tokio::test]
+async fn others_settled_usage_holds_while_this_front_settles_continuously() {
+    let db = TestDb::new().await;
+    let s = db.store.clone();
+    let key = s.create_key(new_key("snapshot")).await.expect("create");
+    assert_eq!(s.apply_ledger(vec![event(&key, "check", 40, "front-b")]).await.expect("apply"), 1);
+    let writer = {
+        let (s, key) = (s.clone(), key.clone());
+        tokio::spawn(async move {
+            for _ in 0..200 {
+                let batch = (0..5).map(|_| event(&key, "check", 1, "front-a")).collect();
+                s.apply_ledger(batch).await.expect("apply");
+            }
+        })
+    };
+    let mut reads = 0;
+    while !writer.is_finished() {
+        assert_eq!(s.settled_by_others(&key.id, PERIOD, "front-a").await.expect("read"), 40);
+        reads += 1;
+    }
+    writer.await.expect("writer");
+    assert!(reads > 10, "the reads overlapped the settling ({reads})");
+    assert_eq!(s.settled_by_others(&key.id, PERIOD, "front-b").await.expect("read"), 1_000);
+}
+
 #[tokio::test]
 async fn shared_secrets_are_created_once_and_shared() {
     let db = TestDb::new().await;
