@@ -80,10 +80,10 @@ pub trait Store: Send + Sync + 'static {
     /// The shared secret called `name`, created (random, 256 bits, hex) on first use; every
     /// process on this database gets the same value.
     fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>>;
-    /// Credits of a key in a period charged by one front instance and already settled.
     /// Credits of `key_id`'s month settled by every front but `front`, read in one statement (one
     /// snapshot), so a batch of `front`'s charges settling meanwhile cannot skew it.
     fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
+    /// Credits of a key in a period charged by one front instance and already settled.
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// Number of ledger entries of a key in a period (tests, `dsa usage`).
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
