@@ -213,7 +213,7 @@ impl Credits {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |mine| {
                 (others + mine + credits <= allowance).then_some(mine + credits)
             })
-            .map_err(|_| ApiError::CreditsExhausted)?;
+            .map_err(|_| ApiError::CreditsExhausted { retry_after_secs: crate::policy::secs_to_next_month(now) })?;
         Ok(Reservation {
             account,
             credits,
