@@ -59,14 +59,16 @@ export RUSTFLAGS="${RUSTFLAGS:-} --cfg fuzzing -Cpasses=sancov-module -Cllvm-arg
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$(pwd)/target}"
 bins=()
 for t in "${targets[@]}"; do bins+=(--bin "$t"); done
-cargo build --release "${bins[@]}"
+# An explicit --target keeps RUSTFLAGS off build scripts and proc macros (as cargo-fuzz does).
+triple=$(rustc -vV | sed -n 's/^host: //p')
+cargo build --release --target "$triple" "${bins[@]}"
 
 # --- Run each target in turn.
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "artifacts/$t"
   echo "== fuzz $t for ${secs} s"
-  "$CARGO_TARGET_DIR/release/$t" "corpus/$t" "regressions/$t" -max_total_time="$secs" -timeout=5 \
+  "$CARGO_TARGET_DIR/$triple/release/$t" "corpus/$t" "regressions/$t" -max_total_time="$secs" -timeout=5 \
     -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="artifacts/$t/" -print_final_stats=1 2>&1 \
     | tee "artifacts/$t/last-run.log" | grep -E '^(#[0-9]+.*(DONE|pulse)|stat::|==|SUMMARY|.*panicked)' || true
   if ls "artifacts/$t"/crash-* "artifacts/$t"/timeout-* "artifacts/$t"/oom-* >/dev/null 2>&1; then
