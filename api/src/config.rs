@@ -41,8 +41,16 @@ pub struct FleetConfig {
     pub nats_url: String,
     /// Prefix of every stream, subject and bucket name (several deployments on one NATS).
     pub prefix: String,
-    /// Jobs a worker process runs at once.
+    /// Availability-check jobs a worker process runs at once.
     pub worker_concurrency: usize,
+    /// WHOIS jobs a worker process runs at once (its own slots: slow registries never take the
+    /// checks' slots).
+    pub whois_concurrency: usize,
+    /// DNS jobs a worker process runs at once.
+    pub dns_concurrency: usize,
+    /// Kinds of lookup `dsa worker` serves (comma-separated: `check,whois,dns`); `--kinds`
+    /// overrides it.
+    pub worker_kinds: String,
     /// How often a front re-reads other fronts' settled charges, milliseconds (the overspend
     /// bound grows with it).
     pub credits_refresh_ms: u64,
@@ -70,6 +78,9 @@ impl Default for FleetConfig {
             nats_url: "nats://127.0.0.1:4222".into(),
             prefix: String::new(),
             worker_concurrency: 64,
+            whois_concurrency: 16,
+            dns_concurrency: 64,
+            worker_kinds: "check,whois,dns".into(),
             credits_refresh_ms: 1000,
             fleet_rate_limits: true,
             job_ack_wait_secs: 3.0,
@@ -140,15 +151,54 @@ pub struct PricingConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct JobsConfig {
-    /// Worker tasks running probes.
+    /// Worker tasks running availability checks.
     pub workers: usize,
-    /// Jobs waiting at most; beyond, requests get 502 at once (back-pressure).
+    /// Worker tasks running WHOIS lookups (their own queue and tasks).
+    pub whois_workers: usize,
+    /// Worker tasks running DNS lookups (their own queue and tasks).
+    pub dns_workers: usize,
+    /// Jobs waiting at most per kind; beyond, requests get 502 at once (back-pressure).
     pub queue: usize,
 }
 
 impl Default for JobsConfig {
     fn default() -> Self {
-        Self { workers: 64, queue: 4096 }
+        Self { workers: 64, whois_workers: 16, dns_workers: 64, queue: 4096 }
+    }
+}
+
+impl JobsConfig {
+    /// Worker tasks per kind of lookup for the in-process bus.
+    pub fn kinds(&self) -> Vec<(common::lookup::LookupKind, usize)> {
+        use common::lookup::LookupKind;
+        vec![
+            (LookupKind::Check, self.workers),
+            (LookupKind::Whois, self.whois_workers),
+            (LookupKind::Dns, self.dns_workers),
+        ]
+    }
+}
+
+impl FleetConfig {
+    /// The kinds `dsa worker` serves, each with its concurrency.
+    ///
+    /// # Errors
+    /// A message naming `fleet.worker_kinds` for an unknown kind.
+    pub fn worker_kinds(&self) -> anyhow::Result<Vec<(common::lookup::LookupKind, usize)>> {
+        use common::lookup::LookupKind;
+        let kinds =
+            LookupKind::parse_list(&self.worker_kinds).map_err(|e| anyhow::anyhow!("fleet.worker_kinds: {e}"))?;
+        Ok(kinds
+            .into_iter()
+            .map(|k| {
+                let n = match k {
+                    LookupKind::Check => self.worker_concurrency,
+                    LookupKind::Whois => self.whois_concurrency,
+                    LookupKind::Dns => self.dns_concurrency,
+                };
+                (k, n)
+            })
+            .collect())
     }
 }
 

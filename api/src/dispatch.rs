@@ -1,16 +1,21 @@
-//! The job bus: how the front hands a lookup to a worker and waits for the verdict.
+//! The job bus: how the front hands a lookup to a worker and waits for the answer.
 //!
-//! Standalone mode uses [`InProcessBus`]: a bounded channel consumed by worker tasks that run the
-//! engine. The fleet implements the same [`JobBus`] over NATS JetStream request-reply. The front
-//! answers cache hits itself, without a round trip to a worker.
+//! Every kind of lookup ([`LookupKind`]: `check`, `whois`, `dns`) has its own queue and its own
+//! workers, so a slow WHOIS registry never starves availability checks. Standalone mode uses
+//! [`InProcessBus`]: one bounded channel per kind consumed by that kind's worker tasks. The fleet
+//! implements the same [`JobBus`] over NATS JetStream request-reply, one subject per kind. The
+//! front answers check cache hits itself, without a round trip to a worker.
 
 use std::time::Duration;
 
 use common::domain::DomainName;
+use common::lookup::{DnsAnswer, DnsType, LookupKind, LookupOutcome, WhoisAnswer};
 use common::verdict::Verdict;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
-use workers::engine::Engine;
+use workers::engine::registration::RegistrationError;
+use workers::lookup::Lookups;
+use workers::lookup::dns::DnsLookupError;
 
 /// Why no verdict came back.
 #[derive(Debug, thiserror::Error)]
@@ -27,12 +32,26 @@ pub enum DispatchError {
     /// A remote worker refused the job (unsupported TLD, unparsable domain).
     #[error("{0}")]
     Rejected(String),
+    /// No upstream gave a definitive answer (WHOIS/DNS lookups): 502, not charged.
+    #[error("{0}")]
+    NoAnswer(String),
 }
 
-/// Hands availability jobs to workers.
+/// Hands lookup jobs to workers, one queue per [`LookupKind`].
 pub trait JobBus: Send + Sync + 'static {
     /// Asks a worker for a fresh verdict on `domain`, waiting at most `deadline`.
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>>;
+
+    /// Asks a worker for the registration record of `domain` (`/v1/whois`).
+    fn whois(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<WhoisAnswer, DispatchError>>;
+
+    /// Asks a worker for the `types` records of `name` (`/v1/dns`).
+    fn dns(
+        &self,
+        name: String,
+        types: Vec<DnsType>,
+        deadline: Duration,
+    ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>>;
 
     /// Whether jobs can be handed over right now (readiness): the fleet's bus is connected to
     /// NATS; the in-process bus always can.
@@ -41,44 +60,93 @@ pub trait JobBus: Send + Sync + 'static {
     }
 }
 
-struct Job {
-    domain: DomainName,
-    reply: oneshot::Sender<Result<Verdict, workers::engine::EngineError>>,
+/// One in-process job of any kind, with its reply slot.
+enum Job {
+    Check { domain: DomainName, reply: oneshot::Sender<Result<Verdict, DispatchError>> },
+    Whois { domain: DomainName, reply: oneshot::Sender<Result<WhoisAnswer, DispatchError>> },
+    Dns { name: String, types: Vec<DnsType>, reply: oneshot::Sender<Result<DnsAnswer, DispatchError>> },
 }
 
-/// The in-process bus of standalone mode.
-#[derive(Debug, Clone)]
-pub struct InProcessBus {
-    jobs: mpsc::Sender<Job>,
-}
+impl Job {
+    fn abandoned(&self) -> bool {
+        match self {
+            Job::Check { reply, .. } => reply.is_closed(),
+            Job::Whois { reply, .. } => reply.is_closed(),
+            Job::Dns { reply, .. } => reply.is_closed(),
+        }
+    }
 
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job").field("domain", &self.domain.as_str()).finish()
+    async fn run(self, lookups: &Lookups) {
+        match self {
+            Job::Check { domain, reply } => {
+                let result = lookups.engine().check_uncached(&domain).await.map(|r| r.verdict);
+                let _ = reply.send(result.map_err(DispatchError::from));
+            }
+            Job::Whois { domain, reply } => {
+                let result = lookups.whois(&domain).await.map_err(|e| match e {
+                    RegistrationError::Engine(e) => DispatchError::Engine(e),
+                    RegistrationError::NoAnswer(why) => DispatchError::NoAnswer(why),
+                });
+                let _ = reply.send(result);
+            }
+            Job::Dns { name, types, reply } => {
+                let result = lookups.dns(&name, &types).await.map_err(|e| match e {
+                    DnsLookupError::NoAnswer(why) => DispatchError::NoAnswer(why),
+                    other => DispatchError::Rejected(other.to_string()),
+                });
+                let _ = reply.send(result);
+            }
+        }
     }
 }
 
+/// The in-process bus of standalone mode: per kind, a bounded queue and its own worker tasks.
+#[derive(Debug, Clone)]
+pub struct InProcessBus {
+    queues: std::collections::BTreeMap<LookupKind, mpsc::Sender<Job>>,
+}
+
 impl InProcessBus {
-    /// Starts `workers` worker tasks over `engine` with a queue of `queue` jobs.
-    pub fn start(engine: Engine, workers: usize, queue: usize) -> Self {
-        let (tx, rx) = mpsc::channel::<Job>(queue.max(1));
-        let rx = std::sync::Arc::new(tokio::sync::Mutex::new(rx));
-        for _ in 0..workers.max(1) {
-            let rx = rx.clone();
-            let engine = engine.clone();
-            tokio::spawn(async move {
-                loop {
-                    let job = { rx.lock().await.recv().await };
-                    let Some(job) = job else { return };
-                    if job.reply.is_closed() {
-                        continue; // the requester gave up: drop stale work
+    /// Starts, for each `(kind, workers)`, that many worker tasks over `lookups`, each kind with a
+    /// queue of `queue` jobs. A kind not listed has no queue (its requests get 502 at once).
+    pub fn start(lookups: Lookups, kinds: &[(LookupKind, usize)], queue: usize) -> Self {
+        let mut queues = std::collections::BTreeMap::new();
+        for &(kind, workers) in kinds {
+            let (tx, rx) = mpsc::channel::<Job>(queue.max(1));
+            let rx = std::sync::Arc::new(tokio::sync::Mutex::new(rx));
+            for _ in 0..workers.max(1) {
+                let rx = rx.clone();
+                let lookups = lookups.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let job = { rx.lock().await.recv().await };
+                        let Some(job) = job else { return };
+                        if job.abandoned() {
+                            continue; // the requester gave up: drop stale work
+                        }
+                        job.run(&lookups).await;
                     }
-                    let result = engine.check_uncached(&job.domain).await.map(|r| r.verdict);
-                    let _ = job.reply.send(result);
-                }
-            });
+                });
+            }
+            queues.insert(kind, tx);
         }
-        Self { jobs: tx }
+        Self { queues }
+    }
+
+    async fn ask<T>(
+        &self,
+        kind: LookupKind,
+        job: Job,
+        answer: oneshot::Receiver<Result<T, DispatchError>>,
+        deadline: Duration,
+    ) -> Result<T, DispatchError> {
+        let queue = self.queues.get(&kind).ok_or_else(|| DispatchError::Unavailable(format!("no {kind} workers")))?;
+        queue.try_send(job).map_err(|e| DispatchError::Unavailable(format!("{kind} queue: {e}")))?;
+        match tokio::time::timeout(deadline, answer).await {
+            Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
+            Ok(Err(_)) => Err(DispatchError::Unavailable("worker dropped the job".into())),
+            Ok(Ok(result)) => result,
+        }
     }
 }
 
@@ -86,32 +154,45 @@ impl JobBus for InProcessBus {
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
-            self.jobs.try_send(Job { domain, reply }).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            match tokio::time::timeout(deadline, answer).await {
-                Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
-                Ok(Err(_)) => Err(DispatchError::Unavailable("worker dropped the job".into())),
-                Ok(Ok(result)) => Ok(result?),
-            }
+            self.ask(LookupKind::Check, Job::Check { domain, reply }, answer, deadline).await
+        })
+    }
+
+    fn whois(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<WhoisAnswer, DispatchError>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.ask(LookupKind::Whois, Job::Whois { domain, reply }, answer, deadline).await
+        })
+    }
+
+    fn dns(
+        &self,
+        name: String,
+        types: Vec<DnsType>,
+        deadline: Duration,
+    ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.ask(LookupKind::Dns, Job::Dns { name, types, reply }, answer, deadline).await
         })
     }
 }
 
-/// The fleet's bus: jobs go to the JetStream jobs stream, replies come back on this front's own
-/// inbox subject (`<inbox>.<job id>`), one subscription for all requests.
+/// The fleet's bus: jobs go to the JetStream jobs stream on their kind's subject, replies come
+/// back on this front's own inbox subject (`<inbox>.<job id>`), one subscription for all requests
+/// of every kind.
 #[derive(Clone)]
 pub struct NatsBus {
     client: async_nats::Client,
     js: async_nats::jetstream::Context,
-    subject: String,
+    names: common::subjects::Names,
     inbox: String,
-    pending: std::sync::Arc<
-        std::sync::Mutex<std::collections::HashMap<uuid::Uuid, oneshot::Sender<common::messages::CheckReply>>>,
-    >,
+    pending: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, oneshot::Sender<bytes::Bytes>>>>,
 }
 
 impl std::fmt::Debug for NatsBus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NatsBus").field("subject", &self.subject).field("inbox", &self.inbox).finish_non_exhaustive()
+        f.debug_struct("NatsBus").field("inbox", &self.inbox).finish_non_exhaustive()
     }
 }
 
@@ -141,25 +222,78 @@ impl NatsBus {
         let bus = Self {
             js: async_nats::jetstream::new(client.clone()),
             client,
-            subject: names.jobs_check.clone(),
+            names: names.clone(),
             inbox,
             pending: Default::default(),
         };
         let pending = bus.pending.clone();
         tokio::spawn(async move {
             while let Some(message) = replies.next().await {
-                let Ok(reply) = serde_json::from_slice::<common::messages::CheckReply>(&message.payload) else {
+                let Ok(id) = serde_json::from_slice::<common::messages::JobId>(&message.payload) else {
                     tracing::warn!(subject = %message.subject, "unparsable reply dropped");
                     continue;
                 };
-                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&reply.job_id));
+                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id.job_id));
                 if let Some(waiter) = waiter {
-                    let _ = waiter.send(reply);
+                    let _ = waiter.send(message.payload);
                 }
                 // No waiter: the front gave up (or a redelivered job answered twice); drop it.
             }
         });
         Ok(bus)
+    }
+}
+
+impl NatsBus {
+    /// Publishes `job` (serialised) on `kind`'s subject and waits for the reply payload.
+    async fn request(
+        &self,
+        kind: LookupKind,
+        job_id: uuid::Uuid,
+        payload: Vec<u8>,
+        deadline: Duration,
+    ) -> Result<bytes::Bytes, DispatchError> {
+        use async_nats::connection::State;
+        if self.client.connection_state() != State::Connected {
+            return Err(DispatchError::Unavailable("NATS is not connected".into()));
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(job_id, tx);
+        }
+        let _guard = PendingGuard { bus: self, job_id };
+        let publish = async_nats::jetstream::message::PublishMessage::build()
+            .payload(payload.into())
+            .message_id(job_id.to_string())
+            .header(common::subjects::REPLY_HEADER, format!("{}.{job_id}", self.inbox).as_str());
+        let subject = self.names.jobs_subject(kind).to_owned();
+        let waited = tokio::time::timeout(deadline, async {
+            let ack =
+                self.js.send_publish(subject, publish).await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            ack.await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            rx.await.map_err(|_| DispatchError::Unavailable("reply channel closed".into()))
+        })
+        .await;
+        match waited {
+            Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
+            Ok(result) => result,
+        }
+    }
+}
+
+fn deadline_at(deadline: Duration) -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc() + deadline
+}
+
+fn unparsable(e: serde_json::Error) -> DispatchError {
+    DispatchError::Unavailable(format!("unparsable reply: {e}"))
+}
+
+fn lookup_result<T>(outcome: LookupOutcome<T>) -> Result<T, DispatchError> {
+    match outcome {
+        LookupOutcome::Answer { answer } => Ok(answer),
+        LookupOutcome::Rejected { reason } => Err(DispatchError::Rejected(reason)),
+        LookupOutcome::Failed { reason } => Err(DispatchError::NoAnswer(reason)),
     }
 }
 
@@ -170,41 +304,50 @@ impl JobBus for NatsBus {
 
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
         Box::pin(async move {
-            use async_nats::connection::State;
-            if self.client.connection_state() != State::Connected {
-                return Err(DispatchError::Unavailable("NATS is not connected".into()));
-            }
             let job_id = uuid::Uuid::now_v7();
-            let deadline_at = time::OffsetDateTime::now_utc() + deadline;
-            let job = common::messages::CheckJob { job_id, domain: domain.as_str().to_owned(), deadline: deadline_at };
-            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            let (tx, rx) = oneshot::channel();
-            if let Ok(mut pending) = self.pending.lock() {
-                pending.insert(job_id, tx);
-            }
-            let _guard = PendingGuard { bus: self, job_id };
-            let publish = async_nats::jetstream::message::PublishMessage::build()
-                .payload(payload.into())
-                .message_id(job_id.to_string())
-                .header(common::subjects::REPLY_HEADER, format!("{}.{job_id}", self.inbox).as_str());
-            let waited = tokio::time::timeout(deadline, async {
-                let ack = self
-                    .js
-                    .send_publish(self.subject.clone(), publish)
-                    .await
-                    .map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-                ack.await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-                rx.await.map_err(|_| DispatchError::Unavailable("reply channel closed".into()))
-            })
-            .await;
-            let reply = match waited {
-                Err(_) => return Err(DispatchError::Timeout(deadline.as_secs_f64())),
-                Ok(result) => result?,
+            let job = common::messages::CheckJob {
+                job_id,
+                domain: domain.as_str().to_owned(),
+                deadline: deadline_at(deadline),
             };
+            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            let raw = self.request(LookupKind::Check, job_id, payload, deadline).await?;
+            let reply: common::messages::CheckReply = serde_json::from_slice(&raw).map_err(unparsable)?;
             match reply.outcome {
                 common::messages::CheckOutcome::Verdict { verdict } => Ok(verdict),
                 common::messages::CheckOutcome::Rejected { reason } => Err(DispatchError::Rejected(reason)),
             }
+        })
+    }
+
+    fn whois(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<WhoisAnswer, DispatchError>> {
+        Box::pin(async move {
+            let job_id = uuid::Uuid::now_v7();
+            let job = common::messages::WhoisJob {
+                job_id,
+                domain: domain.as_str().to_owned(),
+                deadline: deadline_at(deadline),
+            };
+            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            let raw = self.request(LookupKind::Whois, job_id, payload, deadline).await?;
+            let reply: common::messages::WhoisReply = serde_json::from_slice(&raw).map_err(unparsable)?;
+            lookup_result(reply.outcome)
+        })
+    }
+
+    fn dns(
+        &self,
+        name: String,
+        types: Vec<DnsType>,
+        deadline: Duration,
+    ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>> {
+        Box::pin(async move {
+            let job_id = uuid::Uuid::now_v7();
+            let job = common::messages::DnsJob { job_id, name, types, deadline: deadline_at(deadline) };
+            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
+            let raw = self.request(LookupKind::Dns, job_id, payload, deadline).await?;
+            let reply: common::messages::DnsReply = serde_json::from_slice(&raw).map_err(unparsable)?;
+            lookup_result(reply.outcome)
         })
     }
 }

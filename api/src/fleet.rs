@@ -2,8 +2,9 @@
 //!
 //! * `dsa front`: the HTTP front; jobs to workers through [`crate::dispatch::NatsBus`], charges
 //!   to the ledger stream through [`crate::ledger::forward`], keys and settled usage from Postgres.
-//! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]), per-upstream limits held
-//!   fleet-wide in the NATS KV bucket ([`workers::fleet::FleetBudget`]).
+//! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
+//!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
+//!   ([`workers::fleet::FleetBudget`]).
 //! * `dsa ledger`: the ledger consumer ([`crate::ledger::consume`]) settling charges in Postgres.
 //!
 //! Every role declares the streams, consumers and bucket idempotently at start.
@@ -146,21 +147,14 @@ pub async fn worker(
     stats: Arc<workers::fleet::PoolStats>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
+    let kinds = settings.fleet.worker_kinds()?;
     let (names, nats, js) = join(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     if settings.fleet.fleet_rate_limits {
         engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
     }
-    workers::fleet::run_pool(
-        nats,
-        names,
-        engine,
-        settings.fleet.worker_concurrency,
-        stats,
-        settings.fleet.tuning(),
-        shutdown,
-    )
-    .await?;
+    let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
+    workers::fleet::run_pool(nats, names, lookups, &kinds, stats, settings.fleet.tuning(), shutdown).await?;
     Ok(())
 }
 

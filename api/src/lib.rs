@@ -81,12 +81,22 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     // Metered endpoints: the keyed prelude (key → origin → per-minute limit → rate headers).
     let metered = Router::new()
         .route("/v1/domains/check", get(routes::check::check).fallback(method_not_allowed))
+        .route("/domain-check", get(routes::domain_check::domain_check).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::key_or_demo));
+    // Record lookups: key required (no demo mode), each kind on its own queue of the bus.
+    let lookups = Router::new()
+        .route("/v1/whois", get(routes::whois::whois).fallback(method_not_allowed))
+        .route("/v1/dns", get(routes::dns::dns).fallback(method_not_allowed))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
     let mut router = Router::new()
         .merge(metered)
+        .merge(lookups)
         .merge(docs)
+        .route("/", get(routes::front::front_page))
+        .route("/widget.js", get(routes::front::widget_js))
+        .route("/assets/front.css", get(routes::front::front_stylesheet))
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::health::metrics))
@@ -164,7 +174,8 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
     );
     store.migrate().await?;
     let engine = Engine::new(settings.engine.clone())?;
-    let bus = Arc::new(InProcessBus::start(engine.clone(), settings.jobs.workers, settings.jobs.queue));
+    let lookups = workers::lookup::Lookups::new(engine.clone()).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
+    let bus = Arc::new(InProcessBus::start(lookups, &settings.jobs.kinds(), settings.jobs.queue));
     let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
     let ledger = tokio::spawn(ledger::run(store.clone(), ledger_rx));
     let (prices, platform_checkout) = pricing_parts(settings)?;

@@ -30,7 +30,12 @@ enum Command {
     /// Fleet: runs an HTTP front (jobs to NATS JetStream, keys and usage in Postgres).
     Front,
     /// Fleet: runs a worker pool (probes; per-upstream limits held fleet-wide).
-    Worker,
+    Worker {
+        /// Kinds of lookup to serve, comma-separated (`check`, `whois`, `dns`); default
+        /// `fleet.worker_kinds` (all three).
+        #[arg(long)]
+        kinds: Option<String>,
+    },
     /// Fleet: runs the ledger consumer (charges settled in Postgres).
     Ledger,
     /// Checks domains with the engine directly and prints each verdict with its evidence.
@@ -229,7 +234,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(settings).await.map(|()| ExitCode::SUCCESS),
         Command::Front => front(settings).await.map(|()| ExitCode::SUCCESS),
-        Command::Worker => {
+        Command::Worker { kinds } => {
+            let mut settings = settings;
+            if let Some(kinds) = kinds {
+                common::lookup::LookupKind::parse_list(&kinds).map_err(|e| anyhow::anyhow!("--kinds: {e}"))?;
+                settings.fleet.worker_kinds = kinds;
+            }
             admin(&settings).await?;
             let stats = std::sync::Arc::new(workers::fleet::PoolStats::default());
             api::fleet::worker(&settings, stats, shutdown_signal()).await.map(|()| ExitCode::SUCCESS)

@@ -35,6 +35,12 @@ members marked as our additions) extend the service specification's fields witho
     ),
     paths(
         routes::check::check,
+        routes::domain_check::domain_check,
+        routes::front::front_page,
+        routes::front::widget_js,
+        routes::front::front_stylesheet,
+        routes::whois::whois,
+        routes::dns::dns,
         routes::health::healthz,
         routes::health::readyz,
         routes::health::metrics,
@@ -43,6 +49,9 @@ members marked as our additions) extend the service specification's fields witho
     modifiers(&ClientKeyScheme, &HttpConventions),
     tags(
         (name = "availability", description = "Is a domain name free to register? (spec §4.1)"),
+        (name = "front page", description = "The public front page, the embeddable widget (spec §4.6) and the front page's short form of the check (spec §4.7)."),
+        (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise (spec §4.2)."),
+        (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
         (name = "operations", description = "Liveness, readiness and metrics for the operator (free)."),
     ),
 )]

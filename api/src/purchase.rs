@@ -178,11 +178,10 @@ pub fn checkout_url(base: &CheckoutUrl, domain: &str, sld: &str, tld: &str) -> S
 pub enum PurchaseSource {
     /// `"client_url"`: the request's `redirect_url`.
     ClientUrl,
-    /// `"url"`: the key's configured purchase URL.
+    /// `"url"`: a configured checkout URL — the key's purchase URL, or the platform checkout URL
+    /// forced by `redirect_checkout=1`. The spec names only these two values, so the platform
+    /// URL reports `url` too (it is configured, not client-supplied).
     Url,
-    /// `"platform"`: the platform checkout URL from the server configuration, forced by
-    /// `redirect_checkout=1` (this value is our addition; the spec names only the other two).
-    Platform,
 }
 
 /// The `purchase` object of an availability result (spec §2.2), field names as in the spec.
@@ -214,13 +213,14 @@ pub struct PurchaseInputs<'a> {
 
 /// Decides the `purchase` object (spec §2.2 "Presence", §4.1).
 ///
-/// `None` unless the domain is `available` **and** the key's `show_purchase_button` is on. Then
-/// the first of these that exists is used:
-/// 1. the request's `redirect_url` → source `client_url` (it wins even with `redirect_checkout=1`:
-///    the client named the exact destination);
-/// 2. with `redirect_checkout=1`, the platform checkout URL → source `platform`; if the server
-///    has none configured, fall through to 3;
-/// 3. the key's configured purchase URL → source `url`.
+/// `None` unless the domain is `available` **and** the key's `show_purchase_button` is on (the
+/// caller turns it off when the key's pricing is disabled: spec §4.1 "pricing disabled for the
+/// key (no pricing, no purchase)"). Then:
+/// 1. with `redirect_checkout=1`, the platform checkout URL, always (spec §4.1: it *forces* the
+///    platform URL, over a `redirect_url` too) → source `url`; with none configured, `None` (the
+///    front refuses such a request with a 400 before this);
+/// 2. else the request's `redirect_url` → source `client_url`;
+/// 3. else the key's configured purchase URL → source `url`.
 ///
 /// If none exists, `None` ("a purchase URL resolves" fails). `domain`, `sld`, `tld` are appended
 /// by [`checkout_url`].
@@ -234,10 +234,10 @@ pub fn resolve_purchase(
     if !available || !inputs.show_purchase_button {
         return None;
     }
-    let (base, source) = if let Some(url) = inputs.redirect_url {
+    let (base, source) = if inputs.redirect_checkout {
+        (inputs.platform_checkout?, PurchaseSource::Url)
+    } else if let Some(url) = inputs.redirect_url {
         (url, PurchaseSource::ClientUrl)
-    } else if let (true, Some(url)) = (inputs.redirect_checkout, inputs.platform_checkout) {
-        (url, PurchaseSource::Platform)
     } else {
         (inputs.key_purchase_url?, PurchaseSource::Url)
     };

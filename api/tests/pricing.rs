@@ -457,11 +457,11 @@ fn source(inputs: &PurchaseInputs<'_>) -> Option<(PurchaseSource, String)> {
 }
 
 #[test]
-fn redirect_url_wins_over_everything() {
+fn redirect_url_wins_over_the_key_url() {
     let u = urls();
     let all = PurchaseInputs {
         redirect_url: Some(&u.client),
-        redirect_checkout: true,
+        redirect_checkout: false,
         platform_checkout: Some(&u.platform),
         key_purchase_url: Some(&u.key),
         show_purchase_button: true,
@@ -479,25 +479,27 @@ fn redirect_url_wins_over_everything() {
 fn redirect_checkout_forces_the_platform_url() {
     let u = urls();
     let inputs = PurchaseInputs {
+        redirect_url: Some(&u.client),
         redirect_checkout: true,
         platform_checkout: Some(&u.platform),
         key_purchase_url: Some(&u.key),
         show_purchase_button: true,
-        ..PurchaseInputs::default()
     };
-    assert_eq!(source(&inputs).map(|(s, _)| s), Some(PurchaseSource::Platform));
-    // No platform URL configured: fall back to the key's URL.
-    let fallback = PurchaseInputs { platform_checkout: None, ..inputs };
+    // Forced: over the request's redirect_url and the key's URL; reported as `url` (spec §2.2
+    // names only client_url and url).
     assert_eq!(
-        source(&fallback),
+        source(&inputs),
         Some((
             PurchaseSource::Url,
-            "https://key.example/register?domain=example.com.af&sld=example&tld=.com.af".to_owned()
+            "https://platform.example/checkout?domain=example.com.af&sld=example&tld=.com.af".to_owned()
         ))
     );
+    // No platform URL configured: no silent fall back to the key's URL (the front answers 400).
+    let missing = PurchaseInputs { platform_checkout: None, ..inputs };
+    assert_eq!(source(&missing), None);
     // Without redirect_checkout the platform URL is not used.
-    let not_forced = PurchaseInputs { redirect_checkout: false, ..inputs };
-    assert_eq!(source(&not_forced).map(|(s, _)| s), Some(PurchaseSource::Url));
+    let not_forced = PurchaseInputs { redirect_checkout: false, redirect_url: None, ..inputs };
+    assert_eq!(source(&not_forced).map(|(_, url)| url.starts_with("https://key.example/")), Some(true));
 }
 
 #[test]

@@ -67,6 +67,59 @@ pub enum CheckOutcome {
     },
 }
 
+/// A registration-record job (`/v1/whois`), published to the `whois` subject with the same
+/// headers as a [`CheckJob`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WhoisJob {
+    /// Unique id (UUID v7).
+    pub job_id: Uuid,
+    /// Normalised registrable domain (A-label).
+    pub domain: String,
+    /// The front stops waiting at this instant (UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    pub deadline: OffsetDateTime,
+}
+
+/// A worker's answer to a [`WhoisJob`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WhoisReply {
+    /// The job answered.
+    pub job_id: Uuid,
+    /// The record, or why there is none.
+    pub outcome: crate::lookup::LookupOutcome<crate::lookup::WhoisAnswer>,
+}
+
+/// A DNS-records job (`/v1/dns`), published to the `dns` subject.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DnsJob {
+    /// Unique id (UUID v7).
+    pub job_id: Uuid,
+    /// The host name to resolve (lower case A-labels, no trailing dot; subdomains allowed).
+    pub name: String,
+    /// The record types to ask for, in request order.
+    pub types: Vec<crate::lookup::DnsType>,
+    /// The front stops waiting at this instant (UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    pub deadline: OffsetDateTime,
+}
+
+/// A worker's answer to a [`DnsJob`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DnsReply {
+    /// The job answered.
+    pub job_id: Uuid,
+    /// The records, or why there are none.
+    pub outcome: crate::lookup::LookupOutcome<crate::lookup::DnsAnswer>,
+}
+
+/// The job id of any job or reply payload (each carries `job_id`), for routing replies without
+/// knowing their kind.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct JobId {
+    /// The id.
+    pub job_id: Uuid,
+}
+
 /// The billing period (`YYYY-MM`, UTC) of an instant: allowances reset on the 1st of each month
 /// (spec §3, §8).
 pub fn billing_period(at: OffsetDateTime) -> String {
@@ -101,6 +154,44 @@ mod tests {
             let json = serde_json::to_vec(&reply).expect("serialise");
             assert_eq!(serde_json::from_slice::<CheckReply>(&json).expect("parse"), reply);
         }
+    }
+
+    #[test]
+    fn lookup_messages_round_trip() {
+        use crate::lookup::{DnsAnswer, DnsRecord, DnsType, LookupOutcome};
+        let job = DnsJob {
+            job_id: Uuid::now_v7(),
+            name: "_sip._tcp.example.com".into(),
+            types: vec![DnsType::Srv, DnsType::A],
+            deadline: time::macros::datetime!(2026-11-22 10:00:05 UTC),
+        };
+        let json = serde_json::to_vec(&job).expect("serialise");
+        assert_eq!(serde_json::from_slice::<DnsJob>(&json).expect("parse"), job);
+        assert_eq!(serde_json::from_slice::<JobId>(&json).expect("id").job_id, job.job_id);
+        let mut records = std::collections::BTreeMap::new();
+        records.insert(
+            DnsType::A,
+            vec![DnsRecord {
+                record_type: "A".into(),
+                ttl: 300,
+                value: Some("192.0.2.1".into()),
+                ..Default::default()
+            }],
+        );
+        let answer = DnsAnswer {
+            name: job.name.clone(),
+            rcode: "NOERROR".into(),
+            records,
+            cname_chain: vec![],
+            failed: std::collections::BTreeMap::from([(DnsType::Srv, "SERVFAIL".to_owned())]),
+            checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
+        };
+        let reply = DnsReply { job_id: job.job_id, outcome: LookupOutcome::Answer { answer } };
+        let json = serde_json::to_vec(&reply).expect("serialise");
+        assert_eq!(serde_json::from_slice::<DnsReply>(&json).expect("parse"), reply);
+        let reply = WhoisReply { job_id: job.job_id, outcome: LookupOutcome::Failed { reason: "timeout".into() } };
+        let json = serde_json::to_vec(&reply).expect("serialise");
+        assert_eq!(serde_json::from_slice::<WhoisReply>(&json).expect("parse"), reply);
     }
 
     #[test]

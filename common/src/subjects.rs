@@ -1,5 +1,11 @@
 //! Every NATS subject, JetStream stream, consumer and KV bucket name dsa uses, in one place
 //! (house style §5). The definitions themselves are documented in `nats/README.md`.
+//!
+//! Jobs: one stream, one subject and one durable worker consumer per kind of lookup
+//! ([`LookupKind`]): `dsa.jobs.check` → `dsa-workers`, `dsa.jobs.whois` → `dsa-workers-whois`,
+//! `dsa.jobs.dns` → `dsa-workers-dns`.
+
+use crate::lookup::LookupKind;
 
 /// Stream of lookup jobs (work-queue retention: a job is deleted once a worker acks it).
 pub const JOBS_STREAM: &str = "DSA_JOBS";
@@ -7,8 +13,16 @@ pub const JOBS_STREAM: &str = "DSA_JOBS";
 pub const JOBS_SUBJECTS: &str = "dsa.jobs.>";
 /// Subject of availability-check jobs.
 pub const JOBS_CHECK: &str = "dsa.jobs.check";
-/// Durable pull consumer of the worker pool.
+/// Subject of registration-record (`/v1/whois`) jobs.
+pub const JOBS_WHOIS: &str = "dsa.jobs.whois";
+/// Subject of DNS-record (`/v1/dns`) jobs.
+pub const JOBS_DNS: &str = "dsa.jobs.dns";
+/// Durable pull consumer of check jobs (filter [`JOBS_CHECK`]; the name predates the other kinds).
 pub const WORKERS_CONSUMER: &str = "dsa-workers";
+/// Durable pull consumer of WHOIS jobs (filter [`JOBS_WHOIS`]).
+pub const WHOIS_CONSUMER: &str = "dsa-workers-whois";
+/// Durable pull consumer of DNS jobs (filter [`JOBS_DNS`]).
+pub const DNS_CONSUMER: &str = "dsa-workers-dns";
 
 /// Stream of ledger (charge) events.
 pub const LEDGER_STREAM: &str = "DSA_LEDGER";
@@ -37,8 +51,16 @@ pub struct Names {
     pub jobs_subjects: String,
     /// Check-job subject.
     pub jobs_check: String,
-    /// Workers' consumer.
+    /// WHOIS-job subject.
+    pub jobs_whois: String,
+    /// DNS-job subject.
+    pub jobs_dns: String,
+    /// Workers' consumer of check jobs.
     pub workers_consumer: String,
+    /// Workers' consumer of WHOIS jobs.
+    pub whois_consumer: String,
+    /// Workers' consumer of DNS jobs.
+    pub dns_consumer: String,
     /// Ledger stream name.
     pub ledger_stream: String,
     /// Ledger subject filter.
@@ -68,13 +90,37 @@ impl Names {
             jobs_stream: stream(JOBS_STREAM),
             jobs_subjects: subject(JOBS_SUBJECTS),
             jobs_check: subject(JOBS_CHECK),
+            jobs_whois: subject(JOBS_WHOIS),
+            jobs_dns: subject(JOBS_DNS),
             workers_consumer: consumer(WORKERS_CONSUMER),
+            whois_consumer: consumer(WHOIS_CONSUMER),
+            dns_consumer: consumer(DNS_CONSUMER),
             ledger_stream: stream(LEDGER_STREAM),
             ledger_subjects: subject(LEDGER_SUBJECTS),
             ledger_charge: subject(LEDGER_CHARGE),
             ledger_consumer: consumer(LEDGER_CONSUMER),
             rate_bucket: bucket(RATE_BUCKET),
             demo_bucket: bucket(DEMO_BUCKET),
+        }
+    }
+}
+
+impl Names {
+    /// The job subject of a kind of lookup.
+    pub fn jobs_subject(&self, kind: LookupKind) -> &str {
+        match kind {
+            LookupKind::Check => &self.jobs_check,
+            LookupKind::Whois => &self.jobs_whois,
+            LookupKind::Dns => &self.jobs_dns,
+        }
+    }
+
+    /// The durable worker consumer of a kind of lookup (filtered on [`Names::jobs_subject`]).
+    pub fn jobs_consumer(&self, kind: LookupKind) -> &str {
+        match kind {
+            LookupKind::Check => &self.workers_consumer,
+            LookupKind::Whois => &self.whois_consumer,
+            LookupKind::Dns => &self.dns_consumer,
         }
     }
 }
@@ -95,5 +141,8 @@ mod tests {
         assert_eq!(t.workers_consumer, "t-42-dsa-workers");
         assert_eq!(t.rate_bucket, "t_42_dsa_rate");
         assert_eq!(t.demo_bucket, "t_42_dsa_demo");
+        assert_eq!(t.jobs_subject(LookupKind::Dns), "t-42.dsa.jobs.dns");
+        assert_eq!(t.jobs_consumer(LookupKind::Whois), "t-42-dsa-workers-whois");
+        assert_eq!(plain.jobs_consumer(LookupKind::Check), "dsa-workers");
     }
 }

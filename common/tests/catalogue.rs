@@ -297,3 +297,65 @@ fn whois_hosts_agree_with_the_rfc1036_whois_client() {
 /// Floor for [`whois_hosts_agree_with_the_rfc1036_whois_client`], a little under the measured
 /// 91.7%.
 const AGREEMENT_FLOOR: f64 = 0.90;
+
+/// Issue: `x.sp.gov.br` was asked of the `.br` registry (skipping the restricted `gov.br`) and
+/// `example.k12.ak.us` of `.us` WHOIS, so their "not found" read as available. Over the whole ICANN
+/// section of the Public Suffix List: no suffix routes to a registry that does not sell it.
+#[test]
+fn no_public_suffix_routes_to_a_registry_that_does_not_sell_it() {
+    use common::catalogue::Resolution;
+    let cat = catalogue();
+    let psl = read_shared("psl/public_suffix_list.dat");
+    let icann = psl
+        .split("// ===BEGIN ICANN DOMAINS===")
+        .nth(1)
+        .and_then(|rest| rest.split("// ===END ICANN DOMAINS===").next())
+        .expect("ICANN section");
+    let sold: Vec<String> = serde_json::from_str::<serde_json::Value>(include_str!("../data/second-level-labels.json"))
+        .expect("labels")["sold"]
+        .as_array()
+        .expect("sold")
+        .iter()
+        .map(|v| v.as_str().expect("label").to_owned())
+        .collect();
+    let (mut listed, mut restricted, mut via_tld, mut unsupported) = (0, 0, 0, 0);
+    for line in icann.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("//") || line.starts_with('!') || line.starts_with('*') {
+            continue;
+        }
+        let suffix = idna::domain_to_ascii(line).expect("PSL entries are valid IDNs");
+        match cat.resolve(&suffix) {
+            Ok(Resolution::Listed(e)) => {
+                assert_eq!(e.suffix, suffix);
+                listed += 1;
+            }
+            Ok(Resolution::RestrictedAncestor(e)) => {
+                assert!(is_restricted(e), "{suffix} via {}", e.suffix);
+                restricted += 1;
+            }
+            Ok(Resolution::SoldByTld(e)) => {
+                let labels: Vec<&str> = suffix.split('.').collect();
+                assert_eq!(labels.len(), 2, "{suffix}: only second-level zones are asked of the TLD's registry");
+                assert_eq!(e.suffix, labels[1], "{suffix}");
+                assert!(sold.iter().any(|l| l == labels[0]), "{suffix}");
+                assert!(!is_restricted(e), "{suffix}");
+                via_tld += 1;
+            }
+            Err(reason) => {
+                assert!(!reason.is_empty());
+                unsupported += 1;
+            }
+        }
+    }
+    println!(
+        "PSL ICANN suffixes: {listed} listed, {restricted} under a restricted zone, {via_tld} sold by their ccTLD's registry, {unsupported} unsupported"
+    );
+    assert!(listed > 1_000 && via_tld > 100, "{listed} {via_tld}");
+    // The cases the issue names.
+    assert!(matches!(cat.resolve("sp.gov.br"), Ok(Resolution::RestrictedAncestor(e)) if e.suffix == "gov.br"));
+    assert!(cat.resolve("k12.ak.us").is_err(), "k12.ak.us is not sold by the .us registry");
+    assert!(cat.resolve("ak.us").is_err());
+    assert!(matches!(cat.resolve("co.uk"), Ok(Resolution::SoldByTld(e)) if e.suffix == "uk"));
+    assert!(matches!(cat.resolve("com.af"), Ok(Resolution::Listed(e)) if e.suffix == "com.af"));
+    assert!(cat.resolve("notazone.za").is_err(), "an unlisted zone of a closed ccTLD is not that ccTLD's");
+}

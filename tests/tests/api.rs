@@ -84,8 +84,16 @@ async fn custom_redirect_url_and_platform_checkout() {
     let url = body["purchase"]["url"].as_str().expect("url");
     assert!(url.starts_with("https://reseller.example/buy?campaign=x&domain=dsa-demo-available.dev"), "{url}");
     let (_, _, body) = app.get(&check_path(&key, "dsa-demo-available.dev", "&redirect_checkout=1")).await;
-    assert_eq!(body["purchase"]["source"], "platform", "{body}");
+    assert_eq!(body["purchase"]["source"], "url", "{body}");
     assert!(body["purchase"]["url"].as_str().expect("url").starts_with("https://platform.example/checkout?domain="));
+    // redirect_checkout=1 forces the platform URL, over a redirect_url too.
+    let (_, _, body) = app
+        .get(&check_path(&key, "dsa-demo-available.dev", &format!("&redirect_checkout=1&redirect_url={redirect}")))
+        .await;
+    assert!(
+        body["purchase"]["url"].as_str().expect("url").starts_with("https://platform.example/checkout?domain="),
+        "{body}"
+    );
     for bad in ["javascript%3Aalert(1)", "%2F%2Fevil.example", "ftp%3A%2F%2Fx.example", "not%20a%20url"] {
         let (status, _, body) =
             app.get(&check_path(&key, "dsa-demo-available.dev", &format!("&redirect_url={bad}"))).await;
@@ -125,6 +133,13 @@ async fn pricing_disabled_no_price_and_no_button() {
     let (_, _, body) = app.get(&check_path(&no_pricing, "dsa-demo-available.com", "&commission_percent=10")).await;
     assert_eq!(body["available"], true, "{body}");
     assert!(body.get("pricing").is_none() && body.get("purchase").is_none(), "{body}");
+    // Pricing off but the purchase button on: still neither object (spec §4.1 variant
+    // "pricing disabled for the key (no pricing, no purchase)").
+    let pricing_off_button_on =
+        app.key(KeyOpts { pricing_enabled: false, show_purchase_button: true, ..KeyOpts::default() }).await;
+    let (_, _, body) = app.get(&check_path(&pricing_off_button_on, "dsa-demo-available.com", "")).await;
+    assert_eq!(body["available"], true, "{body}");
+    assert!(body.get("pricing").is_none() && body.get("purchase").is_none(), "{body}");
     // No price data for .af: no pricing object, the purchase button still shows.
     let key = app.key(KeyOpts::default()).await;
     let (_, _, body) = app.get(&check_path(&key, "dsa-demo-available.af", "")).await;
@@ -137,6 +152,31 @@ async fn pricing_disabled_no_price_and_no_button() {
     let (_, _, body) = app.get(&check_path(&no_button, "dsa-demo-available.com", "")).await;
     assert!(body.get("pricing").is_some() && body.get("purchase").is_none(), "{body}");
     app.finish(None).await;
+}
+
+#[tokio::test]
+async fn sub_suffixes_follow_the_registry_that_sells_them() {
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    // Under the restricted gov.br: restricted (read as Taken), asked of nobody.
+    let before = app.sim.stats();
+    let (status, _, body) = app.get(&check_path(&key, "x.sp.gov.br", "")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["available"], false, "{body}");
+    assert_eq!(body["verdict"]["status"], "restricted", "{body}");
+    assert_eq!(app.sim.stats().rdap.queries, before.rdap.queries);
+    // Not sold by the .us registry: a 400 naming why, never the .us registry's "not found".
+    let (status, _, body) = app.get(&check_path(&key, "example.k12.ak.us", "")).await;
+    assert_error(status, &body, 400);
+    assert!(body["error"].as_str().expect("text").contains("not known to sell names under .k12.ak.us"), "{body}");
+    // No platform checkout URL configured: redirect_checkout=1 is a 400, not a silent fallback.
+    app.finish(None).await;
+    let app = TestApp::spawn_with(|s| s.pricing.platform_checkout_url = None).await;
+    let key = app.key(KeyOpts::default()).await;
+    let (status, _, body) = app.get(&check_path(&key, "dsa-demo-available.com", "&redirect_checkout=1")).await;
+    assert_error(status, &body, 400);
+    assert!(body["error"].as_str().expect("text").contains("platform checkout URL"), "{body}");
+    assert_eq!(app.finish(Some(&key)).await, 0, "not charged");
 }
 
 #[tokio::test]

@@ -112,6 +112,9 @@ async fn rate_limited_registry_gives_unknown_never_available() {
         if r.verdict.status == Status::Unknown {
             unknown += 1;
             assert!(r.verdict.evidence.contains("rate limited"), "{r:#?}");
+            // .af is WHOIS-only: the unknown verdict names the method actually tried.
+            assert_eq!(r.verdict.method, Method::Whois, "{r:#?}");
+            assert!(r.retryable, "throttling may pass: worth a retry");
         }
     }
     // All six names are the same registrable domain, so ask distinct ones too.
@@ -139,6 +142,7 @@ async fn stalled_registry_gives_unknown_within_its_deadline() {
         assert_eq!(r.verdict.status, Status::Unknown, "{name}: {r:#?}");
         assert!(took < Duration::from_secs(5), "{name} took {took:?}");
         assert!(r.verdict.evidence.contains("timed out"), "{r:#?}");
+        assert!(r.retryable, "{r:#?}");
     }
 }
 
@@ -153,6 +157,7 @@ async fn oversize_answers_are_refused() {
         let r = check(&engine, name).await;
         assert_eq!(r.verdict.status, Status::Unknown, "{name}: {r:#?}");
         assert!(r.verdict.evidence.contains("larger than"), "{r:#?}");
+        assert!(!r.retryable, "an oversized answer will not shrink on a retry: {r:#?}");
     }
 }
 

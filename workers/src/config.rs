@@ -25,6 +25,8 @@ pub struct EngineConfig {
     pub limits: LimitsConfig,
     /// Verdict cache.
     pub cache: CacheConfig,
+    /// Record lookups behind `/v1/dns` and `/v1/whois` (recursive resolvers, referrals, caches).
+    pub records: RecordsConfig,
     /// Overall deadline for one availability check, seconds (all probes included).
     pub check_deadline_secs: f64,
     /// Only query upstreams named in the overrides (`dns.nameserver_overrides`,
@@ -42,6 +44,7 @@ impl Default for EngineConfig {
             whois: WhoisConfig::default(),
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
+            records: RecordsConfig::default(),
             check_deadline_secs: 10.0,
             overrides_only: false,
         }
@@ -200,5 +203,68 @@ pub struct CacheConfig {
 impl Default for CacheConfig {
     fn default() -> Self {
         Self { capacity: 100_000, taken_ttl_secs: 6 * 3600, available_ttl_secs: 120 }
+    }
+}
+
+/// Record lookups (`[engine.records]`): the recursive resolvers `/v1/dns` asks, and how
+/// `/v1/whois` follows a thin registry's referral to the registrar.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecordsConfig {
+    /// Recursive resolvers (`ip` or `ip:port`, port 53 by default); empty: the system's
+    /// (`/etc/resolv.conf`).
+    pub resolvers: Vec<String>,
+    /// Per-query timeout, seconds.
+    pub timeout_secs: f64,
+    /// Attempts per resolver.
+    pub attempts: usize,
+    /// Entries of the resolver's own cache (it honours record TTLs); 0 disables it.
+    pub cache_size: u64,
+    /// Whole-request deadline for one DNS lookup (all types, in parallel), seconds.
+    pub dns_deadline_secs: f64,
+    /// Whole-request deadline for one WHOIS lookup (registry plus one referral), seconds.
+    pub whois_deadline_secs: f64,
+    /// How long a registration answer is kept in the worker's cache, seconds (0: no cache).
+    pub whois_cache_ttl_secs: u64,
+    /// Thin-registry referral (registrar RDAP `related` link / WHOIS `Registrar WHOIS Server`).
+    pub referral: ReferralConfig,
+}
+
+impl Default for RecordsConfig {
+    fn default() -> Self {
+        Self {
+            resolvers: Vec::new(),
+            timeout_secs: 2.0,
+            attempts: 2,
+            cache_size: 4096,
+            dns_deadline_secs: 5.0,
+            whois_deadline_secs: 10.0,
+            whois_cache_ttl_secs: 900,
+            referral: ReferralConfig::default(),
+        }
+    }
+}
+
+/// Following a thin registry's referral once, with SSRF guards: https only for RDAP, every
+/// resolved address must be public unicast, the connection is pinned to the address checked,
+/// one hop, size and time caps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReferralConfig {
+    /// Whether referrals are followed at all.
+    pub follow: bool,
+    /// Whole-exchange deadline of the referral, seconds.
+    pub timeout_secs: f64,
+    /// Largest referral answer read, bytes.
+    pub max_bytes: usize,
+    /// TEST ONLY: socket addresses (`ip:port`) that a referral may reach although they are not
+    /// public unicast (the registry simulator on loopback), keyed by the referral's host name.
+    /// Also allows plain `http` for those hosts. Never set this in production.
+    pub test_only_allow: std::collections::BTreeMap<String, String>,
+}
+
+impl Default for ReferralConfig {
+    fn default() -> Self {
+        Self { follow: true, timeout_secs: 4.0, max_bytes: 512 * 1024, test_only_allow: Default::default() }
     }
 }

@@ -23,9 +23,11 @@ use common::verdict::{Method, Status, Verdict};
 use time::OffsetDateTime;
 use tracing::{debug, instrument};
 
+pub mod registration;
+
 use crate::cache::VerdictCache;
 use crate::config::EngineConfig;
-use crate::parse::rdap::{RdapClass, read_rdap};
+use crate::parse::rdap::{RdapClass, read_rdap_for};
 use crate::parse::whois::{WhoisClass, read_whois};
 use crate::politeness::Politeness;
 use crate::probe::dns::{Delegation, DnsProbe};
@@ -76,6 +78,32 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// Registration facts from the registry answer, when one was read.
     pub record: Option<DomainRecord>,
+    /// For an unknown verdict: whether a retry may give a definitive one (false for answers that
+    /// will not change, such as an oversized body). Always false for definitive verdicts.
+    pub retryable: bool,
+}
+
+/// Why a registry method gave no definitive answer, kept typed up to the verdict so the worker
+/// can tell trouble that may pass (timeouts, resets, throttling, 5xx) from answers that will not
+/// change on a retry (an oversized body, an unreadable text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The method that failed.
+    pub method: Method,
+    /// What happened, for the evidence.
+    pub message: String,
+    /// Whether asking again may give a definitive answer.
+    pub retryable: bool,
+}
+
+impl Failure {
+    fn new(method: Method, message: impl Into<String>, retryable: bool) -> Self {
+        Self { method, message: message.into(), retryable }
+    }
+
+    fn probe(method: Method, e: &ProbeError) -> Self {
+        Self::new(method, e.to_string(), e.is_retryable())
+    }
 }
 
 /// The availability engine. Cheap to clone (one `Arc` inside).
@@ -164,11 +192,7 @@ impl Engine {
     /// [`EngineError::UnsupportedTld`] when dsa cannot give a definitive answer for the suffix.
     pub fn entry(&self, domain: &DomainName) -> Result<&TldEntry, EngineError> {
         let unsupported = |reason: String| EngineError::UnsupportedTld { suffix: domain.suffix().to_owned(), reason };
-        let entry = self
-            .inner
-            .catalogue
-            .lookup(domain.suffix())
-            .ok_or_else(|| unsupported("not in the TLD catalogue".into()))?;
+        let entry = self.inner.catalogue.resolve(domain.suffix()).map_err(unsupported)?.entry();
         if entry.is_supported() { Ok(entry) } else { Err(unsupported(entry.reason.clone())) }
     }
 
@@ -212,10 +236,12 @@ impl Engine {
             Ok(report) => report,
             Err(_) => {
                 let evidence = format!("no definitive answer within {:.1} s", deadline.as_secs_f64());
+                let method = steps.last().map_or(Method::Rdap, |s| method_of(s.protocol));
                 Report {
-                    verdict: self.verdict(domain, Status::Unknown, Method::Rdap, false, evidence),
+                    verdict: self.verdict(domain, Status::Unknown, method, false, evidence),
                     steps,
                     record: None,
+                    retryable: true,
                 }
             }
         };
@@ -247,6 +273,7 @@ impl Engine {
             verdict: v,
             steps: std::mem::take(steps),
             record,
+            retryable: false,
         };
         if let RegistrationPolicy::Restricted { reason } = &entry.policy {
             let v = self.verdict(domain, Status::Restricted, Method::Policy, true, reason.clone());
@@ -257,7 +284,7 @@ impl Engine {
         {
             return done(v, steps, None);
         }
-        let mut last_error = String::from("no registry method answered");
+        let mut failures: Vec<Failure> = Vec::new();
         for method in &entry.methods {
             let outcome = match method {
                 LookupMethod::Rdap if self.inner.config.rdap.enabled => self.ask_rdap(domain, entry, steps).await,
@@ -266,11 +293,20 @@ impl Engine {
             };
             match outcome {
                 Ok((verdict, record)) => return done(verdict, steps, record),
-                Err(e) => last_error = e,
+                Err(failure) => failures.push(failure),
             }
         }
-        let v = self.verdict(domain, Status::Unknown, Method::Rdap, false, last_error);
-        done(v, steps, None)
+        // No definitive answer: report the method last tried, the evidence of every method tried,
+        // and whether any of them may answer on a retry.
+        let method = failures.last().map_or(Method::Rdap, |f| f.method);
+        let evidence = if failures.is_empty() {
+            "no registry method answered".to_owned()
+        } else {
+            failures.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; ")
+        };
+        let retryable = failures.iter().any(|f| f.retryable);
+        let v = self.verdict(domain, Status::Unknown, method, false, evidence);
+        Report { retryable, ..done(v, steps, None) }
     }
 
     async fn dns_precheck(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Option<Verdict> {
@@ -339,15 +375,15 @@ impl Engine {
         domain: &DomainName,
         entry: &TldEntry,
         steps: &mut Vec<Step>,
-    ) -> Result<(Verdict, Option<DomainRecord>), String> {
+    ) -> Result<(Verdict, Option<DomainRecord>), Failure> {
         let Some(base) = self.rdap_base(domain, entry) else {
-            return Err("no RDAP base URL".into());
+            return Err(Failure::new(Method::Rdap, "no RDAP base URL", false));
         };
         let host = url::Url::parse(base).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
         let step = |outcome: String| Step { protocol: Protocol::Rdap, upstream: host.clone(), outcome };
         let permit = self.inner.politeness.acquire(Protocol::Rdap, &host).await.map_err(|e| {
             steps.push(step(e.to_string()));
-            e.to_string()
+            Failure::new(Method::Rdap, e.to_string(), true)
         })?;
         let started = std::time::Instant::now();
         let answer = self.inner.rdap.lookup(base, domain.as_str(), &self.inner.rdap_hosts).await;
@@ -360,17 +396,21 @@ impl Engine {
             Err(e) => {
                 permit.failed();
                 steps.push(step(e.to_string()));
-                return Err(e.to_string());
+                return Err(Failure::probe(Method::Rdap, &e));
             }
         };
-        let reading = read_rdap(answer.status, &answer.body);
+        let reading = read_rdap_for(domain.as_str(), domain.unicode(), answer.status, &answer.body);
         let outcome = format!("HTTP {} from {}: {}", answer.status, answer.host, reading.detail);
         steps.push(step(outcome.clone()));
         let status = match reading.class {
             RdapClass::Registered => Status::Taken,
             RdapClass::PendingDelete => Status::PendingDelete,
             RdapClass::NotFound => Status::Available,
-            RdapClass::Unknown => return Err(format!("RDAP: {outcome}")),
+            RdapClass::Unknown => {
+                // Throttling and server errors may pass; a 200 that says nothing will not.
+                let retryable = answer.status == 429 || answer.status >= 500;
+                return Err(Failure::new(Method::Rdap, format!("RDAP: {outcome}"), retryable));
+            }
         };
         let record = (status != Status::Available).then_some(reading.record);
         Ok((self.verdict(domain, status, Method::Rdap, true, format!("RDAP: {outcome}")), record))
@@ -381,18 +421,19 @@ impl Engine {
         domain: &DomainName,
         entry: &TldEntry,
         steps: &mut Vec<Step>,
-    ) -> Result<(Verdict, Option<DomainRecord>), String> {
+    ) -> Result<(Verdict, Option<DomainRecord>), Failure> {
         let Some(server) = &entry.whois else {
-            return Err("no WHOIS server".into());
+            return Err(Failure::new(Method::Whois, "no WHOIS server", false));
         };
         if self.inner.config.overrides_only && !self.inner.config.whois.addr_overrides.contains_key(&server.host) {
-            return Err(format!("WHOIS {} skipped: not in whois.addr_overrides (overrides_only)", server.host));
+            let message = format!("WHOIS {} skipped: not in whois.addr_overrides (overrides_only)", server.host);
+            return Err(Failure::new(Method::Whois, message, false));
         }
         let host = server.host.clone();
         let step = |outcome: String| Step { protocol: Protocol::Whois, upstream: host.clone(), outcome };
         let permit = self.inner.politeness.acquire(Protocol::Whois, &host).await.map_err(|e| {
             steps.push(step(e.to_string()));
-            e.to_string()
+            Failure::new(Method::Whois, e.to_string(), true)
         })?;
         let started = std::time::Instant::now();
         let raw = self.inner.whois.query(server, domain.as_str()).await;
@@ -402,7 +443,7 @@ impl Engine {
             Err(e) => {
                 permit.failed();
                 steps.push(step(e.to_string()));
-                return Err(e.to_string());
+                return Err(Failure::probe(Method::Whois, &e));
             }
         };
         let reading = read_whois(&raw, Some(&host), domain.suffix(), server.charset.as_deref());
@@ -416,16 +457,26 @@ impl Engine {
             WhoisClass::Reserved => Status::Reserved,
             WhoisClass::RateLimited => {
                 permit.failed();
-                return Err(ProbeError::RateLimited { protocol: "whois", host: host.clone() }.to_string());
+                let e = ProbeError::RateLimited { protocol: "whois", host: host.clone() };
+                return Err(Failure::probe(Method::Whois, &e));
             }
             WhoisClass::Unknown => {
                 permit.succeeded();
-                return Err(format!("WHOIS {host}: {outcome}"));
+                return Err(Failure::new(Method::Whois, format!("WHOIS {host}: {outcome}"), false));
             }
         };
         permit.succeeded();
         let record = matches!(status, Status::Taken | Status::PendingDelete).then_some(reading.record);
         Ok((self.verdict(domain, status, Method::Whois, true, format!("WHOIS {host}: {outcome}")), record))
+    }
+}
+
+/// The verdict method of a probe protocol.
+fn method_of(protocol: Protocol) -> Method {
+    match protocol {
+        Protocol::Dns => Method::Dns,
+        Protocol::Rdap => Method::Rdap,
+        Protocol::Whois => Method::Whois,
     }
 }
 

@@ -10,6 +10,11 @@
 //!   └──────── core publish CheckReply to the inbox ◄── worker: Engine::check_uncached, then ack
 //! ```
 //!
+//! Every kind of lookup ([`LookupKind`]) has its own subject and its own durable consumer
+//! (`dsa.jobs.whois` → `dsa-workers-whois`, `dsa.jobs.dns` → `dsa-workers-dns`), and a pool runs
+//! one pull loop per kind it serves with its own concurrency, so a slow WHOIS registry never
+//! holds the slots of availability checks; `dsa worker --kinds whois,dns` serves only those.
+//!
 //! Ack after replying; `Nak` with a delay when the upstream gave no definitive answer and the
 //! job's deadline leaves room for another try (possibly on another worker); `Term` for a payload
 //! that cannot be parsed (poison message) or a job whose deadline has passed. On shutdown the pool
@@ -22,7 +27,8 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer, kv, stream};
 use bytes::Bytes;
-use common::messages::{CheckJob, CheckOutcome, CheckReply};
+use common::lookup::{LookupKind, LookupOutcome};
+use common::messages::{CheckJob, CheckOutcome, CheckReply, DnsJob, DnsReply, WhoisJob, WhoisReply};
 use common::subjects::{Names, REPLY_HEADER};
 use common::verdict::Status;
 use futures::StreamExt;
@@ -30,6 +36,9 @@ use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 
 use crate::engine::Engine;
+use crate::engine::registration::RegistrationError;
+use crate::lookup::Lookups;
+use crate::lookup::dns::DnsLookupError;
 
 /// Errors declaring or running the fleet side.
 #[derive(Debug, thiserror::Error)]
@@ -84,19 +93,38 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
         })
         .await
         .map_err(js_err)?;
-    jobs.get_or_create_consumer(
-        &names.workers_consumer,
-        consumer::pull::Config {
-            durable_name: Some(names.workers_consumer.clone()),
-            ack_policy: consumer::AckPolicy::Explicit,
-            ack_wait: Duration::from_secs_f64(tuning.job_ack_wait_secs.max(0.5)),
-            max_deliver: JOB_MAX_DELIVER,
-            max_ack_pending: 10_000,
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(js_err)?;
+    for kind in LookupKind::ALL {
+        let name = names.jobs_consumer(kind).to_owned();
+        let filter = names.jobs_subject(kind).to_owned();
+        // A consumer from before the kinds existed has no filter and would overlap the others on
+        // this work-queue stream: replace it.
+        if let Ok(mut existing) = jobs.get_consumer::<consumer::pull::Config>(&name).await
+            && let Ok(info) = existing.info().await
+            && info.config.filter_subject != filter
+        {
+            jobs.delete_consumer(&name).await.map_err(|e| {
+                FleetError::JetStream(format!(
+                    "consumer {name} has filter {:?}, not {filter:?} (from before the lookup kinds?) and could not be \
+                     replaced: {e}; delete it once with `nats consumer rm {} {name}`",
+                    info.config.filter_subject, names.jobs_stream
+                ))
+            })?;
+        }
+        jobs.get_or_create_consumer(
+            &name,
+            consumer::pull::Config {
+                durable_name: Some(name.clone()),
+                filter_subject: filter,
+                ack_policy: consumer::AckPolicy::Explicit,
+                ack_wait: Duration::from_secs_f64(tuning.job_ack_wait_secs.max(0.5)),
+                max_deliver: JOB_MAX_DELIVER,
+                max_ack_pending: 10_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(js_err)?;
+    }
     let ledger = js
         .get_or_create_stream(stream::Config {
             name: names.ledger_stream.clone(),
@@ -151,34 +179,68 @@ pub struct PoolStats {
 }
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
-/// holds, acks them.
+/// holds, acks them. One pull loop per kind in `kinds`, each on its own consumer with its own
+/// concurrency (`(kind, slots)`), so a slow kind never takes another kind's slots.
 ///
 /// # Errors
 /// When the consumer cannot be reached at start.
 pub async fn run_pool(
     client: async_nats::Client,
     names: Names,
-    engine: Engine,
-    concurrency: usize,
+    lookups: Lookups,
+    kinds: &[(LookupKind, usize)],
     stats: Arc<PoolStats>,
     tuning: Tuning,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), FleetError> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut loops = Vec::new();
+    for &(kind, concurrency) in kinds {
+        let (client, names, lookups, stats) = (client.clone(), names.clone(), lookups.clone(), stats.clone());
+        let mut stop = stop_rx.clone();
+        loops.push(tokio::spawn(async move {
+            let stopped = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            kind_loop(client, names, lookups, kind, concurrency, stats, tuning, stopped).await;
+        }));
+    }
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    for l in loops {
+        let _ = l.await;
+    }
+    tracing::info!("worker pool drained");
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn kind_loop(
+    client: async_nats::Client,
+    names: Names,
+    lookups: Lookups,
+    kind: LookupKind,
+    concurrency: usize,
+    stats: Arc<PoolStats>,
+    tuning: Tuning,
+    shutdown: impl Future<Output = ()> + Send,
+) {
     let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
     let js = jetstream::new(client.clone());
     tokio::pin!(shutdown);
+    let consumer_name = names.jobs_consumer(kind).to_owned();
     // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
     let consumer: consumer::PullConsumer = loop {
-        let found =
-            async { js.get_stream(&names.jobs_stream).await.ok()?.get_consumer(&names.workers_consumer).await.ok() };
+        let found = async { js.get_stream(&names.jobs_stream).await.ok()?.get_consumer(&consumer_name).await.ok() };
         tokio::select! {
-            _ = &mut shutdown => return Ok(()),
+            _ = &mut shutdown => return,
             c = found => match c {
                 Some(c) => break c,
                 None => tokio::time::sleep(Duration::from_millis(500)).await,
             },
         }
     };
+    tracing::info!(kind = %kind, consumer = %consumer_name, concurrency, "worker pool fetching");
     let slots = Arc::new(Semaphore::new(concurrency.max(1)));
     loop {
         let available = slots.available_permits();
@@ -195,7 +257,7 @@ pub async fn run_pool(
         let mut batch = match batch {
             Ok(b) => b,
             Err(e) => {
-                tracing::warn!(error = %e, "fetching jobs failed; retrying");
+                tracing::warn!(error = %e, kind = %kind, "fetching jobs failed; retrying");
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;
             }
@@ -203,17 +265,116 @@ pub async fn run_pool(
         while let Some(message) = batch.next().await {
             let Ok(message) = message else { continue };
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
-            let (client, engine, stats) = (client.clone(), engine.clone(), stats.clone());
+            let (client, lookups, stats) = (client.clone(), lookups.clone(), stats.clone());
             tokio::spawn(async move {
-                handle(&client, &engine, &stats, message, progress_every).await;
+                match kind {
+                    LookupKind::Check => handle(&client, lookups.engine(), &stats, message, progress_every).await,
+                    LookupKind::Whois | LookupKind::Dns => {
+                        handle_lookup(&client, &lookups, kind, &stats, message, progress_every).await;
+                    }
+                }
                 drop(permit);
             });
         }
     }
     // Drain: wait until every in-flight job has released its slot.
     let _all = slots.acquire_many(u32::try_from(concurrency.max(1)).unwrap_or(u32::MAX)).await;
-    tracing::info!("worker pool drained");
-    Ok(())
+}
+
+/// Terminates a job that cannot be worked on (poison payload, no reply subject, expired).
+async fn terminate(stats: &PoolStats, message: &jetstream::Message, reason: &'static str) {
+    metrics::counter!("dsa_jobs_terminated_total", "reason" => reason).increment(1);
+    stats.terminated.fetch_add(1, Ordering::Relaxed);
+    let _ = message.ack_with(AckKind::Term).await;
+}
+
+/// Publishes `reply` to the job's inbox, then acks (or naks for redelivery when publishing failed).
+async fn reply_and_ack(
+    client: &async_nats::Client,
+    stats: &PoolStats,
+    message: &jetstream::Message,
+    reply_to: String,
+    reply: &impl serde::Serialize,
+) {
+    match serde_json::to_vec(reply) {
+        Ok(payload) => {
+            if let Err(e) = client.publish(reply_to, Bytes::from(payload)).await {
+                tracing::warn!(error = %e, "reply not published; job will be redelivered");
+                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(200)))).await;
+                return;
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "reply not serialisable"),
+    }
+    stats.answered.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = message.ack().await {
+        tracing::warn!(error = %e, "ack failed; the job may be answered twice");
+    }
+}
+
+/// Answers a WHOIS or DNS job. No definitive answer is replied as `Failed` (the front's 502)
+/// rather than retried: the front's deadline is short and the engine already tried every method.
+async fn handle_lookup(
+    client: &async_nats::Client,
+    lookups: &Lookups,
+    kind: LookupKind,
+    stats: &PoolStats,
+    message: jetstream::Message,
+    progress_every: Duration,
+) {
+    let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
+    let Some(reply_to) = reply_to else {
+        tracing::error!(subject = %message.subject, "job without reply subject terminated");
+        return terminate(stats, &message, "no_reply_subject").await;
+    };
+    match kind {
+        LookupKind::Whois => {
+            let Ok(job) = serde_json::from_slice::<WhoisJob>(&message.payload) else {
+                tracing::error!(subject = %message.subject, "poison whois job terminated");
+                return terminate(stats, &message, "bad_payload").await;
+            };
+            let Some(left) = time_left(job.deadline) else { return terminate(stats, &message, "expired").await };
+            let outcome = match lookups.whois_domain(&job.domain) {
+                Err(reason) => LookupOutcome::Rejected { reason },
+                Ok(domain) => {
+                    match tokio::time::timeout(left, with_progress(&message, progress_every, lookups.whois(&domain)))
+                        .await
+                    {
+                        Err(_) => return terminate(stats, &message, "expired").await,
+                        Ok(Ok(answer)) => LookupOutcome::Answer { answer },
+                        Ok(Err(RegistrationError::Engine(e))) => LookupOutcome::Rejected { reason: e.to_string() },
+                        Ok(Err(e)) => LookupOutcome::Failed { reason: e.to_string() },
+                    }
+                }
+            };
+            reply_and_ack(client, stats, &message, reply_to, &WhoisReply { job_id: job.job_id, outcome }).await;
+        }
+        LookupKind::Dns => {
+            let Ok(job) = serde_json::from_slice::<DnsJob>(&message.payload) else {
+                tracing::error!(subject = %message.subject, "poison dns job terminated");
+                return terminate(stats, &message, "bad_payload").await;
+            };
+            let Some(left) = time_left(job.deadline) else { return terminate(stats, &message, "expired").await };
+            let outcome = match tokio::time::timeout(
+                left,
+                with_progress(&message, progress_every, lookups.dns(&job.name, &job.types)),
+            )
+            .await
+            {
+                Err(_) => return terminate(stats, &message, "expired").await,
+                Ok(Ok(answer)) => LookupOutcome::Answer { answer },
+                Ok(Err(DnsLookupError::NoAnswer(reason))) => LookupOutcome::Failed { reason },
+                Ok(Err(e)) => LookupOutcome::Rejected { reason: e.to_string() },
+            };
+            reply_and_ack(client, stats, &message, reply_to, &DnsReply { job_id: job.job_id, outcome }).await;
+        }
+        LookupKind::Check => {}
+    }
+}
+
+fn time_left(deadline: OffsetDateTime) -> Option<Duration> {
+    let left = deadline - OffsetDateTime::now_utc();
+    if left <= time::Duration::ZERO { None } else { Duration::try_from(left).ok() }
 }
 
 async fn handle(
@@ -264,7 +425,12 @@ async fn handle(
                 Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
                 Ok(Ok(report)) => {
                     let still_left = job.deadline - OffsetDateTime::now_utc();
-                    if report.verdict.status == Status::Unknown && still_left > time::Duration::milliseconds(1500) {
+                    // Retry (Nak) only trouble that may pass; an answer that will not change
+                    // (an oversized body, an unreadable text) goes back to the front at once.
+                    if report.verdict.status == Status::Unknown
+                        && report.retryable
+                        && still_left > time::Duration::milliseconds(1500)
+                    {
                         stats.retried.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_jobs_retried_total").increment(1);
                         let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(300)))).await;

@@ -15,12 +15,14 @@
 //! * [`engine`]: the order of questions and what each answer proves.
 //! * [`probe`]: the DNS, RDAP and WHOIS clients.
 //! * [`parse`]: the readers of WHOIS text and RDAP JSON.
+//! * [`lookup`]: the record lookups behind `/v1/whois` and `/v1/dns`.
 //! * [`politeness`], [`cache`]: rate limits and the verdict cache.
 
 pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod fleet;
+pub mod lookup;
 pub mod parse;
 pub mod politeness;
 pub mod probe;

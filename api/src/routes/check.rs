@@ -22,7 +22,7 @@ use super::{ApiQuery, Flag, flag, optional, required};
 use crate::dispatch::DispatchError;
 use crate::error::{ApiError, ErrorBody};
 use crate::keys::KeyRecord;
-use crate::policy::ClientAddr;
+use crate::policy::{ClientAddr, DemoTicket};
 use crate::pricing::{CommissionPercent, Pricing, quote};
 use crate::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
 use crate::state::{AppState, LookupError};
@@ -100,7 +100,8 @@ pub struct CheckQuery {
     /// `1` forces the platform checkout URL in `purchase.url` (spec §4.1).
     #[param(value_type = Option<Flag>)]
     pub redirect_checkout: Option<String>,
-    /// Accepted for the front-page form of the call (spec §4.1, §4.7); no effect here.
+    /// The front-page form of the call (spec §4.1, §4.7): `1` includes `price` in the answer of
+    /// `GET /domain-check`; accepted and without effect on `GET /v1/domains/check`.
     #[param(value_type = Option<Flag>)]
     pub include_price: Option<String>,
 }
@@ -174,6 +175,11 @@ pub async fn evaluate(
     domain: DomainName,
     options: &CheckOptions,
 ) -> Result<CheckOutcome, ApiError> {
+    if options.redirect_checkout && state.platform_checkout().is_none() {
+        return Err(ApiError::BadRequest(
+            "redirect_checkout=1 asks for the platform checkout URL, but this server has none configured (pricing.platform_checkout_url); drop the parameter or use redirect_url.".into(),
+        ));
+    }
     let (verdict, cached) = verdict_for(state, &domain).await?;
     let available = verdict.status.is_available();
     let pricing = if available && key.pricing_enabled {
@@ -191,7 +197,8 @@ pub async fn evaluate(
         redirect_checkout: options.redirect_checkout,
         platform_checkout: state.platform_checkout(),
         key_purchase_url: key_url.as_ref(),
-        show_purchase_button: key.show_purchase_button,
+        // Spec §4.1: pricing disabled for the key → no pricing and no purchase.
+        show_purchase_button: key.show_purchase_button && key.pricing_enabled,
     };
     let purchase = resolve_purchase(&inputs, available, domain.as_str(), domain.sld(), &domain.tld());
     Ok(CheckOutcome { domain, verdict, cached, pricing, purchase })
@@ -267,43 +274,72 @@ pub async fn check(
     addr: ClientAddr,
     ApiQuery(query): ApiQuery<CheckQuery>,
 ) -> Result<Response, ApiError> {
-    let Some(Keyed { key }) = keyed else {
-        return demo_check(&state, &headers, &addr, &query).await;
-    };
-    let input = required(&query.domain, "domain")?;
-    let options = CheckOptions::from_query(&query)?;
-    let domain = parse_domain(&state, input)?;
-    let reservation = state.credits().reserve(&key, "check", CHECK_COST, state.now()).await?;
-    let outcome = evaluate(&state, &key, domain, &options).await?;
-    let credits_remaining = reservation.commit();
-    Ok(Json(outcome.into_body(CHECK_COST, credits_remaining, None)).into_response())
+    let checked = perform(&state, keyed, &headers, &addr, &query).await?;
+    let demo = checked.demo.is_some().then_some(true);
+    let body = checked.outcome.into_body(checked.credits_cost, checked.credits_remaining, demo);
+    let mut response = Json(body).into_response();
+    set_demo_cookie(&state, checked.demo.as_ref(), &mut response);
+    Ok(response)
 }
 
-async fn demo_check(
+/// A finished check before it is shaped for an endpoint: the outcome and what it cost.
+#[derive(Debug)]
+pub struct Checked {
+    /// The verdict and, for a key, the offer.
+    pub outcome: CheckOutcome,
+    /// Credits charged (0 for a demo check).
+    pub credits_cost: i64,
+    /// Credits left this month (demo: demo checks left in the session).
+    pub credits_remaining: i64,
+    /// The demo ticket, on demo checks (its session cookie goes on the response).
+    pub demo: Option<DemoTicket>,
+}
+
+/// One whole check as `GET /v1/domains/check` and `GET /domain-check` run it, behind the
+/// [`key_or_demo`](super::keyed::key_or_demo) prelude: with a key, parameters (400) → domain
+/// (400) → credits (429) → [`evaluate`] → commit; without one, the demo rules (spec §5.6: no
+/// charge, no price, no purchase; the demo check is given back when no verdict comes).
+///
+/// # Errors
+/// 400 bad input, 429 credits or demo limit, 502 no definitive verdict (nothing charged).
+pub async fn perform(
     state: &AppState,
+    keyed: Option<Keyed>,
     headers: &HeaderMap,
     addr: &ClientAddr,
     query: &CheckQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Checked, ApiError> {
     let input = required(&query.domain, "domain")?;
-    let domain = parse_domain(state, input)?;
-    let ticket = state.demo().admit(headers, addr, state.now()).await?;
-    let (verdict, cached) = match verdict_for(state, &domain).await {
-        Ok(v) => v,
-        Err(e) => {
-            state.demo().release(&ticket, state.now()).await;
-            return Err(e);
-        }
+    let Some(Keyed { key }) = keyed else {
+        let domain = parse_domain(state, input)?;
+        let ticket = state.demo().admit(headers, addr, state.now()).await?;
+        let (verdict, cached) = match verdict_for(state, &domain).await {
+            Ok(v) => v,
+            Err(e) => {
+                state.demo().release(&ticket, state.now()).await;
+                return Err(e);
+            }
+        };
+        let outcome = CheckOutcome { domain, verdict, cached, pricing: None, purchase: None };
+        let credits_remaining = i64::from(ticket.remaining);
+        return Ok(Checked { outcome, credits_cost: 0, credits_remaining, demo: Some(ticket) });
     };
-    let outcome = CheckOutcome { domain, verdict, cached, pricing: None, purchase: None };
-    let body = outcome.into_body(0, i64::from(ticket.remaining), Some(true));
-    let mut response = Json(body).into_response();
-    if ticket.new_session
+    let options = CheckOptions::from_query(query)?;
+    let domain = parse_domain(state, input)?;
+    let reservation = state.credits().reserve(&key, "check", CHECK_COST, state.now()).await?;
+    let outcome = evaluate(state, &key, domain, &options).await?;
+    let credits_remaining = reservation.commit();
+    Ok(Checked { outcome, credits_cost: CHECK_COST, credits_remaining, demo: None })
+}
+
+/// Sets the demo session cookie on `response` when `ticket` opened a new session.
+pub fn set_demo_cookie(state: &AppState, ticket: Option<&DemoTicket>, response: &mut Response) {
+    if let Some(ticket) = ticket
+        && ticket.new_session
         && let Ok(v) = HeaderValue::from_str(&state.demo().cookie(&ticket.session, state.cookie_secure()))
     {
         response.headers_mut().insert(header::SET_COOKIE, v);
     }
-    Ok(response)
 }
 
 /// A definitive verdict from the cache, else from a worker through the job bus (bounded wait).
@@ -340,10 +376,13 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdi
 fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verdict, LookupError>> {
     async move {
         match state.bus().check(domain.clone(), state.check_deadline()).await {
+            // A verdict about another name is never returned to the user, whoever sent it.
+            Ok(v) if v.domain != domain.as_str() => {
+                tracing::error!(asked = domain.as_str(), answered = %v.domain, "worker answered for another domain");
+                Err(LookupError::Upstream(format!("worker answered for {}, not {}", v.domain, domain.as_str())))
+            }
             Ok(v) => {
-                if v.domain == domain.as_str() {
-                    state.engine().remember(&v).await;
-                }
+                state.engine().remember(&v).await;
                 Ok(v)
             }
             Err(DispatchError::Engine(e)) => Err(LookupError::Rejected(e.to_string())),

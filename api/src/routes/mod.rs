@@ -1,8 +1,13 @@
-//! HTTP routes under `/v1` (spec §4) plus health, readiness and metrics.
+//! HTTP routes under `/v1` (spec §4) plus the front page, the widget, `/domain-check` (§4.6, §4.7),
+//! health, readiness and metrics.
 
 pub mod check;
+pub mod domain_check;
+pub mod front;
+pub mod dns;
 pub mod health;
 pub mod keyed;
+pub mod whois;
 
 use std::collections::HashMap;
 

@@ -340,9 +340,12 @@ pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
     let client = async_nats::connect(nats.url()).await.expect("connect");
     let js = async_nats::jetstream::new(client);
     let names = common::subjects::Names::with_prefix(prefix);
-    for (stream, consumer) in
-        [(&names.jobs_stream, &names.workers_consumer), (&names.ledger_stream, &names.ledger_consumer)]
-    {
+    let mut pairs: Vec<(&str, &str)> = common::lookup::LookupKind::ALL
+        .into_iter()
+        .map(|kind| (names.jobs_stream.as_str(), names.jobs_consumer(kind)))
+        .collect();
+    pairs.push((&names.ledger_stream, &names.ledger_consumer));
+    for (stream, consumer) in pairs {
         let mut ok = false;
         let mut last = String::new();
         for _ in 0..100 {

@@ -16,6 +16,56 @@ use serde::{Deserialize, Serialize};
 /// The catalogue shipped with dsa (JSON, see [`Catalogue`]).
 pub const EMBEDDED_JSON: &str = include_str!("../../data/tld-catalogue.json");
 
+/// Second-level labels under country-code TLDs whose registry sells (or restricts) names there
+/// (`common/data/second-level-labels.json`), for public suffixes the catalogue does not list.
+const SECOND_LEVEL_LABELS_JSON: &str = include_str!("../../data/second-level-labels.json");
+
+#[derive(Debug, Deserialize)]
+struct SecondLevelLabels {
+    sold: Vec<String>,
+    restricted: Vec<String>,
+}
+
+fn second_level_labels() -> &'static SecondLevelLabels {
+    static LABELS: std::sync::OnceLock<SecondLevelLabels> = std::sync::OnceLock::new();
+    LABELS.get_or_init(|| {
+        serde_json::from_str(SECOND_LEVEL_LABELS_JSON)
+            .unwrap_or(SecondLevelLabels { sold: Vec::new(), restricted: Vec::new() })
+    })
+}
+
+/// How a registry suffix is governed (see [`Catalogue::resolve`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution<'a> {
+    /// The catalogue lists the suffix itself.
+    Listed(&'a TldEntry),
+    /// A listed ancestor zone is restricted: the name is restricted too (`x.sp.gov.br` under
+    /// `gov.br`).
+    RestrictedAncestor(&'a TldEntry),
+    /// An unlisted second-level zone that the ccTLD's registry sells (`co.uk` → `uk`): asked of
+    /// that registry.
+    SoldByTld(&'a TldEntry),
+}
+
+impl<'a> Resolution<'a> {
+    /// The entry whose methods (or policy) answer for the suffix.
+    pub fn entry(&self) -> &'a TldEntry {
+        match self {
+            Resolution::Listed(e) | Resolution::RestrictedAncestor(e) | Resolution::SoldByTld(e) => e,
+        }
+    }
+
+    /// Whether the suffix only takes eligible registrants.
+    pub fn is_restricted(&self) -> bool {
+        match self {
+            Resolution::RestrictedAncestor(_) => true,
+            Resolution::Listed(e) | Resolution::SoldByTld(e) => {
+                matches!(e.policy, RegistrationPolicy::Restricted { .. })
+            }
+        }
+    }
+}
+
 /// A lookup method, in the order the engine tries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -207,13 +257,58 @@ impl Catalogue {
         self.entries.get(suffix)
     }
 
-    /// The entry that governs a registry suffix: the suffix itself when the catalogue lists it
-    /// (`com.af`), else its TLD (`co.uk` → `uk`, same registry).
+    /// The entry that answers for a registry suffix, if any (see [`Catalogue::resolve`]).
     pub fn lookup(&self, suffix: &str) -> Option<&TldEntry> {
-        self.entries.get(suffix).or_else(|| {
-            let tld = suffix.rsplit('.').next()?;
-            self.entries.get(tld)
-        })
+        self.resolve(suffix).ok().map(|r| r.entry())
+    }
+
+    /// How a registry suffix (a public suffix, A-label, no leading dot) is governed. The suffix
+    /// chain is walked one label at a time from the suffix itself to its TLD:
+    ///
+    /// 1. a listed restricted zone on the way wins (`x.sp.gov.br` → `gov.br`, restricted), except a
+    ///    closed ccTLD (`za`, whose names live in second-level zones of their own);
+    /// 2. the suffix itself listed → its entry;
+    /// 3. an unlisted second-level zone of a ccTLD whose label the ccTLD's registry sells
+    ///    (`co.uk`, `com.br`) → the TLD's entry;
+    /// 4. anything else (`k12.ak.us`, `tokyo.jp`, a second-level zone of a closed ccTLD) is
+    ///    unsupported: that registry is not known to sell names under it, so its "not found"
+    ///    would prove nothing.
+    ///
+    /// # Errors
+    /// Why the suffix is unsupported, in words.
+    pub fn resolve(&self, suffix: &str) -> Result<Resolution<'_>, String> {
+        let labels: Vec<&str> = suffix.split('.').collect();
+        let Some(tld) = labels.last().copied() else { return Err("empty suffix".into()) };
+        for i in 0..labels.len() {
+            let zone = labels[i..].join(".");
+            let Some(entry) = self.entries.get(&zone) else { continue };
+            let restricted = matches!(entry.policy, RegistrationPolicy::Restricted { .. });
+            let closed_cc =
+                zone == tld && entry.tags.iter().any(|t| t == "closed") && entry.tags.iter().any(|t| t == "country");
+            if i == 0 {
+                return Ok(Resolution::Listed(entry));
+            }
+            if restricted && !closed_cc {
+                return Ok(Resolution::RestrictedAncestor(entry));
+            }
+        }
+        let Some(tld_entry) = self.entries.get(tld) else {
+            return Err(format!(".{tld} is not a TLD in the IANA root zone"));
+        };
+        let is_cc = tld.len() == 2 || tld_entry.tags.iter().any(|t| t == "country");
+        let closed = tld_entry.tags.iter().any(|t| t == "closed");
+        if labels.len() == 2 && is_cc && !closed {
+            let labels_data = second_level_labels();
+            if labels_data.sold.iter().any(|l| l == labels[0]) {
+                return Ok(Resolution::SoldByTld(tld_entry));
+            }
+            if labels_data.restricted.iter().any(|l| l == labels[0]) {
+                return Err(format!(
+                    ".{suffix} is for eligible institutions only and the catalogue has no registry for it"
+                ));
+            }
+        }
+        Err(format!("the .{tld} registry is not known to sell names under .{suffix}"))
     }
 
     /// Whether the last label is a TLD in the catalogue (i.e. in the IANA root zone list).

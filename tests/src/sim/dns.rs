@@ -6,6 +6,14 @@
 //! Held and pending-delete names are absent on purpose: registries pull them from the zone
 //! (RFC 3915 §3.1, EPP `serverHold`), which is why NXDOMAIN never proves "available".
 //! Recursion is not offered (the catalogue holds authoritative zones only).
+//!
+//! **Record data** (`/v1/dns`): every registered name also has its own zone ([`records_text`])
+//! with all nine record types dsa answers, a CNAME chain (`www` → `alias` → `web`), an SRV under
+//! underscore labels (`_sip._tcp`), and two fault names: `servfail.<name>` answers SERVFAIL to
+//! every query and the TXT of `slow.<name>` answers after [`SLOW_TYPE_DELAY`]. A name under it
+//! that is not listed answers NXDOMAIN. dsa's recursive-resolver client is pointed at this server
+//! (`engine.records.resolvers`); the answers are authoritative, which a stub resolver accepts as
+//! a recursive resolver's.
 
 use std::fmt::Write as _;
 use std::future::Future;
@@ -17,11 +25,12 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use hickory_server::Server;
 use hickory_server::net::runtime::{Time, TokioRuntimeProvider};
-use hickory_server::proto::rr::{LowerName, Name};
+use hickory_server::proto::op::{Header, HeaderCounts, ResponseCode};
+use hickory_server::proto::rr::{LowerName, Name, RecordType};
 use hickory_server::proto::serialize::txt::Parser;
 use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
 use hickory_server::store::in_memory::InMemoryZoneHandler;
-use hickory_server::zone_handler::{AxfrPolicy, Catalog, ZoneType};
+use hickory_server::zone_handler::{AxfrPolicy, Catalog, MessageResponseBuilder, ZoneType};
 use tokio::net::{TcpListener, UdpSocket};
 
 use super::control::Control;
@@ -50,6 +59,28 @@ pub(crate) fn zone_text(scenario: &Scenario, suffix: &str) -> String {
     z
 }
 
+/// How long the TXT answer of `slow.<name>` takes (a slow type among fast ones).
+pub const SLOW_TYPE_DELAY: Duration = Duration::from_millis(1500);
+
+/// The record zone of a registered `name`: every type `/v1/dns` answers, with RFC 5737/3849
+/// documentation addresses.
+pub(crate) fn records_text(name: &str) -> String {
+    format!(
+        "$ORIGIN {name}.\n$TTL 300\n\
+         @ IN SOA ns1.{name}. hostmaster.{name}. 2026112301 7200 3600 1209600 300\n\
+         @ 3600 IN NS ns1.{name}.\n@ 3600 IN NS ns2.{name}.\n\
+         @ IN A 192.0.2.10\n@ IN AAAA 2001:db8::10\n\
+         @ 3600 IN MX 10 mail.{name}.\n@ 3600 IN MX 20 mail2.{name}.\n\
+         @ IN TXT \"v=spf1 -all\"\n@ IN TXT \"part one \" \"part two\"\n\
+         @ IN CAA 0 issue \"letsencrypt.org\"\n\
+         ns1 IN A 127.0.0.1\nns2 IN A 127.0.0.1\nmail IN A 192.0.2.25\nmail2 IN A 192.0.2.26\n\
+         www IN CNAME alias.{name}.\nalias IN CNAME web.{name}.\nweb IN A 192.0.2.80\n\
+         _sip._tcp IN SRV 10 60 5060 sip.{name}.\nsip IN A 192.0.2.50\n\
+         slow IN A 192.0.2.90\nslow IN TXT \"slow answer\"\n\
+         servfail IN A 192.0.2.99\n"
+    )
+}
+
 /// Builds the catalog of every DNS zone of the scenario.
 fn catalog(scenario: &Scenario) -> anyhow::Result<Catalog> {
     let mut catalog = Catalog::new();
@@ -67,6 +98,24 @@ fn catalog(scenario: &Scenario) -> anyhow::Result<Catalog> {
             AxfrPolicy::Deny,
         )
         .map_err(|e| anyhow!("zone {}: {e}", tld.suffix))?;
+        catalog.upsert(LowerName::from(origin), vec![Arc::new(handler)]);
+    }
+    for (name, truth) in scenario.domains() {
+        let dns_zone = scenario.tld_of(name).is_some_and(|t| t.offers(Protocol::Dns));
+        if !(dns_zone && truth.is_delegated()) {
+            continue;
+        }
+        let origin = Name::from_ascii(format!("{name}.")).with_context(|| format!("zone name {name}"))?;
+        let (origin, records) = Parser::new(records_text(name), None, Some(origin))
+            .parse()
+            .with_context(|| format!("record zone {name} does not parse"))?;
+        let handler = InMemoryZoneHandler::<TokioRuntimeProvider>::new(
+            origin.clone(),
+            records,
+            ZoneType::Primary,
+            AxfrPolicy::Deny,
+        )
+        .map_err(|e| anyhow!("record zone {name}: {e}"))?;
         catalog.upsert(LowerName::from(origin), vec![Arc::new(handler)]);
     }
     Ok(catalog)
@@ -98,6 +147,26 @@ impl RequestHandler for Counting {
             let delay = self.control.latency(Protocol::Dns);
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
+            }
+            let query = request.queries.queries().first().map(|q| (q.name().to_string(), q.original().query_type()));
+            if let Some((qname, qtype)) = query {
+                let qname = qname.to_ascii_lowercase();
+                if qname.starts_with("servfail.") {
+                    let response = MessageResponseBuilder::new(&request.queries, None)
+                        .error_msg(&request.metadata, ResponseCode::ServFail);
+                    let mut response_handle = response_handle;
+                    return match response_handle.send_response(response).await {
+                        Ok(info) => info,
+                        Err(_) => {
+                            let mut metadata = request.metadata;
+                            metadata.response_code = ResponseCode::ServFail;
+                            ResponseInfo::from(Header { metadata, counts: HeaderCounts::default() })
+                        }
+                    };
+                }
+                if qname.starts_with("slow.") && qtype == RecordType::TXT {
+                    tokio::time::sleep(SLOW_TYPE_DELAY).await;
+                }
             }
             self.catalog.handle_request::<R, T>(request, response_handle).await
         })

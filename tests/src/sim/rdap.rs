@@ -54,7 +54,10 @@ struct RdapState {
 
 /// The RDAP router (built apart from serving so it can be exercised directly).
 fn router(state: RdapState) -> Router {
-    Router::new().route("/rdap/{suffix}/domain/{name}", get(domain)).with_state(state)
+    Router::new()
+        .route("/rdap/{suffix}/domain/{name}", get(domain))
+        .route("/registrar/domain/{name}", get(registrar_domain))
+        .with_state(state)
 }
 
 /// Starts the RDAP server on 127.0.0.1:`port`; it stops when `control` says so.
@@ -131,6 +134,83 @@ async fn domain(
             rdap_json(StatusCode::OK, &object)
         }
     }
+}
+
+/// Host name of the simulated registrar RDAP service that thin-registry answers link to
+/// (`.test`, RFC 6761: never resolvable, so only an explicit test-only referral allowance reaches
+/// it).
+pub const REGISTRAR_HOST: &str = "registrar.dsa-sim.test";
+
+/// Names starting with this get a registrar `related` link to a loopback address that no
+/// allowance covers (a hostile link: dsa must refuse to follow it).
+pub const HOSTILE_PREFIX: &str = "hostile-";
+
+/// Names starting with this get an RFC 9537 redacted registrar answer.
+pub const PRIVATE_PREFIX: &str = "private-";
+
+/// Points the registry answer's `related` links (thin registries: the registrar's RDAP record) at
+/// the simulated registrar, or at a refused loopback address for [`HOSTILE_PREFIX`] names.
+fn set_related_link(state: &RdapState, object: &mut Value, name: &str) {
+    let port = state.origin.rsplit(':').next().unwrap_or("80");
+    let href = if name.starts_with(HOSTILE_PREFIX) {
+        format!("https://127.0.0.1:{port}/registrar/domain/{name}")
+    } else {
+        format!("http://{REGISTRAR_HOST}:{port}/registrar/domain/{name}")
+    };
+    let link = json!({"value": href, "rel": "related", "href": href, "type": RDAP_JSON});
+    if !object["links"].is_array() {
+        object["links"] = json!([]);
+    }
+    if let Some(links) = object["links"].as_array_mut() {
+        links.retain(|l| l["rel"] != "related");
+        links.push(link);
+    }
+}
+
+/// The simulated registrar's RDAP answer for a registered name: registrant published
+/// (organisation and country), or redacted per RFC 9537 for [`PRIVATE_PREFIX`] names.
+async fn registrar_domain(State(state): State<RdapState>, Path(name): Path<String>) -> Response {
+    state.control.count_query(Protocol::Rdap);
+    let name = normalise(&name);
+    let registered = state.scenario.truth(&name) != Truth::Available && state.scenario.tld_of(&name).is_some();
+    if check_name(&name).is_err() || !registered {
+        return error_object(StatusCode::NOT_FOUND, "Not Found", "No such domain at this registrar.");
+    }
+    let registrant = if name.starts_with(PRIVATE_PREFIX) {
+        json!({"objectClassName": "entity", "roles": ["registrant"],
+            "vcardArray": ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", "REDACTED FOR PRIVACY"],
+                ["adr", {}, "text", ["", "", "", "", "", "", ""]]]]})
+    } else {
+        json!({"objectClassName": "entity", "roles": ["registrant"],
+            "vcardArray": ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", "Domain Administrator"],
+                ["org", {}, "text", "Dsa Sim Holdings Ltd"],
+                ["adr", {"cc": "GB"}, "text", ["", "", "1 Example Street", "London", "", "EC1A 1AA", ""]]]]})
+    };
+    let mut object = json!({
+        "rdapConformance": ["rdap_level_0", "icann_rdap_response_profile_1", "redacted"],
+        "objectClassName": "domain",
+        "ldhName": name,
+        "status": ["client transfer prohibited"],
+        "events": [
+            {"eventAction": "registration", "eventDate": "2001-04-03T12:00:00Z"},
+            {"eventAction": "expiration", "eventDate": "2031-04-03T12:00:00Z"},
+            {"eventAction": "last changed", "eventDate": "2026-01-15T08:30:00Z"}
+        ],
+        "entities": [
+            {"objectClassName": "entity", "roles": ["registrar"], "handle": "9999",
+             "vcardArray": ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", "Dsa Sim Registrar, Inc."]]]},
+            registrant
+        ],
+        "links": [{"rel": "self", "href": format!("{}/registrar/domain/{name}", state.origin), "type": RDAP_JSON}],
+    });
+    if name.starts_with(PRIVATE_PREFIX) {
+        object["redacted"] = json!([
+            {"name": {"type": "Registrant Name"}, "prePath": "$.entities[?(@.roles[0]=='registrant')].vcardArray[1][?(@[0]=='fn')][3]", "method": "emptyValue"},
+            {"name": {"type": "Registrant Organization"}, "prePath": "$.entities[?(@.roles[0]=='registrant')].vcardArray[1][?(@[0]=='org')]", "method": "removal"},
+            {"name": {"type": "Registrant Country"}, "prePath": "$.entities[?(@.roles[0]=='registrant')].vcardArray[1][?(@[0]=='adr')][3][6]", "method": "emptyValue"}
+        ]);
+    }
+    rdap_json(StatusCode::OK, &object)
 }
 
 /// The normal (fault-free) answer.
@@ -211,6 +291,9 @@ fn domain_object(state: &RdapState, suffix: &str, name: &str, truth: Truth) -> V
         object
     };
     set_self_link(&mut object, &self_url);
+    if truth != Truth::Reserved && family == RdapFamily::Verisign {
+        set_related_link(state, &mut object, name);
+    }
     object
 }
 

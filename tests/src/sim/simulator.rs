@@ -31,6 +31,7 @@ pub struct Simulator {
     dns: SocketAddr,
     rdap: SocketAddr,
     whois: SocketAddr,
+    registrar_whois: SocketAddr,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -68,6 +69,7 @@ impl Simulator {
             dns: SocketAddr::from(([127, 0, 0, 1], 0)),
             rdap: SocketAddr::from(([127, 0, 0, 1], 0)),
             whois: SocketAddr::from(([127, 0, 0, 1], 0)),
+            registrar_whois: SocketAddr::from(([127, 0, 0, 1], 0)),
             tasks: Vec::with_capacity(3),
         };
         let (addr, task) = dns::start(&scenario, control.clone(), ports.dns).await?;
@@ -76,8 +78,12 @@ impl Simulator {
         let (addr, task) = rdap::start(scenario.clone(), control.clone(), ports.rdap).await?;
         sim.rdap = addr;
         sim.tasks.push(task);
-        let (addr, task) = whois::start(scenario, control, ports.whois).await?;
+        let (addr, task) = whois::start(scenario.clone(), control.clone(), ports.whois, false).await?;
         sim.whois = addr;
+        sim.tasks.push(task);
+        // The registrar's WHOIS server that thin-registry answers refer to (a free port).
+        let (addr, task) = whois::start(scenario, control, 0, true).await?;
+        sim.registrar_whois = addr;
         sim.tasks.push(task);
         tracing::info!(dns = %sim.dns, rdap = %sim.rdap, whois = %sim.whois, "registry simulator started");
         Ok(sim)
@@ -104,6 +110,11 @@ impl Simulator {
         self.whois
     }
 
+    /// Address of the simulated registrar's WHOIS server (thin-registry referrals).
+    pub fn registrar_whois_addr(&self) -> SocketAddr {
+        self.registrar_whois
+    }
+
     /// The scenario being served.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
@@ -123,6 +134,16 @@ impl Simulator {
             dns: Dns,
             rdap: Rdap,
             whois: Whois,
+            records: Records,
+        }
+        #[derive(Serialize)]
+        struct Records {
+            resolvers: Vec<String>,
+            referral: Referral,
+        }
+        #[derive(Serialize)]
+        struct Referral {
+            test_only_allow: BTreeMap<String, String>,
         }
         #[derive(Serialize)]
         struct Dns {
@@ -160,6 +181,17 @@ impl Simulator {
                 dns,
                 rdap: Rdap { enabled: !base_overrides.is_empty(), base_overrides },
                 whois: Whois { enabled: !addr_overrides.is_empty(), addr_overrides },
+                // `/v1/dns` asks the simulator as its recursive resolver; `/v1/whois` may follow
+                // thin-registry links to the simulated registrar (a test-only allowance).
+                records: Records {
+                    resolvers: vec![self.dns.to_string()],
+                    referral: Referral {
+                        test_only_allow: BTreeMap::from([
+                            (rdap::REGISTRAR_HOST.to_owned(), self.rdap.to_string()),
+                            (whois::REGISTRAR_WHOIS_HOST.to_owned(), self.registrar_whois.to_string()),
+                        ]),
+                    },
+                },
             },
         };
         let body = toml::to_string(&file).unwrap_or_else(|e| {

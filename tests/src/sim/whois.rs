@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 
 use super::control::Control;
 use super::recorded;
-use super::scenario::{Fault, Protocol, Scenario, check_name, normalise};
+use super::scenario::{Fault, Protocol, Scenario, Truth, check_name, normalise};
 
 /// Longest query line read; RFC 3912 sets none, a domain query is far shorter.
 const MAX_QUERY: u64 = 1024;
@@ -24,19 +24,46 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Size of an `oversize` answer: 10 MiB, forty times dsa's default `max_bytes`.
 const OVERSIZE_BYTES: usize = 10 * 1024 * 1024;
 
-/// Starts the WHOIS server on 127.0.0.1:`port`; it stops when `control` says so.
+/// Host name of the simulated registrar WHOIS server a thin registry's answer refers to
+/// (`Registrar WHOIS Server:`); `.test` (RFC 6761), reachable only through dsa's explicit
+/// test-only referral allowance.
+pub const REGISTRAR_WHOIS_HOST: &str = "whois.registrar.dsa-sim.test";
+
+/// Starts the WHOIS server on 127.0.0.1:`port`; it stops when `control` says so. With
+/// `registrar`, it is the simulated registrar's server instead of the registries'.
 pub(crate) async fn start(
     scenario: Arc<Scenario>,
     control: Arc<Control>,
     port: u16,
+    registrar: bool,
 ) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     let addr = listener.local_addr()?;
-    let task = tokio::spawn(serve(listener, scenario, control));
+    let task = tokio::spawn(serve(listener, scenario, control, registrar));
     Ok((addr, task))
 }
 
-async fn serve(listener: TcpListener, scenario: Arc<Scenario>, control: Arc<Control>) {
+/// The registrar's answer for a registered `name` (the fuller record a thin registry lacks):
+/// registrant organisation and country, or "REDACTED FOR PRIVACY" for `private-` names.
+fn registrar_text(name: &str) -> String {
+    let (org, country) = if name.starts_with(super::rdap::PRIVATE_PREFIX) {
+        ("REDACTED FOR PRIVACY", "REDACTED FOR PRIVACY")
+    } else {
+        ("Dsa Sim Holdings Ltd", "GB")
+    };
+    format!(
+        "Domain Name: {upper}\r\nRegistrar WHOIS Server: {REGISTRAR_WHOIS_HOST}\r\n\
+         Updated Date: 2026-01-15T08:30:00Z\r\nCreation Date: 2001-04-03T12:00:00Z\r\n\
+         Registrar Registration Expiration Date: 2031-04-03T12:00:00Z\r\n\
+         Registrar: Dsa Sim Registrar, Inc.\r\nDomain Status: clientTransferProhibited https://icann.org/epp#clientTransferProhibited\r\n\
+         Registrant Organization: {org}\r\nRegistrant Country: {country}\r\n\
+         Name Server: NS1.{upper}\r\nName Server: NS2.{upper}\r\nDNSSEC: unsigned\r\n\
+         >>> Last update of WHOIS database: 2026-11-23T06:00:00Z <<<\r\n",
+        upper = name.to_ascii_uppercase()
+    )
+}
+
+async fn serve(listener: TcpListener, scenario: Arc<Scenario>, control: Arc<Control>, registrar: bool) {
     // Connections live in a JoinSet owned by this task: when it ends (shutdown or abort),
     // every open connection, stalled ones included, is dropped with it.
     let mut connections = JoinSet::new();
@@ -49,7 +76,7 @@ async fn serve(listener: TcpListener, scenario: Arc<Scenario>, control: Arc<Cont
                 Ok((stream, peer)) => {
                     let (scenario, control) = (scenario.clone(), control.clone());
                     connections.spawn(async move {
-                        if let Err(e) = connection(stream, peer, &scenario, &control).await {
+                        if let Err(e) = connection(stream, peer, &scenario, &control, registrar).await {
                             tracing::debug!(error = %e, %peer, "WHOIS connection");
                         }
                     });
@@ -69,6 +96,7 @@ async fn connection(
     peer: SocketAddr,
     scenario: &Scenario,
     control: &Control,
+    registrar: bool,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream);
     let mut line = Vec::new();
@@ -82,6 +110,18 @@ async fn connection(
     let query = String::from_utf8_lossy(&line).into_owned();
     let name = query_name(&query);
     control.count_query(Protocol::Whois);
+    if registrar {
+        let registered = check_name(&name).is_ok()
+            && scenario.tld_of(&name).is_some()
+            && !matches!(scenario.truth(&name), Truth::Available);
+        let text = if registered {
+            registrar_text(&name)
+        } else {
+            format!("No match for \"{}\".\r\n", name.to_ascii_uppercase())
+        };
+        stream.write_all(text.as_bytes()).await?;
+        return stream.shutdown().await;
+    }
     let family = scenario.tld_of(&name).and_then(|t| if t.offers(Protocol::Whois) { t.whois_family } else { None });
 
     if !control.admit(Protocol::Whois, peer.ip()) {
@@ -98,7 +138,13 @@ async fn connection(
         _ if check_name(&name).is_err() => {
             format!("% dsa-sim: malformed query {:?}\r\n", query.trim_end())
         }
-        Some(family) => recorded::whois_answer(family, scenario.truth(&name)).render(&name),
+        Some(family) => {
+            // A thin registry's referral points at the simulated registrar.
+            recorded::whois_answer(family, scenario.truth(&name)).render(&name).replace(
+                "Registrar WHOIS Server: whois.markmonitor.com",
+                &format!("Registrar WHOIS Server: {REGISTRAR_WHOIS_HOST}"),
+            )
+        }
         None => format!("% dsa-sim: no registry of this scenario holds {name}\r\n"),
     };
 

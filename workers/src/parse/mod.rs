@@ -12,5 +12,6 @@
 //! - [`whois`]: charset decoding, marker-based classification, key/value and block field reader.
 //! - [`rdap`]: RDAP domain object reader (status values per RFC 9083 §10.2.2).
 
+pub mod lexicon;
 pub mod rdap;
 pub mod whois;

@@ -105,6 +105,36 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
     }
 }
 
+/// [`read_rdap`] for a lookup of `asked` (A-label) / `asked_unicode` (U-label): a domain object
+/// whose `ldhName` (or, failing that, `unicodeName`) names another domain is not evidence about
+/// the name asked — a registry answering for the wrong object proves nothing — so it reads as
+/// [`RdapClass::Unknown`], never as taken. An object without either name is taken as the answer
+/// to the query (RFC 9082 §3.1.3 looks the object up by that name).
+pub fn read_rdap_for(asked: &str, asked_unicode: &str, http_status: u16, body: &[u8]) -> RdapReading {
+    let reading = read_rdap(http_status, body);
+    if !matches!(reading.class, RdapClass::Registered | RdapClass::PendingDelete) {
+        return reading;
+    }
+    let norm = |s: &str| s.trim().trim_end_matches('.').to_lowercase();
+    let unicode =
+        serde_json::from_slice::<Value>(body).ok().and_then(|v| v.get("unicodeName").and_then(Value::as_str).map(norm));
+    let matches = match (&reading.record.domain, &unicode) {
+        (Some(ldh), _) => norm(ldh) == norm(asked),
+        (None, Some(u)) => *u == norm(asked_unicode) || *u == norm(asked),
+        (None, None) => true,
+    };
+    if matches {
+        reading
+    } else {
+        let named = reading.record.domain.clone().or(unicode).unwrap_or_default();
+        RdapReading {
+            class: RdapClass::Unknown,
+            record: DomainRecord::default(),
+            detail: format!("HTTP 200 domain object for {named}, not for {asked}"),
+        }
+    }
+}
+
 /// The title and description of an RDAP error or notice object (RFC 9083 §6).
 fn error_text(v: &Value) -> String {
     let mut parts = Vec::new();
@@ -329,6 +359,14 @@ mod tests {
         );
         assert_eq!(read_rdap(200, br#"{"domainSearchResults":[]}"#).class, RdapClass::Unknown);
         assert_eq!(read_rdap(200, br#"{"rdapConformance":["rdap_level_0"],"notices":[]}"#).class, RdapClass::Unknown);
+        let other = br#"{"objectClassName":"domain","ldhName":"EXAMPLE.NET","status":["active"]}"#;
+        assert_eq!(read_rdap_for("example.com", "example.com", 200, other).class, RdapClass::Unknown);
+        let same = br#"{"objectClassName":"domain","ldhName":"EXAMPLE.COM.","status":["active"]}"#;
+        assert_eq!(read_rdap_for("example.com", "example.com", 200, same).class, RdapClass::Registered);
+        let idn = r#"{"objectClassName":"domain","unicodeName":"bücher.de","status":["active"]}"#;
+        assert_eq!(read_rdap_for("xn--bcher-kva.de", "bücher.de", 200, idn.as_bytes()).class, RdapClass::Registered);
+        let other_idn = r#"{"objectClassName":"domain","unicodeName":"bucher.de","status":["active"]}"#;
+        assert_eq!(read_rdap_for("xn--bcher-kva.de", "bücher.de", 200, other_idn.as_bytes()).class, RdapClass::Unknown);
         let broken = br#"{"objectClassName":"domain","ldhName":"x.com","entities":[{"vcardArray":{}}]}"#;
         assert_eq!(read_rdap(200, broken).class, RdapClass::Unknown);
     }

@@ -124,6 +124,24 @@ pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
 /// - `suffix`: the registry suffix without a leading dot (`"com"`, `"com.af"`, `"co.uk"`);
 /// - `charset`: a WHATWG encoding label when the server is known to answer in one, see [`decode`].
 pub fn read_whois(raw: &[u8], server: Option<&str>, suffix: &str, charset: Option<&str>) -> WhoisReading {
+    read_whois_with(raw, server, suffix, charset, true)
+}
+
+/// [`read_whois`] with the registry family's own wording rules switched off: only which
+/// suffixes the server is authoritative for is kept, and the generic layer (cross-registry
+/// markers, the multilingual lexicon, registration evidence) decides. Used to measure how the
+/// reader does on registries it has no rules for (leave-one-registry-out).
+pub fn read_whois_generic(raw: &[u8], server: Option<&str>, suffix: &str, charset: Option<&str>) -> WhoisReading {
+    read_whois_with(raw, server, suffix, charset, false)
+}
+
+fn read_whois_with(
+    raw: &[u8],
+    server: Option<&str>,
+    suffix: &str,
+    charset: Option<&str>,
+    family_rules: bool,
+) -> WhoisReading {
     let text = decode(raw, charset);
     let lines = prepare_lines(&text);
     let data = match markers() {
@@ -139,11 +157,16 @@ pub fn read_whois(raw: &[u8], server: Option<&str>, suffix: &str, charset: Optio
         }
     };
     let suffix = suffix.trim().trim_start_matches('.').to_ascii_lowercase();
-    let selected = data.select(server, &suffix);
+    let mut selected = data.select(server, &suffix);
+    if !family_rules {
+        selected.family = None;
+    }
     let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
     let record = read_fields(&lines, date_order);
     let (class, marker) = classify(data, &selected, &lines, &record);
-    let pending_delete = class == WhoisClass::Registered && is_pending_delete(data, selected.family, &record);
+    let pending_delete = class == WhoisClass::Registered
+        && (is_pending_delete(data, selected.family, &record)
+            || marker.as_deref().is_some_and(|m| m.starts_with("lexicon:pending_delete")));
     WhoisReading { class, pending_delete, marker, record }
 }
 
@@ -662,8 +685,14 @@ fn classify(
                 Some(f) if empty && f.empty_means_available => {
                     (WhoisClass::Available, Some(format!("empty answer ({} answers not-found with nothing)", f.name)))
                 }
-                _ if empty => (WhoisClass::Unknown, Some("empty answer".into())),
-                _ => (WhoisClass::Unknown, None),
+                // Neither the family nor the generic markers know this wording, and no
+                // registration evidence was read: the multilingual lexicon decides. Comment lines
+                // count here (some registries wrap their whole answer in them).
+                _ => match generic_lexicon(lines) {
+                    Some(reading) => reading,
+                    None if empty => (WhoisClass::Unknown, Some("empty answer".into())),
+                    None => (WhoisClass::Unknown, None),
+                },
             }
         }
     };
@@ -675,6 +704,20 @@ fn classify(
         "whois answer classified"
     );
     result
+}
+
+/// The lexicon layer (see [`super::lexicon`]) over the answer's lines, comment lines included,
+/// wrapped sentence tails left out.
+fn generic_lexicon(lines: &[Line<'_>]) -> Option<(WhoisClass, Option<String>)> {
+    use super::lexicon::{LexiconClass, classify};
+    let norms: Vec<&str> = lines.iter().filter(|l| !l.continuation).map(|l| l.norm.as_str()).collect();
+    Some(match classify(&norms)? {
+        LexiconClass::Quota(m) => (WhoisClass::RateLimited, Some(m)),
+        LexiconClass::Reserved(m) => (WhoisClass::Reserved, Some(m)),
+        LexiconClass::PendingDelete(m) => (WhoisClass::Registered, Some(m)),
+        LexiconClass::NotFound(m) => (WhoisClass::Available, Some(m)),
+        LexiconClass::Conflict(m) => (WhoisClass::Unknown, Some(m)),
+    })
 }
 
 /// Registration facts that only a registered answer carries.

@@ -1,0 +1,309 @@
+//! Per-field accuracy of the `/v1/whois` object (spec §2.3) over the labelled registry answers in
+//! `shared/data/whois` and `shared/data/rdap` (see `shared/data/PROVENANCE.md`): the readers'
+//! record passed through the endpoint's own step (`workers::lookup::fields::finish`: EPP status
+//! names, redaction, country codes), compared field by field with the sources' expected values.
+//!
+//! Fields: registrar, the three dates to the day, name servers as a set, status as a set,
+//! registrant country, DNSSEC. The table is printed per group:
+//! * **development**: the registries whose recorded answers the simulator replays
+//!   (`tests/fixtures/registry`), which were looked at while writing the endpoint;
+//! * **held out**: every other registry family, not looked at while writing the field step.
+//!
+//! Dates compare at day precision with one day of slack: the sources converted time zones
+//! differently (PROVENANCE.md §4). Status compares case- and punctuation-insensitively, so the EPP
+//! name `clientTransferProhibited` matches a source's `client transfer prohibited`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use common::record::DomainRecord;
+use serde_json::Value;
+use time::{Date, OffsetDateTime};
+use workers::lookup::fields;
+use workers::parse::rdap::{RdapClass, read_rdap};
+use workers::parse::whois::{WhoisClass, decode, read_whois};
+
+/// WHOIS servers whose recorded answers the simulator replays (development families).
+const DEVELOPMENT: &[&str] = &[
+    "whois.verisign-grs.com",
+    "whois.denic.de",
+    "whois.nic.af",
+    "whois.nic.io",
+    "whois.pir.org",
+    "whois.publicinterestregistry.org",
+];
+
+fn data_dir() -> PathBuf {
+    let dir = std::env::var("DSA_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
+    assert!(
+        dir.join("whois/index.jsonl").is_file() && dir.join("rdap/index.jsonl").is_file(),
+        "labelled samples not found under {}; set DSA_SHARED_DATA to the shared data directory",
+        dir.display()
+    );
+    dir
+}
+
+#[derive(Default, Clone, Copy)]
+struct Score {
+    ok: usize,
+    total: usize,
+}
+
+impl Score {
+    fn add(&mut self, ok: bool) {
+        self.total += 1;
+        self.ok += usize::from(ok);
+    }
+    fn pct(self) -> f64 {
+        if self.total == 0 { 100.0 } else { 100.0 * self.ok as f64 / self.total as f64 }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:>4}/{:<4} {:>6.1}%", self.ok, self.total, self.pct())
+    }
+}
+
+type Table = BTreeMap<&'static str, Score>;
+
+fn day(s: &str) -> Option<Date> {
+    Date::parse(s.get(..10)?, &time::macros::format_description!("[year]-[month]-[day]")).ok()
+}
+
+fn same_day(expected: &str, got: Option<OffsetDateTime>) -> bool {
+    match (day(expected), got) {
+        (Some(e), Some(g)) => (g.to_offset(time::UtcOffset::UTC).date() - e).whole_days().abs() <= 1,
+        _ => false,
+    }
+}
+
+fn norm_status(s: &str) -> String {
+    let s = s.split(" http").next().unwrap_or(s);
+    let s = s.split(" (").next().unwrap_or(s);
+    s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase()
+}
+
+/// Registrar names compared case-insensitively, without a trailing registry handle or URL.
+fn norm_name(s: &str) -> String {
+    let mut s = s.trim();
+    if let Some(p) = s.find("(http").or_else(|| s.find("http")) {
+        s = s[..p].trim_end();
+    }
+    loop {
+        let before = s;
+        if s.ends_with(']')
+            && let Some(p) = s.rfind('[')
+        {
+            s = s[..p].trim_end();
+        }
+        if s.ends_with(')')
+            && let Some(p) = s.rfind('(')
+            && s[p..].contains(|c: char| c.is_ascii_digit())
+        {
+            s = s[..p].trim_end();
+        }
+        if s == before {
+            break;
+        }
+    }
+    s.trim_end_matches('.').to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn host_like(s: &str) -> bool {
+    s.contains('.') && s.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-' || c == '_')
+}
+
+/// Scores one finished record against expected values (`created`/`updated`/`expires` dates,
+/// `nameservers`, `status`, `registrar` name, `country`, `dnssec`), each optional.
+fn score(table: &mut Table, misses: &mut Vec<String>, id: &str, rec: &DomainRecord, exp: &Expected) {
+    let mut check = |name: &'static str, ok: bool, note: String| {
+        table.entry(name).or_default().add(ok);
+        if !ok {
+            misses.push(format!("{id}: {name}: {note}"));
+        }
+    };
+    if let Some(name) = &exp.registrar {
+        let got = rec.registrar.as_deref().map(norm_name);
+        check(
+            "registrar",
+            got.as_deref() == Some(norm_name(name).as_str()),
+            format!("want {name:?} got {:?}", rec.registrar),
+        );
+    }
+    for (key, want, got) in [
+        ("created_at", &exp.created, rec.created_at),
+        ("updated_at", &exp.updated, rec.updated_at),
+        ("expires_at", &exp.expires, rec.expires_at),
+    ] {
+        if let Some(want) = want {
+            check(key, same_day(want, got), format!("want {want} got {got:?}"));
+        }
+    }
+    if !exp.nameservers.is_empty() {
+        let got: BTreeSet<String> = rec.nameservers.iter().cloned().collect();
+        check("nameservers", exp.nameservers == got, format!("want {:?} got {got:?}", exp.nameservers));
+    }
+    if !exp.status.is_empty() {
+        let got: BTreeSet<String> = rec.status.iter().map(|s| norm_status(s)).filter(|s| !s.is_empty()).collect();
+        check("status", exp.status == got, format!("want {:?} got {got:?}", exp.status));
+    }
+    if let Some(cc) = &exp.country {
+        check(
+            "registrant.country",
+            rec.registrant.country.as_deref() == Some(cc.as_str()),
+            format!("want {cc} got {:?}", rec.registrant.country),
+        );
+    }
+    if let Some(signed) = exp.dnssec {
+        check("dnssec", rec.dnssec == Some(signed), format!("want {signed} got {:?}", rec.dnssec));
+    }
+}
+
+#[derive(Default)]
+struct Expected {
+    registrar: Option<String>,
+    created: Option<String>,
+    updated: Option<String>,
+    expires: Option<String>,
+    nameservers: BTreeSet<String>,
+    status: BTreeSet<String>,
+    country: Option<String>,
+    dnssec: Option<bool>,
+}
+
+fn strings(v: &Value) -> impl Iterator<Item = &str> {
+    v.as_array().into_iter().flatten().filter_map(Value::as_str)
+}
+
+fn whois_expected(n: &Value) -> Expected {
+    let date = |k: &str| n.get(k).and_then(Value::as_str).filter(|s| day(s).is_some()).map(str::to_owned);
+    Expected {
+        registrar: n.get("registrar").and_then(|r| r.get("name")).and_then(Value::as_str).map(str::to_owned),
+        created: date("created"),
+        updated: date("updated"),
+        expires: date("expires"),
+        nameservers: strings(&n["nameservers"])
+            .map(|s| s.trim().trim_end_matches('.').to_lowercase())
+            .filter(|s| host_like(s))
+            .collect(),
+        status: strings(&n["status"]).map(norm_status).filter(|s| !s.is_empty()).collect(),
+        country: n
+            .get("registrant")
+            .and_then(|r| r.get("country_code"))
+            .and_then(Value::as_str)
+            .filter(|c| c.len() == 2)
+            .map(str::to_ascii_uppercase),
+        dnssec: n.get("dnssec").and_then(Value::as_bool),
+    }
+}
+
+fn print(title: &str, table: &Table) -> Score {
+    println!("\n{title}");
+    let mut all = Score::default();
+    for (name, s) in table {
+        println!("  {name:<20} {s}");
+        all.ok += s.ok;
+        all.total += s.total;
+    }
+    println!("  {:<20} {all}", "all fields");
+    all
+}
+
+#[test]
+fn whois_object_fields_on_labelled_samples() {
+    let dir = data_dir();
+    let mut dev = Table::new();
+    let mut held = Table::new();
+    let mut misses = Vec::new();
+    let index = std::fs::read_to_string(dir.join("whois/index.jsonl")).expect("whois index");
+    for line in index.lines().filter(|l| !l.trim().is_empty()) {
+        let row: Value = serde_json::from_str(line).expect("index line");
+        let s = |k: &str| row.get(k).and_then(Value::as_str).map(str::to_owned);
+        let (Some(expected_file), Some("registered")) = (s("expected_file"), s("label").as_deref()) else { continue };
+        let server = s("server");
+        let suffix =
+            s("tld").or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned))).unwrap_or_default();
+        let raw = std::fs::read(dir.join("whois").join(s("response_file").expect("response_file"))).expect("raw");
+        let reading = read_whois(&raw, server.as_deref(), &suffix, None);
+        if reading.class != WhoisClass::Registered {
+            continue; // classification is the availability reader's test (whois_samples.rs)
+        }
+        let exp: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("whois").join(expected_file)).expect("expected"))
+                .expect("expected JSON");
+        let text = decode(&raw, None);
+        let mut record = reading.record;
+        if record.dnssec.is_none() {
+            record.dnssec = fields::whois_dnssec(&text);
+        }
+        let mut redacted = fields::whois_redactions(&text);
+        fields::finish(&mut record, &mut redacted, false);
+        let mut expected = whois_expected(&exp["normalized"]);
+        // Some sources default `dnssec` to false when the answer says nothing; the spec wants
+        // `null` for what the registry does not publish, so only published DNSSEC is scored.
+        if !text.to_ascii_lowercase().contains("dnssec") {
+            expected.dnssec = None;
+        }
+        let in_dev = server.as_deref().is_some_and(|sv| DEVELOPMENT.contains(&sv));
+        let table = if in_dev { &mut dev } else { &mut held };
+        score(table, &mut misses, &s("id").unwrap_or_default(), &record, &expected);
+    }
+
+    // RDAP: every family is held out (only the simulator's Verisign and CentralNic fixtures were
+    // looked at, and those are not in this set's expected files).
+    let index = std::fs::read_to_string(dir.join("rdap/index.jsonl")).expect("rdap index");
+    let mut rdap = Table::new();
+    for line in index.lines().filter(|l| !l.trim().is_empty()) {
+        let row: Value = serde_json::from_str(line).expect("index line");
+        let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        if s("label") != "registered" {
+            continue;
+        }
+        let status = u16::try_from(row["http_status"].as_u64().unwrap_or(0)).unwrap_or(0);
+        let body = std::fs::read(dir.join("rdap").join(s("response_file"))).expect("body");
+        let reading = read_rdap(status, &body);
+        if !matches!(reading.class, RdapClass::Registered | RdapClass::PendingDelete) {
+            continue;
+        }
+        let exp: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("rdap").join(s("expected_file"))).expect("expected"),
+        )
+        .expect("expected JSON");
+        let d = &exp["derived"];
+        let mut record = reading.record;
+        let mut redacted = fields::rdap_redactions(&body);
+        fields::finish(&mut record, &mut redacted, true);
+        let expected = Expected {
+            registrar: d["registrar"]["name"].as_str().map(str::to_owned),
+            created: d["events"]["registration"].as_str().map(str::to_owned),
+            updated: d["events"]["last changed"].as_str().map(str::to_owned),
+            expires: d["events"]["expiration"].as_str().map(str::to_owned),
+            nameservers: strings(&d["nameservers"]).map(|n| n.trim_end_matches('.').to_ascii_lowercase()).collect(),
+            // The expected RDAP spellings go through the RFC 8056 table like ours.
+            status: strings(&d["status"]).map(|st| norm_status(&fields::epp_status(st, true))).collect(),
+            country: None,
+            dnssec: d["delegationSigned"].as_bool(),
+        };
+        score(&mut rdap, &mut misses, &s("id"), &record, &expected);
+    }
+
+    let dev_all = print("WHOIS fields, development families (simulator fixtures)", &dev);
+    let held_all = print("WHOIS fields, held-out families", &held);
+    let rdap_all = print("RDAP fields (held out)", &rdap);
+    if std::env::var_os("WHOIS_FIELDS_VERBOSE").is_some() {
+        println!("\nMisses:");
+        for m in &misses {
+            println!("  {m}");
+        }
+    }
+    assert!(held_all.total > 1000 && rdap_all.total > 50, "too few fields compared: {held_all} / {rdap_all}");
+    // Floors at what the readers reach today (the target is 97%; the held-out WHOIS families are
+    // at 96.6%, the misses being registrar and status lines of the generic field reader and
+    // registrant countries given only in contact blocks, see WHOIS_FIELDS_VERBOSE=1).
+    assert!(dev_all.pct() >= 96.0, "development families: {dev_all} below the 96% floor");
+    assert!(held_all.pct() >= 96.5, "held-out families: {held_all} below the 96.5% floor");
+    assert!(rdap_all.pct() >= 97.0, "RDAP: {rdap_all} below 97%");
+}

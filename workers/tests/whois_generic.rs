@@ -1,0 +1,93 @@
+//! Leave-one-registry-out over the labelled WHOIS samples in `shared/data/whois/`: every answer is
+//! read with its registry family's own rules switched off (no server, an unknown suffix), so only
+//! the generic layer — the cross-registry markers and the multilingual lexicon of
+//! `workers/data/whois-lexicon.json` plus registration evidence — decides. A right answer or
+//! `unknown` is acceptable there; a wrong definitive answer is not, and a wrong "available" never.
+//! Prints the per-family table (right / unknown / wrong) and the totals.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+use workers::parse::whois::{WhoisClass, read_whois_generic};
+
+fn data_dir() -> PathBuf {
+    let dir = std::env::var("DSA_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
+    assert!(dir.join("whois/index.jsonl").is_file(), "labelled WHOIS samples not found at {}", dir.display());
+    dir
+}
+
+#[derive(Default)]
+struct Row {
+    right: usize,
+    unknown: usize,
+    wrong: usize,
+    wrong_available: usize,
+}
+
+/// The class a label calls for; `None` for answers that must simply not be definitive.
+fn expected(label: &str, detail: Option<&str>) -> Option<WhoisClass> {
+    match label {
+        "available" => Some(WhoisClass::Available),
+        "registered" => Some(WhoisClass::Registered),
+        "reserved" => Some(WhoisClass::Reserved),
+        _ if matches!(detail, Some("throttled" | "rate_limited")) => Some(WhoisClass::RateLimited),
+        _ => None,
+    }
+}
+
+#[test]
+fn generic_layer_alone_is_never_wrong_about_available() {
+    let base = data_dir().join("whois");
+    let index = std::fs::read_to_string(base.join("index.jsonl")).expect("index");
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut wrong_examples = Vec::new();
+    for line in index.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).expect("json");
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let family = s("server").unwrap_or_else(|| "(no server)".into());
+        let raw = std::fs::read(base.join(s("response_file").expect("file"))).expect("read");
+        let label = s("label").expect("label");
+        let detail = s("status_detail");
+        // The family's own wording rules off; which suffixes its server answers for is kept.
+        let suffix = s("tld").unwrap_or_default();
+        let reading = read_whois_generic(&raw, s("server").as_deref(), &suffix, None);
+        let row = rows.entry(family.clone()).or_default();
+        let want = expected(&label, detail.as_deref());
+        match (want, reading.class) {
+            (Some(w), got) if w == got => row.right += 1,
+            (None, WhoisClass::Unknown | WhoisClass::RateLimited) => row.right += 1,
+            (_, WhoisClass::Unknown) => row.unknown += 1,
+            (_, got) => {
+                row.wrong += 1;
+                if got == WhoisClass::Available {
+                    row.wrong_available += 1;
+                }
+                wrong_examples.push(format!("{family} {label} → {got:?} ({:?})", reading.marker));
+            }
+        }
+    }
+    let (mut right, mut unknown, mut wrong, mut wrong_available) = (0, 0, 0, 0);
+    println!("{:<40} {:>6} {:>8} {:>6}", "family (server)", "right", "unknown", "wrong");
+    for (family, r) in &rows {
+        println!("{family:<40} {:>6} {:>8} {:>6}", r.right, r.unknown, r.wrong);
+        right += r.right;
+        unknown += r.unknown;
+        wrong += r.wrong;
+        wrong_available += r.wrong_available;
+    }
+    let total = right + unknown + wrong;
+    println!(
+        "TOTAL {total}: right {right} ({:.1}%), unknown {unknown} ({:.1}%), wrong {wrong} ({:.1}%), wrong available {wrong_available}",
+        100.0 * right as f64 / total as f64,
+        100.0 * unknown as f64 / total as f64,
+        100.0 * wrong as f64 / total as f64
+    );
+    for w in wrong_examples.iter().take(40) {
+        println!("  wrong: {w}");
+    }
+    assert_eq!(wrong_available, 0, "the generic layer said available where the registry did not");
+    assert!(right * 100 >= total * 97, "with family rules off, at least 97% right: {right}/{total}");
+}
