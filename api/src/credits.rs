@@ -221,7 +221,7 @@ impl Credits {
                         retry_after_secs: Some(1),
                     }
                 } else {
-                    ApiError::CreditsExhausted
+                    ApiError::CreditsExhausted { retry_after_secs: crate::policy::secs_to_next_month(now) }
                 }
             })?;
         account.held.fetch_add(credits, Ordering::AcqRel);

@@ -27,9 +27,13 @@ pub enum ApiError {
     /// Origin not allowed for the key, or a server key used from a browser (403).
     #[error("{0}")]
     Forbidden(String),
-    /// Monthly allowance exhausted (429).
+    /// Monthly allowance exhausted (429), with the seconds to the 1st of next month 00:00 UTC,
+    /// when the allowance resets (see [`crate::policy::secs_to_next_month`]).
     #[error("Monthly credit limit reached")]
-    CreditsExhausted,
+    CreditsExhausted {
+        /// Seconds for `Retry-After`.
+        retry_after_secs: u64,
+    },
     /// Per-minute rate limit or demo limit (429), with seconds until a retry may succeed.
     #[error("{message}")]
     TooManyRequests {
@@ -39,10 +43,10 @@ pub enum ApiError {
         retry_after_secs: Option<u64>,
     },
     /// Unknown path (404).
-    #[error("Not found.")]
+    #[error("Not found: no such endpoint; the API's paths are listed at /docs.")]
     NotFound,
     /// Wrong method for a known path (405).
-    #[error("Method not allowed.")]
+    #[error("Method not allowed: this endpoint takes the methods in the Allow header (see /docs).")]
     MethodNotAllowed,
     /// Upstream registry trouble or no verdict in time (502); the text is safe to show.
     #[error("Upstream WHOIS/registry service temporarily unavailable; retry with exponential backoff.")]
@@ -68,7 +72,7 @@ impl ApiError {
         match self {
             ApiError::Missing(_) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::InvalidKey | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::CreditsExhausted | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::CreditsExhausted { .. } | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
@@ -110,6 +114,7 @@ impl IntoResponse for ApiError {
         let mut response = error_response(status, &self.to_string());
         let retry_after = match &self {
             ApiError::TooManyRequests { retry_after_secs, .. } => *retry_after_secs,
+            ApiError::CreditsExhausted { retry_after_secs } => Some(*retry_after_secs),
             ApiError::Overloaded => Some(1),
             ApiError::Unavailable => Some(5),
             _ => None,

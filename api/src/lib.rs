@@ -69,7 +69,14 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .allow_origin(AllowOrigin::mirror_request())
         .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
         .allow_headers([header::CONTENT_TYPE])
-        .expose_headers([header::RETRY_AFTER, request_id.clone()])
+        // What a browser script may read: the IETF RateLimit fields of every metered answer, the
+        // wait of a 429/503, and the request id to quote in a support request.
+        .expose_headers([
+            header::RETRY_AFTER,
+            request_id.clone(),
+            HeaderName::from_static("ratelimit"),
+            HeaderName::from_static("ratelimit-policy"),
+        ])
         .max_age(std::time::Duration::from_secs(600));
     // Metered endpoints: the keyed prelude (key → origin → per-minute limit → rate headers).
     let metered = Router::new()

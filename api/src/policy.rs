@@ -320,8 +320,10 @@ pub struct Demo {
     fleet: Option<(async_nats::jetstream::kv::Store, async_nats::Client)>,
     proxy_hops: u8,
     secret: Vec<u8>,
-    sessions: Cache<String, u32>,
-    ips: Cache<IpAddr, u32>,
+    /// Demo checks per (session, UTC day).
+    sessions: Cache<(String, i64), u32>,
+    /// Demo checks per (client address, UTC day).
+    ips: Cache<(IpAddr, i64), u32>,
     lock: Mutex<()>,
     global: Option<governor::DefaultDirectRateLimiter>,
 }
@@ -342,6 +344,8 @@ pub struct DemoTicket {
     /// Demo checks left in this session after this one.
     pub remaining: u32,
     ip: Option<IpAddr>,
+    /// The UTC day (days since 1970-01-01) the check was counted in.
+    day: i64,
 }
 
 impl Demo {
@@ -439,18 +443,20 @@ impl Demo {
             None => (uuid::Uuid::new_v4().simple().to_string(), true),
         };
         let ip = self.client_ip(addr);
+        // The demo window is the UTC day: session and address counters are kept per day, so a
+        // retry succeeds at 00:00 UTC (or with a key, at once).
         let limit_hit = || ApiError::TooManyRequests {
             message: format!(
-                "Demo limit of {} checks reached; use a client key to continue (the free Developer plan needs no card).",
+                "Demo limit of {} checks reached; use a client key to continue (the free Developer plan needs no card), or retry after the time in Retry-After.",
                 self.config.checks_per_session
             ),
-            retry_after_secs: None,
+            retry_after_secs: Some(secs_to_next_day(now)),
         };
         let day = now.unix_timestamp().div_euclid(86_400);
         if let Some((store, client)) = &self.fleet
             && client.connection_state() == async_nats::connection::State::Connected
         {
-            let session_key = format!("s.{session}");
+            let session_key = format!("s.{session}.{day}");
             let ip_key = ip.map(|ip| format!("ip.{}.{day}", ip.to_string().replace([':', '.'], "_")));
             if let Some(ip_key) = &ip_key {
                 match kv_add(store, ip_key, 1, Some(self.config.checks_per_ip_per_day)).await {
@@ -458,7 +464,7 @@ impl Demo {
                     Ok(None) => return Err(limit_hit()),
                     Err(e) => {
                         tracing::warn!(error = %e, "demo bucket unavailable; counting in this front");
-                        return self.admit_local(session, new_session, ip, limit_hit);
+                        return self.admit_local(session, new_session, ip, day, limit_hit);
                     }
                 }
             }
@@ -468,6 +474,7 @@ impl Demo {
                     session,
                     new_session,
                     ip,
+                    day,
                 }),
                 other => {
                     if let Some(ip_key) = &ip_key {
@@ -477,13 +484,13 @@ impl Demo {
                         Ok(_) => Err(limit_hit()),
                         Err(e) => {
                             tracing::warn!(error = %e, "demo bucket unavailable; counting in this front");
-                            self.admit_local(session, new_session, ip, limit_hit)
+                            self.admit_local(session, new_session, ip, day, limit_hit)
                         }
                     }
                 }
             };
         }
-        self.admit_local(session, new_session, ip, limit_hit)
+        self.admit_local(session, new_session, ip, day, limit_hit)
     }
 
     fn admit_local(
@@ -491,46 +498,72 @@ impl Demo {
         session: String,
         new_session: bool,
         ip: Option<IpAddr>,
+        day: i64,
         limit_hit: impl Fn() -> ApiError,
     ) -> Result<DemoTicket, ApiError> {
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let used = self.sessions.get(&session).unwrap_or(0);
+        let session_key = (session.clone(), day);
+        let used = self.sessions.get(&session_key).unwrap_or(0);
         if used >= self.config.checks_per_session {
             return Err(limit_hit());
         }
         if let Some(ip) = ip {
-            let by_ip = self.ips.get(&ip).unwrap_or(0);
+            let by_ip = self.ips.get(&(ip, day)).unwrap_or(0);
             if by_ip >= self.config.checks_per_ip_per_day {
                 return Err(limit_hit());
             }
-            self.ips.insert(ip, by_ip + 1);
+            self.ips.insert((ip, day), by_ip + 1);
         }
-        self.sessions.insert(session.clone(), used + 1);
-        Ok(DemoTicket { remaining: self.config.checks_per_session - used - 1, session, new_session, ip })
+        self.sessions.insert(session_key, used + 1);
+        Ok(DemoTicket { remaining: self.config.checks_per_session - used - 1, session, new_session, ip, day })
     }
 
-    /// Gives a demo check back (no definitive answer was returned).
-    pub async fn release(&self, ticket: &DemoTicket, now: OffsetDateTime) {
+    /// Gives a demo check back (no definitive answer was returned). The counters of the ticket's
+    /// own day are given back, so a check that straddles midnight returns what it took.
+    pub async fn release(&self, ticket: &DemoTicket, _now: OffsetDateTime) {
+        let day = ticket.day;
         if let Some((store, client)) = &self.fleet
             && client.connection_state() == async_nats::connection::State::Connected
         {
-            let day = now.unix_timestamp().div_euclid(86_400);
-            let _ = kv_add(store, &format!("s.{}", ticket.session), -1, None).await;
+            let _ = kv_add(store, &format!("s.{}.{day}", ticket.session), -1, None).await;
             if let Some(ip) = ticket.ip {
                 let _ = kv_add(store, &format!("ip.{}.{day}", ip.to_string().replace([':', '.'], "_")), -1, None).await;
             }
             return;
         }
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = self.sessions.get(&ticket.session) {
-            self.sessions.insert(ticket.session.clone(), n.saturating_sub(1));
+        let session_key = (ticket.session.clone(), day);
+        if let Some(n) = self.sessions.get(&session_key) {
+            self.sessions.insert(session_key, n.saturating_sub(1));
         }
         if let Some(ip) = ticket.ip
-            && let Some(n) = self.ips.get(&ip)
+            && let Some(n) = self.ips.get(&(ip, day))
         {
-            self.ips.insert(ip, n.saturating_sub(1));
+            self.ips.insert((ip, day), n.saturating_sub(1));
         }
     }
+}
+
+/// Seconds from `now` to the next 00:00 UTC (1 to 86,400): when the demo counters, kept per UTC
+/// day, start again. The `Retry-After` of a demo-limit 429.
+pub fn secs_to_next_day(now: OffsetDateTime) -> u64 {
+    u64::try_from(86_400 - now.unix_timestamp().rem_euclid(86_400)).unwrap_or(86_400)
+}
+
+/// Seconds from `now` to 00:00 UTC on the 1st of the next month (at least 1): when the monthly
+/// allowance resets (spec §3, §8). The `Retry-After` of `Monthly credit limit reached`.
+pub fn secs_to_next_month(now: OffsetDateTime) -> u64 {
+    let date = now.to_offset(time::UtcOffset::UTC).date();
+    let (year, month) = match date.month() {
+        time::Month::December => (date.year() + 1, time::Month::January),
+        month => (date.year(), month.next()),
+    };
+    time::Date::from_calendar_date(year, month, 1)
+        .map(|first| (first.midnight().assume_utc() - now).whole_seconds())
+        .ok()
+        .and_then(|secs| u64::try_from(secs).ok())
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// Adds `delta` to the counter at `key` with compare-and-set, unless that would pass `cap`.
@@ -772,6 +805,16 @@ mod tests {
         assert_eq!(state.reset_secs, 10);
         assert!(w.hit("other", 2, t).is_ok(), "per key");
         assert_eq!(w.hit("k", 2, datetime!(2026-11-22 10:01:00 UTC)).map(|s| s.remaining).ok(), Some(1));
+    }
+
+    #[test]
+    fn retry_after_for_the_day_and_the_month() {
+        assert_eq!(secs_to_next_day(datetime!(2026-11-22 23:59:30 UTC)), 30);
+        assert_eq!(secs_to_next_day(datetime!(2026-11-22 00:00:00 UTC)), 86_400);
+        assert_eq!(secs_to_next_month(datetime!(2026-11-30 23:59:30 UTC)), 30);
+        assert_eq!(secs_to_next_month(datetime!(2026-12-31 23:00:00 UTC)), 3_600, "December rolls into January");
+        assert_eq!(secs_to_next_month(datetime!(2026-02-01 00:00:00 UTC)), 28 * 86_400);
+        assert_eq!(secs_to_next_month(datetime!(2026-12-01 00:30:00 +01:00)), 30 * 60, "UTC, not the offset's month");
     }
 
     #[test]

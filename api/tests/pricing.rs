@@ -534,3 +534,104 @@ fn purchase_serializes_with_the_spec_field_names() {
         })
     );
 }
+
+// --- properties (issue 9) ---------------------------------------------------------------------
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `n / d` rounded half away from zero, in exact integers: the oracle for the display price.
+    fn div_half_away(n: i128, d: i128) -> i128 {
+        let (q, r) = (n / d, n % d);
+        if 2 * r.abs() >= d { q + n.signum() } else { q }
+    }
+
+    /// A decimal `units / 10^exp` written out, parsed as `f64` (how a price table or a query holds it).
+    fn decimal(units: i128, exp: u32) -> String {
+        if exp == 0 {
+            return units.to_string();
+        }
+        let scale = 10_i128.pow(exp);
+        format!("{}.{:0width$}", units / scale, units % scale, width = exp as usize)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// display price = base × (1 + c/100), rounded half away from zero to the currency's minor
+        /// unit (spec §2.2; README "Prices"), computed here in exact integers.
+        #[test]
+        fn display_price_is_base_times_one_plus_c_rounded_half_away_from_zero(
+            (currency, exp) in prop::sample::select(vec![("USD", 2_u32), ("JPY", 0), ("BHD", 3), ("EUR", 2)]),
+            base_units in 1_i128..100_000_000,
+            scale in 0_u32..=3,
+            mantissa_frac in 0.0_f64..=1.0,
+        ) {
+            let c_scale = 10_i128.pow(scale);
+            // c = m / 10^scale with 0 ≤ c ≤ 1000.
+            let mantissa = (mantissa_frac * (1000 * c_scale) as f64).floor() as i128;
+            let c_text = decimal(mantissa, scale);
+            let commission = CommissionPercent::parse(&c_text).expect("0..=1000 parses");
+            let base: f64 = decimal(base_units, exp).parse().expect("decimal");
+            let quoted = quote(&Price::new(base, base, currency).expect("price"), Some(commission));
+            let expected_units = div_half_away(base_units * (100 * c_scale + mantissa), 100 * c_scale);
+            let expected: f64 = decimal(expected_units, exp).parse().expect("decimal");
+            prop_assert_eq!(quoted.base_register, base);
+            prop_assert_eq!(quoted.display_register, expected, "{} {} + {}%", base, currency, c_text);
+            let mode = if mantissa == 0 { PricingMode::Base } else { PricingMode::WithCommission };
+            prop_assert_eq!(quoted.pricing_mode, mode);
+        }
+
+        /// Appending `domain`, `sld` and `tld` to any accepted redirect URL gives a valid URL on the
+        /// same origin, carrying each of the three exactly once with the right value (spec §4.1).
+        #[test]
+        fn appending_the_name_to_an_accepted_redirect_url_keeps_it_valid_and_on_its_origin(
+            scheme in prop::sample::select(vec!["http", "https", "HTTPS"]),
+            host in "[a-zA-Z0-9-]{1,12}(\\.[a-z0-9-]{1,8}){0,2}\\.(com|example|shop)",
+            port in prop::option::of(1_u16..),
+            path in "(/[^?#\\s]{0,12}){0,3}",
+            query in prop::option::of("[^#\\s]{0,40}"),
+            fragment in prop::option::of("[^\\s]{0,12}"),
+            sld in "[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?",
+            suffix in prop::sample::select(vec!["com", "com.af", "co.uk", "xn--p1ai", "de"]),
+        ) {
+            let mut text = format!("{scheme}://{host}");
+            if let Some(port) = port {
+                text.push_str(&format!(":{port}"));
+            }
+            text.push_str(&path);
+            if let Some(q) = &query {
+                text.push('?');
+                text.push_str(q);
+            }
+            if let Some(f) = &fragment {
+                text.push('#');
+                text.push_str(f);
+            }
+            let Ok(base) = CheckoutUrl::parse(&text) else { return Ok(()) };
+            let domain = format!("{sld}.{suffix}");
+            let tld = format!(".{suffix}");
+            let out = checkout_url(&base, &domain, &sld, &tld);
+            let url = url::Url::parse(&out).map_err(|e| TestCaseError::fail(format!("{out}: {e}")))?;
+            prop_assert_eq!(url.origin(), base.as_url().origin(), "{} → {}", text, out);
+            for (name, value) in [("domain", domain.as_str()), ("sld", sld.as_str()), ("tld", tld.as_str())] {
+                let values: Vec<String> =
+                    url.query_pairs().filter(|(k, _)| k == name).map(|(_, v)| v.into_owned()).collect();
+                prop_assert_eq!(values, vec![value.to_owned()], "{} in {}", name, out);
+            }
+        }
+
+        /// Whatever text is offered as a redirect URL, it is refused with a reason or accepted as an
+        /// absolute http(s) URL; appending the name never panics and stays on its origin.
+        #[test]
+        fn any_redirect_url_text_is_refused_or_stays_on_its_origin(text in "\\PC{0,120}") {
+            if let Ok(base) = CheckoutUrl::parse(&text) {
+                prop_assert!(matches!(base.as_url().scheme(), "http" | "https"));
+                let out = checkout_url(&base, "example.com", "example", ".com");
+                let url = url::Url::parse(&out).map_err(|e| TestCaseError::fail(format!("{out}: {e}")))?;
+                prop_assert_eq!(url.origin(), base.as_url().origin());
+            }
+        }
+    }
+}

@@ -114,6 +114,26 @@ proptest! {
         }
     }
 
+    /// A U-label name and its A-label (Punycode, UTS 46 ToASCII) give the same result: the same
+    /// registrable domain when accepted, a refusal for both otherwise.
+    #[test]
+    fn a_u_label_and_its_a_label_give_the_same_result(
+        labels in prop::collection::vec("[a-z0-9äöüßéèçñøåæłśżćąęõ-]{1,12}|[а-яё0-9-]{1,12}|[α-ω]{1,8}|[一-龥]{1,4}|[א-ת]{1,6}", 1..3),
+        suffix in prop::sample::select(vec!["com", "de", "com.af", "xn--p1ai", "рф", "org"]),
+    ) {
+        let unicode = format!("{}.{}", labels.join("."), suffix);
+        let Ok(ascii) = idna::domain_to_ascii(&unicode) else { return Ok(()) };
+        match (parse(&unicode), parse(&ascii)) {
+            (Ok(u), Ok(a)) => {
+                prop_assert_eq!(u.as_str(), a.as_str());
+                prop_assert_eq!(u.unicode(), a.unicode());
+                prop_assert_eq!(u.suffix(), a.suffix());
+            }
+            (Err(_), Err(_)) => {}
+            (u, a) => prop_assert!(false, "{} → {:?} but {} → {:?}", unicode, u.map(|d| d.as_str().to_owned()), ascii, a.map(|d| d.as_str().to_owned())),
+        }
+    }
+
     /// Plausible names (labels from a domain-ish alphabet under real suffixes).
     #[test]
     fn plausible_names(labels in prop::collection::vec("[a-zA-Z0-9ü-]{1,20}", 1..4),

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Contract tests (issue 9): the served OpenAPI document validates as OpenAPI 3.1, and schemathesis
+# fuzzes every operation it describes against a standalone dsa pointed at the registry simulator
+# (dsa-sim), with the checks not_a_server_error, response_schema_conformance,
+# status_code_conformance and content_type_conformance. Any failed check fails the run.
+#
+# Usage: .ci/contract.sh [--examples N] [--report DIR] [--seed N]
+#   --examples N   test cases per operation (default 100: the CI budget; the campaign uses 1000)
+#   --report DIR   keep schemathesis' JUnit and NDJSON reports and a summary (counts per operation
+#                  and status) in DIR
+# Environment: CONTRACT_VENV (default target/contract-venv), CARGO_TARGET_DIR (default target).
+# Needs python3 (venv) and PyPI for the pinned tools in .ci/contract-requirements.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+examples=100
+report=""
+seed=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --examples) examples="$2"; shift 2 ;;
+    --report) report="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    *) echo "contract: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+
+target="${CARGO_TARGET_DIR:-$repo/target}"
+venv="${CONTRACT_VENV:-$target/contract-venv}"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# --- Tools: a venv with the pinned validator and fuzzer (reused between runs when up to date).
+reqs=.ci/contract-requirements.txt
+if [ ! -x "$venv/bin/schemathesis" ] || ! cmp -s "$reqs" "$venv/requirements.txt"; then
+  echo "contract: installing $reqs into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$reqs"
+  cp "$reqs" "$venv/requirements.txt"
+fi
+
+# --- Binaries: dsa and the registry simulator.
+cargo build --locked --quiet -p dsa-api -p dsa-tests --bins
+dsa="$target/debug/dsa"
+sim="$target/debug/dsa-sim"
+
+wait_for() { # file-or-url, what, seconds
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    if [[ "$1" == http* ]]; then curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    elif [ -s "$1" ]; then return 0; fi
+    sleep 0.1
+  done
+  echo "contract: $2 did not come up in $3 s" >&2
+  return 1
+}
+
+# --- The registry simulator on free loopback ports; it writes the [engine] section for dsa.
+"$sim" --scenario tests/fixtures/scenarios/demo.toml --write-config "$work/sim.toml" >"$work/sim.log" 2>&1 &
+pids+=($!)
+wait_for "$work/sim.toml" "dsa-sim" 30 || { cat "$work/sim.log" >&2; exit 1; }
+
+# --- A standalone dsa on a free port, its database in the scratch directory.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat "$work/sim.toml" - >"$work/dsa.toml" <<TOML
+
+[server]
+listen = "127.0.0.1:$port"
+
+[database]
+url = "sqlite://$work/dsa.db?mode=rwc"
+
+[bootstrap]
+create_dev_key = false
+
+[pricing]
+platform_checkout_url = "https://checkout.example/register"
+
+# The fuzzer sends thousands of requests a minute from one address: the per-minute and per-address
+# limits have their own tests (tests/tests/policy.rs, contract.rs) and are not under test here.
+[policy]
+per_ip_per_minute = 0
+
+[policy.per_minute]
+free = 1000000
+starter = 1000000
+pro = 1000000
+reseller = 1000000
+TOML
+export DSA_CONFIG="$work/dsa.toml" DSA_LOG=warn
+key=$("$dsa" keys create --kind server --plan reseller --pricing --purchase-button \
+  --purchase-url https://shop.example/buy --commission 10 | grep -o 'dsa_server_[A-Za-z0-9_-]*' | head -n1)
+[ -n "$key" ] || { echo "contract: could not create a key" >&2; exit 1; }
+"$dsa" serve >"$work/dsa.log" 2>&1 &
+pids+=($!)
+base="http://127.0.0.1:$port"
+wait_for "$base/healthz" "dsa" 60 || { cat "$work/dsa.log" >&2; exit 1; }
+
+# --- 1. The document validates as OpenAPI 3.1.
+curl -fsS "$base/v1/openapi.json" -o "$work/openapi.json"
+"$venv/bin/python" - "$work/openapi.json" <<'PY'
+import json, sys
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+doc = json.load(open(sys.argv[1]))
+assert doc["openapi"].startswith("3.1"), f"document is OpenAPI {doc['openapi']}, not 3.1"
+validate(doc, cls=OpenAPIV31SpecValidator)
+ops = sum(1 for item in doc["paths"].values() for m in item if m in ("get", "post", "put", "patch", "delete"))
+print(f"contract: /v1/openapi.json is valid OpenAPI {doc['openapi']} ({len(doc['paths'])} paths, {ops} operations)")
+PY
+
+# --- 2. schemathesis against every operation.
+# client_key is the document's apiKey-in-query security scheme: schemathesis fills it in itself.
+cat >"$work/schemathesis.toml" <<TOML
+[auth.openapi.client_key]
+api_key = "\${DSA_CONTRACT_KEY}"
+TOML
+export DSA_CONTRACT_KEY="$key"
+args=(--checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance
+  --max-examples "$examples" --no-color --generation-database none --workers 2)
+[ -n "$seed" ] && args+=(--seed "$seed")
+if [ -n "$report" ]; then
+  mkdir -p "$report"
+  args+=(--report junit,ndjson --report-dir "$report")
+fi
+echo "contract: schemathesis, $examples examples per operation, against $base"
+status=0
+"$venv/bin/schemathesis" --config-file "$work/schemathesis.toml" run "$base/v1/openapi.json" "${args[@]}" || status=$?
+if grep -q 'panicked' "$work/dsa.log"; then
+  echo "contract: dsa logged a panic:" >&2
+  grep -B2 -A10 'panicked' "$work/dsa.log" >&2
+  status=1
+fi
+exit "$status"

@@ -1,0 +1,7 @@
+//! Fuzz target `whois`: see `fuzz/checks.rs` for the input framing and the invariants.
+#![no_main]
+
+#[path = "../checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::whois(data));

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the parsers with libFuzzer (issue 9), on the stable toolchain.
+#
+# Usage: fuzz/run.sh [SECONDS_PER_TARGET] [TARGET…]     (default: 600 s; domain whois rdap query)
+#
+# Seeds come from ../shared/data (DSA_SHARED_DATA): recorded WHOIS and RDAP answers with their
+# server, suffix and HTTP status, and real domain names; the corpus grows in fuzz/corpus/TARGET.
+# Each input may take at most 5 s and 2 GiB (libFuzzer's -timeout and -rss_limit_mb): a slower or
+# bigger one is reported as a crash. A crashing input is saved in fuzz/artifacts/TARGET/; copy it
+# to fuzz/regressions/TARGET/ so tests/tests/fuzz_regressions.rs replays it in CI.
+#
+# The build instruments the code for libFuzzer the way cargo-fuzz does (SanitizerCoverage with
+# inline 8-bit counters, PC table and compare tracing), without a sanitizer, so no nightly
+# toolchain is needed. `cargo fuzz run TARGET -s none` works too where cargo-fuzz is installed.
+set -euo pipefail
+cd "$(dirname "$0")"
+secs="${1:-600}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(domain whois rdap query)
+data="${DSA_SHARED_DATA:-$(cd ../.. && pwd)/shared/data}"
+[ -f "$data/whois/index.jsonl" ] || { echo "fuzz: shared data not found at $data (set DSA_SHARED_DATA)" >&2; exit 1; }
+
+# --- Seeds (written once; the fuzzer adds to the same directories).
+python3 - "$data" <<'PY'
+import csv, hashlib, json, os, sys
+data = sys.argv[1]
+def put(target, blob):
+    d = f"corpus/{target}"
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/seed-{hashlib.sha1(blob).hexdigest()}", "wb") as f:
+        f.write(blob)
+for line in open(f"{data}/whois/index.jsonl"):
+    e = json.loads(line)
+    raw = open(f"{data}/whois/{e['response_file']}", "rb").read()
+    put("whois", f"{e.get('server') or ''}\n{e.get('tld') or ''}\n{e.get('charset') or ''}\n".encode() + raw)
+for line in open(f"{data}/rdap/index.jsonl"):
+    e = json.loads(line)
+    body = open(f"{data}/rdap/{e['response_file']}", "rb").read()
+    put("rdap", f"{e.get('http_status') or 200}\n".encode() + body)
+with open(f"{data}/domains/majestic-million-top15000.csv", newline="") as f:
+    for i, row in enumerate(csv.DictReader(f)):
+        if i % 50 == 0 or row["IDN_Domain"] != row["Domain"]:
+            put("domain", row["IDN_Domain"].encode())
+            put("domain", f"https://www.{row['Domain']}/path?q=1".encode())
+for s in ["bücher.de", "WWW.Example.COM.", "xn--bcher-kva.de", "example.com.af", "moe.gov.af", "com.af", "127.0.0.1", "a-.com"]:
+    put("domain", s.encode())
+for q in ["domain=example.com", "domain=b%C3%BCcher.de&commission_percent=12.5",
+          "domain=example.com&redirect_url=https%3A%2F%2Fshop.example%2Fcart%3Fa%3D1%23top&redirect_checkout=1",
+          "client_key=dsa_embed_x&domain=example.com&include_price=1&commission_percent=1000",
+          "domain=a&domain=b&commission_percent=-0"]:
+    put("query", q.encode())
+PY
+
+# --- Build (release, instrumented, debug assertions and overflow checks on).
+export RUSTFLAGS="${RUSTFLAGS:-} --cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks"
+export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$(pwd)/target}"
+bins=()
+for t in "${targets[@]}"; do bins+=(--bin "$t"); done
+# An explicit --target keeps RUSTFLAGS off build scripts and proc macros (as cargo-fuzz does).
+triple=$(rustc -vV | sed -n 's/^host: //p')
+cargo build --release --target "$triple" "${bins[@]}"
+
+# --- Run each target in turn.
+status=0
+for t in "${targets[@]}"; do
+  mkdir -p "artifacts/$t"
+  echo "== fuzz $t for ${secs} s"
+  "$CARGO_TARGET_DIR/$triple/release/$t" "corpus/$t" "regressions/$t" -max_total_time="$secs" -timeout=5 \
+    -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="artifacts/$t/" -print_final_stats=1 2>&1 \
+    | tee "artifacts/$t/last-run.log" | grep -E '^(#[0-9]+.*(DONE|pulse)|stat::|==|SUMMARY|.*panicked)' || true
+  if ls "artifacts/$t"/crash-* "artifacts/$t"/timeout-* "artifacts/$t"/oom-* >/dev/null 2>&1; then
+    echo "fuzz: $t found failing inputs in fuzz/artifacts/$t/" >&2
+    status=1
+  fi
+done
+exit "$status"
