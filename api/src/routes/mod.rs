@@ -2,9 +2,9 @@
 //! health, readiness and metrics.
 
 pub mod check;
+pub mod dns;
 pub mod domain_check;
 pub mod front;
-pub mod dns;
 pub mod health;
 pub mod keyed;
 pub mod whois;
