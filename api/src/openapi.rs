@@ -83,9 +83,6 @@ impl Modify for ClientKeyScheme {
 pub const UNDESCRIBED: &[(&str, &str)] = &[
     ("/v1/openapi.json", "this document"),
     ("/docs*", "the documentation page rendered from this document (Swagger UI, vendored)"),
-    ("/", "the front page (HTML)"),
-    ("/widget.js", "the embeddable widget script (spec §4.6), loaded by a script tag"),
-    ("/assets/*", "static files of the pages (CSS, images)"),
     ("/account*", "the account portal's HTML pages and forms (spec §5.5)"),
 ];
 
