@@ -356,3 +356,68 @@ async fn operator_cli_and_first_key_on_the_fleets_postgres() {
     let _ = std::fs::remove_file(&log);
     db.drop_now().await;
 }
+
+/// A worker reply about another domain than the job's is never returned to the user: 502, no
+/// charge (a buggy or hostile worker cannot make the front answer for the wrong name).
+#[tokio::test]
+async fn a_reply_about_another_domain_is_a_502() {
+    use futures::StreamExt;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "wrongreply";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let names = common::subjects::Names::with_prefix(prefix);
+    // A "worker" that answers every check job with a verdict about example.org.
+    let client = async_nats::connect(nats.url()).await.expect("connect");
+    let js = async_nats::jetstream::new(client.clone());
+    let consumer: async_nats::jetstream::consumer::PullConsumer = js
+        .get_stream(&names.jobs_stream)
+        .await
+        .expect("stream")
+        .get_consumer(&names.workers_consumer)
+        .await
+        .expect("consumer");
+    let liar = tokio::spawn(async move {
+        let mut messages = consumer.messages().await.expect("messages");
+        while let Some(Ok(message)) = messages.next().await {
+            let job: common::messages::CheckJob = serde_json::from_slice(&message.payload).expect("job");
+            let reply_to = message
+                .headers
+                .as_ref()
+                .and_then(|h| h.get(common::subjects::REPLY_HEADER))
+                .expect("reply")
+                .to_string();
+            let verdict = common::verdict::Verdict {
+                domain: "example.org".into(),
+                status: common::verdict::Status::Available,
+                method: common::verdict::Method::Rdap,
+                authoritative: true,
+                checked_at: time::OffsetDateTime::now_utc(),
+                evidence: "lie".into(),
+            };
+            let reply = common::messages::CheckReply {
+                job_id: job.job_id,
+                outcome: common::messages::CheckOutcome::Verdict { verdict },
+            };
+            client.publish(reply_to, serde_json::to_vec(&reply).expect("json").into()).await.expect("publish");
+            let _ = message.ack().await;
+        }
+    });
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    let (status, body) =
+        get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=asked-name-dsa.com"))).await;
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["success"], false);
+    liar.abort();
+    front.stop().await;
+    assert_eq!(settled(&front_store_of(&settings).await, &key_id, 0).await, 0, "not charged");
+    db.drop_now().await;
+}
+
+async fn front_store_of(settings: &api::config::Settings) -> std::sync::Arc<dyn api::store::Store> {
+    api::fleet::connect_pg(settings).await.expect("pg")
+}
