@@ -33,6 +33,7 @@ pub mod singleflight;
 pub mod state;
 pub mod store;
 pub mod store_pg;
+pub mod suggest;
 pub mod telemetry;
 
 use std::future::Future;
@@ -87,6 +88,7 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     let lookups = Router::new()
         .route("/v1/whois", get(routes::whois::whois).fallback(method_not_allowed))
         .route("/v1/dns", get(routes::dns::dns).fallback(method_not_allowed))
+        .route("/v1/domains/suggest", get(routes::suggest::suggest).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();

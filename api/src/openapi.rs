@@ -41,6 +41,7 @@ members marked as our additions) extend the service specification's fields witho
         routes::front::front_stylesheet,
         routes::whois::whois,
         routes::dns::dns,
+        routes::suggest::suggest,
         routes::health::healthz,
         routes::health::readyz,
         routes::health::metrics,
@@ -52,6 +53,7 @@ members marked as our additions) extend the service specification's fields witho
         (name = "front page", description = "The public front page, the embeddable widget (spec §4.6) and the front page's short form of the check (spec §4.7)."),
         (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise (spec §4.2)."),
         (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
+        (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms (spec §4.5)."),
         (name = "operations", description = "Liveness, readiness and metrics for the operator (free)."),
     ),
 )]

@@ -117,6 +117,8 @@ pub struct Parts {
 impl AppState {
     /// Assembles the state.
     pub fn new(parts: Parts) -> Self {
+        // The suggestion word model loads in the background so no request waits for it.
+        std::thread::spawn(crate::suggest::Words::warm_up);
         let check_deadline = Duration::from_secs_f64(parts.engine.config().check_deadline_secs.max(0.01));
         let keys = Cache::builder().max_capacity(100_000).time_to_live(Duration::from_secs(KEY_CACHE_TTL_SECS)).build();
         Self {

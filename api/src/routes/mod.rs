@@ -7,6 +7,7 @@ pub mod domain_check;
 pub mod front;
 pub mod health;
 pub mod keyed;
+pub mod suggest;
 pub mod whois;
 
 use std::collections::HashMap;
