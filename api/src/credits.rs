@@ -99,11 +99,43 @@ impl Reservation {
     pub fn credits(&self) -> i64 {
         self.credits
     }
+
+    /// Moves `credits` of this reservation into a new one (for a request that is charged per
+    /// item, such as a bulk check: spec §8, 1 credit per domain). Nothing is given back or charged:
+    /// the key's held total is unchanged, each part is later committed or released on its own.
+    /// `None` when `credits` is not in `1..=self.credits()`.
+    pub fn split_off(&mut self, credits: i64) -> Option<Reservation> {
+        if credits < 1 || credits > self.credits {
+            return None;
+        }
+        self.credits -= credits;
+        Some(Reservation {
+            account: self.account.clone(),
+            credits,
+            allowance: self.allowance,
+            key_id: self.key_id.clone(),
+            period: self.period.clone(),
+            endpoint: self.endpoint,
+            charged_at: self.charged_at,
+            front: self.front.clone(),
+            ledger: self.ledger.clone(),
+            settled: false,
+        })
+    }
+
+    /// Gives the credits back now (as dropping does) and returns the credits remaining this month
+    /// after that: what a response reports when part or all of a request was not charged.
+    pub fn release(self) -> i64 {
+        let (account, allowance) = (self.account.clone(), self.allowance);
+        drop(self);
+        let used = account.others.load(Ordering::Acquire) + account.mine.load(Ordering::Acquire);
+        (allowance - used).max(0)
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if !self.settled {
+        if !self.settled && self.credits > 0 {
             self.account.held.fetch_sub(self.credits, Ordering::AcqRel);
             self.account.mine.fetch_sub(self.credits, Ordering::AcqRel);
             tracing::debug!(key_id = %self.key_id, credits = self.credits, endpoint = self.endpoint, "credits released (no definitive answer)");
