@@ -283,7 +283,7 @@ async fn a_bulk_counts_as_one_request_against_the_per_minute_limit() {
 /// uncached check, with every simulated upstream answering after 50 ms. Target: the bulk within
 /// 1.3 × the single check (its checks run in parallel). Run it with
 /// `cargo test -p dsa-tests --test bulk -- --ignored --nocapture bulk_latency_bench`
-/// (`BENCH_ROUNDS`, default 20).
+/// (`BENCH_ROUNDS`, default 20; `BENCH_DEFAULT_LIMITS=1` keeps the shipped per-host limits).
 ///
 /// The simulator serves every registry from one address, so its per-host politeness limits
 /// (`engine.limits.rdap`: 8 at once, 10 a second by default) would make ten names queue where
@@ -293,10 +293,15 @@ async fn a_bulk_counts_as_one_request_against_the_per_minute_limit() {
 #[ignore = "benchmark: run by hand (see the doc comment)"]
 async fn bulk_latency_bench() {
     let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let default_limits = std::env::var("BENCH_DEFAULT_LIMITS").is_ok_and(|v| v == "1");
     let app = TestApp::spawn_with(|s| {
-        s.engine.limits.rdap.per_second = 1000.0;
-        s.engine.limits.rdap.burst = 1000;
-        s.engine.limits.rdap.concurrency = 32;
+        // The shipped default (the harness runs 8 check workers: fewer than a bulk's 10 jobs).
+        s.jobs.workers = api::config::JobsConfig::default().workers;
+        if !default_limits {
+            s.engine.limits.rdap.per_second = 1000.0;
+            s.engine.limits.rdap.burst = 1000;
+            s.engine.limits.rdap.concurrency = 32;
+        }
     })
     .await;
     let key = app.key(KeyOpts { plan: api::keys::Plan::Reseller, ..KeyOpts::default() }).await;
