@@ -428,7 +428,11 @@ async fn check(settings: Settings, domains: Vec<String>, concurrency: usize, jso
 /// One name of `dsa check`: the text to print and whether the verdict is definitive.
 async fn check_one(engine: &Engine, input: String, json: bool) -> anyhow::Result<(String, bool)> {
     let failed = |e: &dyn std::fmt::Display| {
-        if json { serde_json::json!({ "input": input, "error": e.to_string() }).to_string() } else { format!("{input}: {e}") }
+        if json {
+            serde_json::json!({ "input": input, "error": e.to_string() }).to_string()
+        } else {
+            format!("{input}: {e}")
+        }
     };
     let domain = match engine.parse(&input) {
         Ok(d) => d,

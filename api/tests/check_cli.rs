@@ -51,7 +51,10 @@ async fn dsa_check_reads_a_file_or_stdin_and_checks_concurrently() {
     use std::time::{Duration, Instant};
 
     let sim = Simulator::start(Scenario::demo()).await.expect("simulator");
-    sim.set_knobs(Knobs { latency_ms: dsa_tests::sim::Latency { rdap: 400, ..Default::default() }, ..Knobs::default() });
+    sim.set_knobs(Knobs {
+        latency_ms: dsa_tests::sim::Latency { rdap: 400, ..Default::default() },
+        ..Knobs::default()
+    });
     let dir = std::env::temp_dir().join(format!("dsa-check-cli-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir_all(&dir).expect("dir");
     let config = dir.join("dsa-sim.toml");
@@ -101,7 +104,8 @@ async fn dsa_check_reads_a_file_or_stdin_and_checks_concurrently() {
     for ((output, elapsed), expected) in [(&output.0, &names[..4]), (&output.1, &names[4..])] {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-        let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+        let lines: Vec<serde_json::Value> =
+            stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
         assert_eq!(lines.len(), expected.len(), "{stdout}");
         for (name, line) in expected.iter().zip(&lines) {
             assert_eq!(line["verdict"]["domain"], name.as_str(), "input order: {line}");

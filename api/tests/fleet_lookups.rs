@@ -100,7 +100,14 @@ async fn a_bulk_sends_its_jobs_together_and_the_ledger_settles_exactly_what_was_
         latency_ms: dsa_tests::sim::Latency { rdap: 300, ..Default::default() },
         ..Default::default()
     });
-    let names = ["fleet-bulk-1.com", "fleet-bulk-2.org", "FLEET-BULK-1.com", "fleet-bulk-3.dev", "bad_name.com", "fleet-bulk-4.com"];
+    let names = [
+        "fleet-bulk-1.com",
+        "fleet-bulk-2.org",
+        "FLEET-BULK-1.com",
+        "fleet-bulk-3.dev",
+        "bad_name.com",
+        "fleet-bulk-4.com",
+    ];
     let started = std::time::Instant::now();
     let r = http
         .post(front.url(&format!("/v1/domains/bulk?client_key={key}")))

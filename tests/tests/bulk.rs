@@ -60,9 +60,8 @@ async fn get_and_post_check_each_distinct_domain_once_in_request_order() {
     let reason = single["error"].as_str().expect("reason").to_owned();
 
     let list = ["dsa-demo-available.com", "example.com", "exa_mple.com", "EXAMPLE.com", "www.example.com", "  "];
-    let (status, _, body) = app
-        .get(&format!("/v1/domains/bulk?client_key={key}&commission_percent=10&domains={}", list.join(",")))
-        .await;
+    let (status, _, body) =
+        app.get(&format!("/v1/domains/bulk?client_key={key}&commission_percent=10&domains={}", list.join(","))).await;
     assert_eq!(status, 200, "{body}");
     assert_shape(&body, 6, 2, 2, 2);
     let first = &body["domains"][0];
@@ -170,8 +169,9 @@ async fn an_entry_without_a_definitive_verdict_is_reported_and_not_charged() {
     assert_eq!(body["domains"][1]["success"], true);
     assert_eq!(body["credits_remaining"], 499, "only the definitive verdict is charged");
     // Not one definitive verdict: 502 as for a single check, nothing charged.
-    let (status, _, body) =
-        app.get(&format!("/v1/domains/bulk?client_key={key}&domains=dsa-demo-available.af,dsa-demo-available.com.af")).await;
+    let (status, _, body) = app
+        .get(&format!("/v1/domains/bulk?client_key={key}&domains=dsa-demo-available.af,dsa-demo-available.com.af"))
+        .await;
     assert_error(status, &body, 502);
     assert_eq!(settled(&app, &key_id, 1).await, 1);
     assert_eq!(app.finish(Some(&key)).await, 1);
@@ -221,13 +221,15 @@ async fn ndjson_streams_each_verdict_as_it_arrives_then_a_summary() {
     assert_eq!(status, 200);
     app.sim.set_knobs(Knobs { latency_ms: Latency { rdap: 800, ..Latency::default() }, ..Knobs::default() });
     let started = Instant::now();
-    let mut response = app
-        .http
-        .get(app.url(&format!("/v1/domains/bulk?client_key={key}&domains=dsa-demo-available.org,example.com,bad_name.com")))
-        .header("accept", "application/x-ndjson")
-        .send()
-        .await
-        .expect("request");
+    let mut response =
+        app.http
+            .get(app.url(&format!(
+                "/v1/domains/bulk?client_key={key}&domains=dsa-demo-available.org,example.com,bad_name.com"
+            )))
+            .header("accept", "application/x-ndjson")
+            .send()
+            .await
+            .expect("request");
     assert_eq!(response.status().as_u16(), 200);
     assert_eq!(response.headers()["content-type"], "application/x-ndjson");
     let mut buffer = Vec::new();

@@ -405,9 +405,9 @@ pub async fn bulk_post(
             "Unsupported media type: send the list as Content-Type: application/json, {\"domains\": [\"example.com\", …]}.".into(),
         ));
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-        ApiError::BadRequest(format!("Request body unreadable or over {MAX_BODY_BYTES} bytes."))
-    })?;
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| ApiError::BadRequest(format!("Request body unreadable or over {MAX_BODY_BYTES} bytes.")))?;
     let request: BulkRequest = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::BadRequest(format!("Malformed JSON body ({e}); expected {{\"domains\": [\"example.com\", …]}}."))
     })?;
@@ -451,11 +451,7 @@ async fn run(
     let wanted = i64::try_from(list.domains.len()).unwrap_or(i64::MAX) * COST_PER_DOMAIN;
     metrics::histogram!("dsa_bulk_domains").record(list.domains.len() as f64);
     // The whole cost is held before any check starts: all or nothing (spec §7 429).
-    let hold = if wanted > 0 {
-        Some(state.credits().reserve(&key, "bulk", wanted, state.now()).await?)
-    } else {
-        None
-    };
+    let hold = if wanted > 0 { Some(state.credits().reserve(&key, "bulk", wanted, state.now()).await?) } else { None };
     let checks = start_checks(&state, &key, &Arc::new(options), list.domains);
     if stream {
         return Ok(streaming(state, key, list.total, list.invalid, hold, checks));
@@ -536,17 +532,7 @@ fn streaming(
         credits_cost: i64,
         done: bool,
     }
-    let progress = Progress {
-        state,
-        key,
-        total,
-        invalid,
-        hold,
-        checks,
-        checked: 0,
-        credits_cost: 0,
-        done: false,
-    };
+    let progress = Progress { state, key, total, invalid, hold, checks, checked: 0, credits_cost: 0, done: false };
     let lines = futures::stream::unfold(progress, |mut p| async move {
         if p.done {
             return None;
