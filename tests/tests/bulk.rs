@@ -349,3 +349,28 @@ bulk of 10 median {:.1} ms (p90 {:.1}); ratio of medians {:.2}",
     );
     app.finish(None).await;
 }
+
+#[tokio::test]
+async fn a_client_that_hangs_up_mid_stream_is_not_charged_for_the_lines_it_was_not_sent() {
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (status, _, _) = app.get(&format!("/v1/domains/check?client_key={key}&domain=example.com")).await;
+    assert_eq!(status, 200);
+    app.sim.set_knobs(Knobs { latency_ms: Latency { rdap: 1000, ..Latency::default() }, ..Knobs::default() });
+    let mut response = app
+        .http
+        .get(app.url(&format!("/v1/domains/bulk?client_key={key}&domains=example.com,dsa-demo-available.org")))
+        .header("accept", "application/x-ndjson")
+        .send()
+        .await
+        .expect("request");
+    let first = response.chunk().await.expect("chunk").expect("a first line");
+    let first: Value = serde_json::from_slice(&first).expect("JSON line");
+    assert_eq!(first["domain"], "example.com");
+    drop(response);
+    // The slow check ends meanwhile; its credit was held but never charged.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(settled(&app, &key_id, 2).await, 2, "the single check and the one line sent");
+    assert_eq!(app.finish(Some(&key)).await, 2);
+}

@@ -15,11 +15,11 @@
 //! Two response forms:
 //! * `application/json` (default): the §2.5 object once every check is done. When no valid entry
 //!   gets a definitive verdict, a 502 (nothing charged), as for a single check.
-//! * `application/x-ndjson` (when the request's `Accept` names it): one JSON line per distinct
+//! * `application/x-ndjson` (when the request's `Accept` prefers it): one JSON line per distinct
 //!   valid domain as its verdict arrives (completion order, each line carrying its `domain`), then
 //!   one summary line (`"summary": true`) with `total`, `invalid` and the credits. Each line's
-//!   credit is committed just before the line is written, so a client that hangs up early pays
-//!   only for the lines sent.
+//!   credit is committed just before the line is written; a client that hangs up early is
+//!   charged only for the lines already written (the rest of the hold is given back).
 //!
 //! Demo mode (spec §5.6) covers availability checks only: a bulk needs a key (the
 //! [`require_key`](super::keyed::require_key) prelude, 400 without `client_key`).
@@ -296,18 +296,29 @@ pub fn parse_list(state: &AppState, entries: Vec<String>) -> Result<BulkList, Ap
     Ok(list)
 }
 
-/// Whether the client asked for the streaming form (`Accept` names [`NDJSON`]).
+/// Whether the client prefers the streaming form (RFC 9110 §12.5.1): `Accept` names [`NDJSON`]
+/// with a quality above zero, above that of `application/json` and no lower than that of a
+/// wildcard (`application/*`, `*/*`). Without `Accept`, the answer is JSON.
 fn wants_stream(headers: &HeaderMap) -> bool {
-    headers.get_all(header::ACCEPT).iter().any(|v| {
-        v.to_str().is_ok_and(|s| {
-            s.split(',').any(|part| {
-                let mut params = part.split(';');
-                let media = params.next().unwrap_or("").trim();
-                let refused = params.any(|p| p.replace(' ', "").eq_ignore_ascii_case("q=0"));
-                media.eq_ignore_ascii_case(NDJSON) && !refused
-            })
-        })
-    })
+    let (mut ndjson, mut json, mut wildcard) = (0.0_f32, 0.0_f32, 0.0_f32);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for range in value.split(',') {
+            let mut params = range.split(';');
+            let media = params.next().unwrap_or("").trim().to_ascii_lowercase();
+            let q = params
+                .filter_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            match media.as_str() {
+                NDJSON => ndjson = ndjson.max(q),
+                "application/json" => json = json.max(q),
+                "application/*" | "*/*" => wildcard = wildcard.max(q),
+                _ => {}
+            }
+        }
+    }
+    ndjson > 0.0 && ndjson > json && ndjson >= wildcard
 }
 
 /// Handler of `GET /v1/domains/bulk`: up to ten availability checks in parallel (spec §4.4).
@@ -580,4 +591,33 @@ fn streaming(
     // Proxies that buffer responses (nginx) would hold the lines back until the end.
     response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(header::ACCEPT, HeaderValue::from_str(v).expect("header"));
+        }
+        headers
+    }
+
+    #[test]
+    fn the_stream_is_chosen_only_when_preferred() {
+        assert!(!wants_stream(&accept(&[])));
+        assert!(!wants_stream(&accept(&["application/json"])));
+        assert!(!wants_stream(&accept(&["*/*"])));
+        assert!(wants_stream(&accept(&["application/x-ndjson"])));
+        assert!(wants_stream(&accept(&["Application/X-NDJSON; charset=utf-8"])));
+        assert!(wants_stream(&accept(&["application/x-ndjson, application/json;q=0.9"])));
+        assert!(wants_stream(&accept(&["application/json;q=0.5", "application/x-ndjson"])));
+        assert!(!wants_stream(&accept(&["application/x-ndjson;q=0.5, application/json"])));
+        assert!(!wants_stream(&accept(&["application/x-ndjson;q=0"])));
+        assert!(wants_stream(&accept(&["application/x-ndjson, */*"])), "named beats a wildcard");
+        assert!(!wants_stream(&accept(&["application/x-ndjson, application/json"])), "a tie answers JSON");
+        assert!(!wants_stream(&accept(&["application/x-ndjson;q=0.5, */*"])));
+    }
 }
