@@ -86,7 +86,9 @@ async fn a_bulk_sends_its_jobs_together_and_the_ledger_settles_exactly_what_was_
     let db = PgDatabase::create().await;
     let sim = sim().await;
     let prefix = "bulk";
-    let settings = settings(&nats, &db, &sim, prefix);
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    // A name without a verdict waits this long (the worker retries it until then).
+    settings.engine.check_deadline_secs = 2.0;
     let front = Front::start(&settings).await;
     let worker_stats = Arc::new(workers::fleet::PoolStats::default());
     let worker = Role::worker(&settings, worker_stats.clone());
@@ -145,11 +147,25 @@ async fn a_bulk_sends_its_jobs_together_and_the_ledger_settles_exactly_what_was_
     assert_eq!(lines[2]["credits_cost"], 2);
     assert_eq!(lines[2]["credits_remaining"], 494);
 
-    assert_eq!(settled(&front.store, &key_id, 3).await, 3, "one entry for the JSON bulk, one per streamed line");
+    // WHOIS down: the .af name (WHOIS only) gets no verdict and is not charged; the .com one is.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        faults: dsa_tests::sim::Faults { whois: dsa_tests::sim::Fault::Reset, ..Default::default() },
+        ..Default::default()
+    });
+    let (status, body) =
+        get(&http, front.url(&format!("/v1/domains/bulk?client_key={key}&domains=fleet-bulk-5.af,fleet-bulk-5.com")))
+            .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["domains"][0]["success"], false, "{body}");
+    assert_eq!(body["domains"][1]["success"], true, "{body}");
+    assert_eq!(body["credits_cost"], 1);
+    assert_eq!(body["credits_remaining"], 493);
+
+    assert_eq!(settled(&front.store, &key_id, 4).await, 4, "one entry per JSON bulk, one per streamed line");
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    assert_eq!(front.store.settled_usage(&key_id, &period).await.expect("usage"), 6, "4 + 2 credits, no more");
+    assert_eq!(front.store.settled_usage(&key_id, &period).await.expect("usage"), 7, "4 + 2 + 1 credits, no more");
     let by_endpoint = front.store.usage_by_endpoint(&key_id, &period).await.expect("usage");
-    assert_eq!(by_endpoint, vec![("bulk".to_owned(), 6)]);
+    assert_eq!(by_endpoint, vec![("bulk".to_owned(), 7)]);
 
     front.stop().await;
     worker.stop().await;
