@@ -99,11 +99,43 @@ impl Reservation {
     pub fn credits(&self) -> i64 {
         self.credits
     }
+
+    /// Moves `credits` of this reservation into a new one (for a request that is charged per
+    /// item, such as a bulk check: spec §8, 1 credit per domain). Nothing is given back or charged:
+    /// the key's held total is unchanged, each part is later committed or released on its own.
+    /// `None` when `credits` is not in `1..=self.credits()`.
+    pub fn split_off(&mut self, credits: i64) -> Option<Reservation> {
+        if credits < 1 || credits > self.credits {
+            return None;
+        }
+        self.credits -= credits;
+        Some(Reservation {
+            account: self.account.clone(),
+            credits,
+            allowance: self.allowance,
+            key_id: self.key_id.clone(),
+            period: self.period.clone(),
+            endpoint: self.endpoint,
+            charged_at: self.charged_at,
+            front: self.front.clone(),
+            ledger: self.ledger.clone(),
+            settled: false,
+        })
+    }
+
+    /// Gives the credits back now (as dropping does) and returns the credits remaining this month
+    /// after that: what a response reports when part or all of a request was not charged.
+    pub fn release(self) -> i64 {
+        let (account, allowance) = (self.account.clone(), self.allowance);
+        drop(self);
+        let used = account.others.load(Ordering::Acquire) + account.mine.load(Ordering::Acquire);
+        (allowance - used).max(0)
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if !self.settled {
+        if !self.settled && self.credits > 0 {
             self.account.held.fetch_sub(self.credits, Ordering::AcqRel);
             self.account.mine.fetch_sub(self.credits, Ordering::AcqRel);
             tracing::debug!(key_id = %self.key_id, credits = self.credits, endpoint = self.endpoint, "credits released (no definitive answer)");
@@ -246,4 +278,58 @@ impl Credits {
 /// overspend) however busy the ledger is.
 async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str) -> anyhow::Result<i64> {
     store.settled_by_others(key_id, period, front).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{KeyKind, Plan};
+    use crate::store::{NewKey, SqliteStore};
+
+    async fn setup() -> (Credits, KeyRecord, mpsc::UnboundedReceiver<LedgerEvent>, std::path::PathBuf) {
+        let path = std::env::temp_dir().join(format!("dsa-credits-{}.db", Uuid::now_v7()));
+        let store = SqliteStore::connect(&format!("sqlite://{}?mode=rwc", path.display()), 1).await.expect("store");
+        store.migrate().await.expect("migrate");
+        let (_, key_hash) = crate::keys::generate(KeyKind::Server);
+        let mut key = store
+            .create_key(NewKey {
+                key_hash,
+                kind: KeyKind::Server,
+                plan: Plan::Free,
+                pricing_enabled: false,
+                show_purchase_button: false,
+                default_commission_percent: None,
+                purchase_url: None,
+                allowed_origins: Vec::new(),
+                label: "credits test".into(),
+            })
+            .await
+            .expect("key");
+        key.monthly_allowance = 10;
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Credits::new(Arc::new(store), tx, "test-front", None), key, rx, path)
+    }
+
+    #[tokio::test]
+    async fn a_split_hold_charges_its_parts_and_gives_back_the_rest() {
+        let (credits, key, mut ledger, path) = setup().await;
+        let now = OffsetDateTime::now_utc();
+        let mut hold = credits.reserve(&key, "bulk", 4, now).await.expect("4 of 10");
+        assert!(hold.split_off(0).is_none() && hold.split_off(5).is_none(), "only 1..=held");
+        let part = hold.split_off(1).expect("a part");
+        assert_eq!((part.credits(), hold.credits()), (1, 3));
+        // Committed: 1; still held: 3 → 6 left while the rest is held.
+        assert_eq!(part.commit(), 6);
+        // Another request cannot take what the hold still has (7 > 10 − 1 − 3).
+        assert!(credits.reserve(&key, "check", 7, now).await.is_err());
+        assert_eq!(hold.release(), 9, "the rest given back: only the committed credit is spent");
+        let event = ledger.try_recv().expect("one ledger event");
+        assert_eq!((event.credits, event.endpoint.as_str()), (1, "bulk"));
+        assert!(ledger.try_recv().is_err(), "releasing records no charge");
+        let all = credits.reserve(&key, "bulk", 9, now).await.expect("the 9 left");
+        assert_eq!(all.release(), 9);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! The one error type of the HTTP boundary and its mapping to the spec's error shape (§7):
-//! `{"success":false,"error":"…"}` with 400/403/404/405/429/500/502/503.
+//! `{"success":false,"error":"…"}` with 400/403/404/405/415/429/500/502/503.
 //!
 //! 4xx are logged at debug; 5xx are logged with their cause chain and never leak internals.
 
@@ -21,6 +21,10 @@ pub enum ApiError {
     /// Malformed input: bad domain, bad number, bad URL… (400). The text is shown to the client.
     #[error("{0}")]
     BadRequest(String),
+    /// A request body in a media type the endpoint does not take (415); the text names the one
+    /// it takes.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// Key not found, disabled or suspended (403).
     #[error("Invalid or disabled client key.")]
     InvalidKey,
@@ -71,6 +75,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Missing(_) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::InvalidKey | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::CreditsExhausted { .. } | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotFound => StatusCode::NOT_FOUND,

@@ -12,6 +12,10 @@
 //!     └─ credits::Reservation::commit ─► ledger::run ─► store (ledger_entries + key_usage)
 //! ```
 //!
+//! A bulk check (`GET|POST /v1/domains/bulk`, [`routes::bulk`]) runs the same path for up to ten
+//! names at once: one credit hold for all of them, then every check concurrently, each charged
+//! only for a definitive verdict.
+//!
 //! [`serve`] takes an already bound listener and a shutdown future, so tests bind port 0.
 
 #![allow(clippy::module_name_repetitions)]
@@ -84,8 +88,13 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/v1/domains/check", get(routes::check::check).fallback(method_not_allowed))
         .route("/domain-check", get(routes::domain_check::domain_check).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::key_or_demo));
-    // Record lookups: key required (no demo mode), each kind on its own queue of the bus.
+    // Record lookups and bulk checks: key required (no demo mode), each kind on its own queue of
+    // the bus (a bulk's checks go on the check queue, all at once).
     let lookups = Router::new()
+        .route(
+            "/v1/domains/bulk",
+            get(routes::bulk::bulk_get).post(routes::bulk::bulk_post).fallback(method_not_allowed),
+        )
         .route("/v1/whois", get(routes::whois::whois).fallback(method_not_allowed))
         .route("/v1/dns", get(routes::dns::dns).fallback(method_not_allowed))
         .route("/v1/domains/suggest", get(routes::suggest::suggest).fallback(method_not_allowed))

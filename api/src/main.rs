@@ -39,10 +39,21 @@ enum Command {
     /// Fleet: runs the ledger consumer (charges settled in Postgres).
     Ledger,
     /// Checks domains with the engine directly and prints each verdict with its evidence.
+    ///
+    /// Names come from the arguments and from `--file` (one a line; blank lines and `#` comments
+    /// skipped). Up to `--concurrency` checks run at once, within the engine's per-upstream
+    /// politeness limits (`engine.limits`), which still pace every registry. Results are printed
+    /// in input order. Exit status 2 when any name got no definitive verdict or was invalid.
     Check {
         /// Domains (or URLs) to check.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "file")]
         domains: Vec<String>,
+        /// Also read names from this file, one a line; `-` for standard input.
+        #[arg(long, short)]
+        file: Option<PathBuf>,
+        /// Checks in flight at once (at least 1).
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+        concurrency: u16,
         /// Print JSON lines instead of text.
         #[arg(long)]
         json: bool,
@@ -249,7 +260,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let stats = std::sync::Arc::new(api::ledger::ConsumerStats::default());
             api::fleet::ledger(&settings, stats, shutdown_signal()).await.map(|()| ExitCode::SUCCESS)
         }
-        Command::Check { domains, json } => check(settings, domains, json).await,
+        Command::Check { mut domains, file, concurrency, json } => {
+            if let Some(file) = file {
+                let text = String::from_utf8(read_input(Some(file.clone()))?)
+                    .map_err(|_| anyhow::anyhow!("--file {}: not UTF-8 text", file.display()))?;
+                domains.extend(
+                    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned),
+                );
+            }
+            anyhow::ensure!(!domains.is_empty(), "dsa check: no domain names given (arguments or --file)");
+            check(settings, domains, usize::from(concurrency), json).await
+        }
         Command::Explain { what } => explain(what).map(|()| ExitCode::SUCCESS),
         Command::Keys { json, action } => keys(settings, action, json).await.map(|()| ExitCode::SUCCESS),
         Command::Usage { key, period, json } => usage(settings, &key, period, json).await.map(|()| ExitCode::SUCCESS),
@@ -384,53 +405,61 @@ async fn serve_http(
     Ok(())
 }
 
-async fn check(settings: Settings, domains: Vec<String>, json: bool) -> anyhow::Result<ExitCode> {
+async fn check(settings: Settings, domains: Vec<String>, concurrency: usize, json: bool) -> anyhow::Result<ExitCode> {
+    use futures::StreamExt as _;
     let engine = Engine::new(settings.engine)?;
+    // `buffered`: up to `concurrency` checks at once, results in input order. The engine's
+    // governor (per-upstream rate, concurrency cap, cooldown) paces them per registry.
+    let mut results = futures::stream::iter(domains)
+        .map(|input| {
+            let engine = engine.clone();
+            async move { check_one(&engine, input, json).await }
+        })
+        .buffered(concurrency.max(1));
     let mut all_ok = true;
-    for input in domains {
-        let domain = match engine.parse(&input) {
-            Ok(d) => d,
-            Err(e) => {
-                all_ok = false;
-                if json {
-                    println!("{}", serde_json::json!({ "input": input, "error": e.to_string() }));
-                } else {
-                    println!("{input}: {e}");
-                }
-                continue;
-            }
-        };
-        match engine.check_uncached(&domain).await {
-            Ok(report) => {
-                if json {
-                    println!("{}", serde_json::to_string(&report)?);
-                } else {
-                    let v = &report.verdict;
-                    println!(
-                        "{}  {:?}  via {:?}{}",
-                        v.domain,
-                        v.status,
-                        v.method,
-                        if v.authoritative { " (authoritative)" } else { "" }
-                    );
-                    for step in &report.steps {
-                        println!("    {:<5} {:<28} {}", step.protocol.as_str(), step.upstream, step.outcome);
-                    }
-                    println!("    evidence: {}", v.evidence);
-                }
-                all_ok &= report.verdict.status.is_definitive();
-            }
-            Err(e) => {
-                all_ok = false;
-                if json {
-                    println!("{}", serde_json::json!({ "input": input, "error": e.to_string() }));
-                } else {
-                    println!("{input}: {e}");
-                }
-            }
-        }
+    while let Some(result) = results.next().await {
+        let (text, ok) = result?;
+        println!("{text}");
+        all_ok &= ok;
     }
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// One name of `dsa check`: the text to print and whether the verdict is definitive.
+async fn check_one(engine: &Engine, input: String, json: bool) -> anyhow::Result<(String, bool)> {
+    let failed = |e: &dyn std::fmt::Display| {
+        if json {
+            serde_json::json!({ "input": input, "error": e.to_string() }).to_string()
+        } else {
+            format!("{input}: {e}")
+        }
+    };
+    let domain = match engine.parse(&input) {
+        Ok(d) => d,
+        Err(e) => return Ok((failed(&e), false)),
+    };
+    match engine.check_uncached(&domain).await {
+        Ok(report) => {
+            let ok = report.verdict.status.is_definitive();
+            if json {
+                return Ok((serde_json::to_string(&report)?, ok));
+            }
+            let v = &report.verdict;
+            let mut text = format!(
+                "{}  {:?}  via {:?}{}",
+                v.domain,
+                v.status,
+                v.method,
+                if v.authoritative { " (authoritative)" } else { "" }
+            );
+            for step in &report.steps {
+                text.push_str(&format!("\n    {:<5} {:<28} {}", step.protocol.as_str(), step.upstream, step.outcome));
+            }
+            text.push_str(&format!("\n    evidence: {}", v.evidence));
+            Ok((text, ok))
+        }
+        Err(e) => Ok((failed(&e), false)),
+    }
 }
 
 fn read_input(file: Option<PathBuf>) -> anyhow::Result<Vec<u8>> {

@@ -39,6 +39,8 @@ members marked as our additions) extend the service specification's fields witho
         routes::front::front_page,
         routes::front::widget_js,
         routes::front::front_stylesheet,
+        routes::bulk::bulk_get,
+        routes::bulk::bulk_post,
         routes::whois::whois,
         routes::dns::dns,
         routes::suggest::suggest,
@@ -51,6 +53,7 @@ members marked as our additions) extend the service specification's fields witho
     tags(
         (name = "availability", description = "Is a domain name free to register? (spec §4.1)"),
         (name = "front page", description = "The public front page, the embeddable widget (spec §4.6) and the front page's short form of the check (spec §4.7)."),
+        (name = "bulk", description = "Up to 10 availability checks in one request, run in parallel; optionally streamed as NDJSON (spec §4.4)."),
         (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise (spec §4.2)."),
         (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
         (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms (spec §4.5)."),

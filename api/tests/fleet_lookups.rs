@@ -78,3 +78,98 @@ async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job
     ledger.stop().await;
     db.drop_now().await;
 }
+
+#[tokio::test]
+async fn a_bulk_sends_its_jobs_together_and_the_ledger_settles_exactly_what_was_charged() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let prefix = "bulk";
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    // A name without a verdict waits this long (the worker retries it until then).
+    settings.engine.check_deadline_secs = 2.0;
+    let front = Front::start(&settings).await;
+    let worker_stats = Arc::new(workers::fleet::PoolStats::default());
+    let worker = Role::worker(&settings, worker_stats.clone());
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+
+    // Every uncached name waits 300 ms for its RDAP answer: one after the other, four would
+    // take 1.2 s; the bulk's jobs go out together.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { rdap: 300, ..Default::default() },
+        ..Default::default()
+    });
+    let names = [
+        "fleet-bulk-1.com",
+        "fleet-bulk-2.org",
+        "FLEET-BULK-1.com",
+        "fleet-bulk-3.dev",
+        "bad_name.com",
+        "fleet-bulk-4.com",
+    ];
+    let started = std::time::Instant::now();
+    let r = http
+        .post(front.url(&format!("/v1/domains/bulk?client_key={key}")))
+        .json(&serde_json::json!({ "domains": names }))
+        .send()
+        .await
+        .expect("post");
+    let elapsed = started.elapsed();
+    let status = r.status().as_u16();
+    let body: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["total"], 6);
+    let domains = body["domains"].as_array().expect("domains");
+    let checked: Vec<&str> = domains.iter().filter_map(|d| d["domain"].as_str()).collect();
+    assert_eq!(checked, ["fleet-bulk-1.com", "fleet-bulk-2.org", "fleet-bulk-3.dev", "fleet-bulk-4.com"]);
+    assert!(domains.iter().all(|d| d["success"] == true && d["available"] == true), "{body}");
+    assert_eq!(body["invalid"][0]["input"], "bad_name.com");
+    assert_eq!(body["credits_cost"], 4);
+    assert_eq!(body["credits_remaining"], 496);
+    assert_eq!(worker_stats.answered.load(Ordering::Relaxed), 4, "one job per distinct valid name");
+    assert!(elapsed < Duration::from_millis(1200), "four 300 ms checks in parallel took {elapsed:?}");
+
+    // Streamed: one ledger entry per charged line; the cached names answer at once.
+    let r = http
+        .get(front.url(&format!("/v1/domains/bulk?client_key={key}&domains=fleet-bulk-1.com,fleet-bulk-2.org")))
+        .header("accept", "application/x-ndjson")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(r.status().as_u16(), 200);
+    let text = r.text().await.expect("body");
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[..2].iter().all(|l| l["verdict"]["cached"] == true), "{text}");
+    assert_eq!(lines[2]["credits_cost"], 2);
+    assert_eq!(lines[2]["credits_remaining"], 494);
+
+    // WHOIS down: the .af name (WHOIS only) gets no verdict and is not charged; the .com one is.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        faults: dsa_tests::sim::Faults { whois: dsa_tests::sim::Fault::Reset, ..Default::default() },
+        ..Default::default()
+    });
+    let (status, body) =
+        get(&http, front.url(&format!("/v1/domains/bulk?client_key={key}&domains=fleet-bulk-5.af,fleet-bulk-5.com")))
+            .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["domains"][0]["success"], false, "{body}");
+    assert_eq!(body["domains"][1]["success"], true, "{body}");
+    assert_eq!(body["credits_cost"], 1);
+    assert_eq!(body["credits_remaining"], 493);
+
+    assert_eq!(settled(&front.store, &key_id, 4).await, 4, "one entry per JSON bulk, one per streamed line");
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    assert_eq!(front.store.settled_usage(&key_id, &period).await.expect("usage"), 7, "4 + 2 + 1 credits, no more");
+    let by_endpoint = front.store.usage_by_endpoint(&key_id, &period).await.expect("usage");
+    assert_eq!(by_endpoint, vec![("bulk".to_owned(), 7)]);
+
+    front.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    db.drop_now().await;
+}

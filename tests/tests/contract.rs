@@ -346,3 +346,31 @@ async fn unknown_paths_and_methods_say_what_to_do() {
     assert!(allow.is_some_and(|a| a.contains("GET")), "the 405 names the allowed methods");
     app.finish(None).await;
 }
+
+#[test]
+fn the_bulk_operations_document_both_forms_the_body_and_the_limit() {
+    let doc = document();
+    let item = &doc["paths"]["/v1/domains/bulk"];
+    for method in ["get", "post"] {
+        let op = &item[method];
+        let ok = &op["responses"]["200"]["content"];
+        assert!(
+            ok["application/json"]["schema"]["$ref"].as_str().is_some_and(|r| r.ends_with("/BulkResponse")),
+            "{op}"
+        );
+        assert!(
+            ok["application/x-ndjson"]["schema"]["$ref"].as_str().is_some_and(|r| r.ends_with("/BulkStreamLine")),
+            "{op}"
+        );
+        assert!(op["responses"]["400"]["description"].as_str().is_some_and(|d| d.contains("more than 10")), "{op}");
+    }
+    let body = &item["post"]["requestBody"];
+    assert_eq!(body["required"], true, "{body}");
+    assert!(
+        body["content"]["application/json"]["schema"]["$ref"].as_str().is_some_and(|r| r.ends_with("/BulkRequest"))
+    );
+    let domains = &doc["components"]["schemas"]["BulkRequest"]["properties"]["domains"];
+    assert_eq!((domains["minItems"].as_u64(), domains["maxItems"].as_u64()), (Some(1), Some(10)), "{domains}");
+    assert!(item["post"]["responses"].get("415").is_some());
+    assert!(item["get"]["responses"].get("415").is_none(), "a GET has no body to refuse");
+}

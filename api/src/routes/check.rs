@@ -135,6 +135,19 @@ impl CheckOptions {
         flag(&q.include_price, "include_price")?;
         Ok(Self { commission, redirect_url, redirect_checkout })
     }
+
+    /// Checks the options against this server's configuration (before any credit is held).
+    ///
+    /// # Errors
+    /// [`ApiError::BadRequest`] for `redirect_checkout=1` without a platform checkout URL.
+    pub fn usable(&self, state: &AppState) -> Result<(), ApiError> {
+        if self.redirect_checkout && state.platform_checkout().is_none() {
+            return Err(ApiError::BadRequest(
+                "redirect_checkout=1 asks for the platform checkout URL, but this server has none configured (pricing.platform_checkout_url); drop the parameter or use redirect_url.".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The core of one check, before it is shaped for an endpoint: the verdict and, for a key, the
@@ -175,11 +188,7 @@ pub async fn evaluate(
     domain: DomainName,
     options: &CheckOptions,
 ) -> Result<CheckOutcome, ApiError> {
-    if options.redirect_checkout && state.platform_checkout().is_none() {
-        return Err(ApiError::BadRequest(
-            "redirect_checkout=1 asks for the platform checkout URL, but this server has none configured (pricing.platform_checkout_url); drop the parameter or use redirect_url.".into(),
-        ));
-    }
+    options.usable(state)?;
     let (verdict, cached) = verdict_for(state, &domain).await?;
     let available = verdict.status.is_available();
     let pricing = if available && key.pricing_enabled {

@@ -1,6 +1,7 @@
 //! HTTP routes under `/v1` (spec §4) plus the front page, the widget, `/domain-check` (§4.6, §4.7),
 //! health, readiness and metrics.
 
+pub mod bulk;
 pub mod check;
 pub mod dns;
 pub mod domain_check;
