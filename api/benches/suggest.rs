@@ -21,7 +21,9 @@ fn main() {
     println!("word model loaded in {:.1} ms (once per process, at start-up)", load.as_secs_f64() * 1e3);
     println!("{:<28} {:>10} {:>10} {:>12}", "keyword", "µs/call", "items", "× budget");
     let mut worst: f64 = 0.0;
-    for keyword in ["bestpizzaplace", "cheapdomainsforsale", "pizza", "Bücher", "24 7 pizza", "kabul fresh fruit market"] {
+    for keyword in
+        ["bestpizzaplace", "cheapdomainsforsale", "pizza", "Bücher", "24 7 pizza", "kabul fresh fruit market"]
+    {
         let mut total = 0usize;
         let started = Instant::now();
         for _ in 0..iters {
