@@ -182,3 +182,52 @@ async fn cache_serves_definitive_verdicts_only() {
     assert_eq!((again.status, again.method), (Status::Available, Method::Cache));
     assert_eq!(sim.stats().rdap.queries, before, "a cache hit asks nobody");
 }
+
+/// Issue 14: an RDAP 404 is "not found" only from the suffix's own registry server. A redirect
+/// that ends at another server's 404 (another registry, a registrar) gives `unknown`, never
+/// `available`; the same 404 straight from the registry's server is `available`.
+#[tokio::test]
+async fn a_404_reached_by_redirect_is_not_the_registrys_answer() {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let not_found = || async {
+        (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "application/rdap+json")],
+            r#"{"errorCode":404,"title":"Not Found","description":["The object was not found."]}"#,
+        )
+    };
+    // The other server, reached as `localhost`.
+    let other = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let other_port = other.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        let app = axum::Router::new().fallback(not_found);
+        let _ = axum::serve(other, app).await;
+    });
+    // The registry's server, reached as `127.0.0.1`, redirects every query to the other one.
+    let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let registry_port = registry.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| async move {
+            let location = format!("http://localhost:{other_port}{}", uri.path());
+            (StatusCode::FOUND, [(header::LOCATION, location)]).into_response()
+        });
+        let _ = axum::serve(registry, app).await;
+    });
+    let sim = Simulator::start(Scenario::demo()).await.expect("simulator starts");
+    let mut config = engine_config(&sim);
+    config.dns.enabled = false;
+    config.whois.enabled = false;
+    config.rdap.base_overrides = [
+        ("com".to_owned(), format!("http://127.0.0.1:{registry_port}/")),
+        ("net".to_owned(), format!("http://localhost:{other_port}/")),
+    ]
+    .into_iter()
+    .collect();
+    let engine = Engine::new(config).expect("engine builds");
+    let r = check(&engine, "dsa-redirected-404.com").await;
+    assert_eq!(r.verdict.status, Status::Unknown, "{r:#?}");
+    assert!(r.verdict.evidence.contains("reached by redirect"), "{r:#?}");
+    let r = check(&engine, "dsa-direct-404.net").await;
+    assert_eq!(r.verdict.status, Status::Available, "the registry's own 404: {r:#?}");
+}

@@ -5,8 +5,9 @@
 //! 2. a restricted zone (`.gov.af`, brand TLDs…) answers `restricted` by policy, no query;
 //! 3. the DNS pre-check asks the zone's authoritative servers: a delegation proves `taken`;
 //! 4. otherwise each registry method of the catalogue's chain (RDAP, then WHOIS) is asked until
-//!    one is definitive: RDAP 200 → taken (or pending delete), RDAP 404 from the bootstrap's
-//!    server → available; WHOIS markers → available / taken / reserved;
+//!    one is definitive: RDAP 200 → taken (or pending delete), RDAP 404 from the suffix's own
+//!    registry server (not one reached by redirect) → available; WHOIS markers → available /
+//!    taken / reserved;
 //! 5. nothing definitive → `unknown`, which the front reports as 502 and never as available.
 //!
 //! "Available" is therefore only ever the registry's own word (house rule: never a DNS-only
@@ -354,6 +355,16 @@ impl Engine {
         None
     }
 
+    /// Whether `answer_host` is the RDAP server of `entry`'s registry: the host asked first (the
+    /// configured base) or a host of the suffix's own bootstrap base URLs (RFC 9224).
+    fn is_registry_rdap_host(&self, answer_host: &str, asked_host: &str, entry: &TldEntry) -> bool {
+        answer_host.eq_ignore_ascii_case(asked_host)
+            || entry.rdap.iter().any(|base| {
+                url::Url::parse(base).ok().and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case(answer_host)))
+                    == Some(true)
+            })
+    }
+
     fn rdap_base<'a>(&'a self, domain: &DomainName, entry: &'a TldEntry) -> Option<&'a str> {
         let overrides = &self.inner.config.rdap.base_overrides;
         if let Some(base) = overrides.get(domain.suffix()).or_else(|| overrides.get(entry.suffix.as_str())) {
@@ -405,6 +416,19 @@ impl Engine {
         let status = match reading.class {
             RdapClass::Registered => Status::Taken,
             RdapClass::PendingDelete => Status::PendingDelete,
+            // A 404 proves nothing unless the suffix's own registry server said it: a redirect
+            // may have led to another registry's or a registrar's server, whose "not found" is
+            // about its own database.
+            RdapClass::NotFound if !self.is_registry_rdap_host(&answer.host, &host, entry) => {
+                return Err(Failure::new(
+                    Method::Rdap,
+                    format!(
+                        "RDAP: {outcome}; a 404 from {}, reached by redirect, is not the .{} registry's answer",
+                        answer.host, entry.suffix
+                    ),
+                    false,
+                ));
+            }
             RdapClass::NotFound => Status::Available,
             RdapClass::Unknown => {
                 // Throttling and server errors may pass; a 200 that says nothing will not.
