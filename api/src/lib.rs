@@ -16,6 +16,7 @@
 
 #![allow(clippy::module_name_repetitions)]
 
+pub mod accounts;
 pub mod config;
 pub mod credits;
 pub mod dispatch;
@@ -26,6 +27,7 @@ pub mod ledger;
 pub mod openapi;
 pub mod origin;
 pub mod policy;
+pub mod portal;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
@@ -90,7 +92,9 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
+    let portal = if state.policy().portal.enabled { portal::router() } else { Router::new() };
     let mut router = Router::new()
+        .merge(portal)
         .merge(metered)
         .merge(lookups)
         .merge(docs)
