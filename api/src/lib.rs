@@ -177,6 +177,19 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
             .await
             .map_err(|e| anyhow::anyhow!("database.url {}: {e}", settings.database.url))?,
     );
+    standalone_with_store(settings, store, clock).await
+}
+
+/// [`standalone_with_clock`] over a store opened by the caller (tests run the portal on Postgres
+/// this way); the store is migrated here.
+///
+/// # Errors
+/// As [`standalone`].
+pub async fn standalone_with_store(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    clock: state::Clock,
+) -> anyhow::Result<Standalone> {
     store.migrate().await?;
     let engine = Engine::new(settings.engine.clone())?;
     let lookups = workers::lookup::Lookups::new(engine.clone()).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
