@@ -174,8 +174,8 @@ impl PasswordParams {
     /// # Errors
     /// Bad parameters.
     pub fn hash(self, password: &str) -> anyhow::Result<String> {
-        let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
-            .map_err(|e| anyhow::anyhow!("password salt: {e}"))?;
+        let salt =
+            SaltString::encode_b64(&rand::random::<[u8; 16]>()).map_err(|e| anyhow::anyhow!("password salt: {e}"))?;
         Ok(self
             .hasher()?
             .hash_password(password.as_bytes(), &salt)
@@ -212,7 +212,7 @@ pub fn check_new_password(password: &str, email: &str) -> Result<(), &'static st
     if !email.is_empty() && lower == email.to_lowercase() {
         return Err("password_is_email");
     }
-    if password.chars().all(|c| Some(c) == password.chars().next()) {
+    if password.chars().all(|c| password.starts_with(c)) {
         return Err("password_repeated");
     }
     Ok(())

@@ -735,8 +735,12 @@ async fn accounts(settings: Settings, action: Accounts, json: bool) -> anyhow::R
         }
         Accounts::ResetLink { account } => {
             let a = find_account(store.as_ref(), &account).await?;
-            let base =
-                settings.policy.portal.public_url.clone().unwrap_or_else(|| format!("http://{}", settings.server.listen));
+            let base = settings
+                .policy
+                .portal
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{}", settings.server.listen));
             let link = api::portal::reset_link(store.as_ref(), &settings.policy.portal, &base, &a.id).await?;
             println!("{link}");
             eprintln!(

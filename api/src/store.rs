@@ -182,12 +182,7 @@ pub trait Store: Send + Sync + 'static {
     /// Gives a key a new secret (hash `new_hash`); the old secret keeps working until
     /// `previous_valid_until` (unix s). The id, and so the month's usage, stay. False when no key
     /// has that id.
-    fn roll_key(
-        &self,
-        key_id: &str,
-        new_hash: &str,
-        previous_valid_until: i64,
-    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+    fn roll_key(&self, key_id: &str, new_hash: &str, previous_valid_until: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
         let _ = (key_id, new_hash, previous_valid_until);
         unsupported()
     }
@@ -232,7 +227,7 @@ impl SqliteStore {
     /// Inserts a key, owned by `account_id` or by nobody (an operator key).
     async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
         let id = uuid::Uuid::now_v7().to_string();
-            let now = OffsetDateTime::now_utc().format(&Rfc3339)?;
+        let now = OffsetDateTime::now_utc().format(&Rfc3339)?;
         sqlx::query(
             "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
              pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
@@ -256,7 +251,6 @@ impl SqliteStore {
         .await?;
         let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
         row_to_key(&row)
-
     }
 }
 
@@ -330,7 +324,7 @@ impl Store for SqliteStore {
             .bind(key_hash)
             .bind(unix_now())
             .fetch_optional(&self.pool)
-                .await?;
+            .await?;
             row.as_ref().map(row_to_key).transpose()
         })
     }
@@ -603,7 +597,10 @@ impl Store for SqliteStore {
                 .bind(&account_id)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query("DELETE FROM account_sessions WHERE account_id = ?").bind(&account_id).execute(&mut *tx).await?;
+            sqlx::query("DELETE FROM account_sessions WHERE account_id = ?")
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
             Ok(done.rows_affected() > 0)
         })
@@ -652,7 +649,10 @@ impl Store for SqliteStore {
     fn delete_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<()>> {
         let token_hash = token_hash.to_owned();
         Box::pin(async move {
-            sqlx::query("DELETE FROM account_sessions WHERE token_hash = ?").bind(token_hash).execute(&self.pool).await?;
+            sqlx::query("DELETE FROM account_sessions WHERE token_hash = ?")
+                .bind(token_hash)
+                .execute(&self.pool)
+                .await?;
             Ok(())
         })
     }
@@ -703,12 +703,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn roll_key(
-        &self,
-        key_id: &str,
-        new_hash: &str,
-        previous_valid_until: i64,
-    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+    fn roll_key(&self, key_id: &str, new_hash: &str, previous_valid_until: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
         let (key_id, new_hash) = (key_id.to_owned(), new_hash.to_owned());
         Box::pin(async move {
             let done = sqlx::query(

@@ -145,7 +145,7 @@ impl PgStore {
             .bind(account_id)
             .fetch_one(&self.pool)
             .await?;
-            row_to_key(&row)
+        row_to_key(&row)
     }
 }
 
@@ -218,7 +218,7 @@ impl Store for PgStore {
             .bind(key_hash)
             .bind(unix_now())
             .fetch_optional(&self.pool)
-                .await?;
+            .await?;
             row.as_ref().map(row_to_key).transpose()
         })
     }
@@ -600,12 +600,7 @@ impl Store for PgStore {
         })
     }
 
-    fn roll_key(
-        &self,
-        key_id: &str,
-        new_hash: &str,
-        previous_valid_until: i64,
-    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+    fn roll_key(&self, key_id: &str, new_hash: &str, previous_valid_until: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
         let (key_id, new_hash) = (key_id.to_owned(), new_hash.to_owned());
         Box::pin(async move {
             let done = sqlx::query(
@@ -666,7 +661,6 @@ impl Store for PgStore {
                 .collect()
         })
     }
-
 }
 
 #[cfg(test)]

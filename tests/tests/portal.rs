@@ -51,8 +51,7 @@ fn pg_url(admin: &str, db: &str) -> String {
 /// Settings of every portal test: cheap argon2 (the cost is not under test, except where a test
 /// says so), generous sign-in limits, a short roll grace.
 fn settings(sim: &dsa_tests::sim::Simulator) -> Settings {
-    let mut s = Settings::default();
-    s.engine = support::engine_config(sim);
+    let mut s = Settings { engine: support::engine_config(sim), ..Settings::default() };
     s.jobs.workers = 4;
     s.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
     s.policy.per_ip_per_minute = 0;
@@ -373,7 +372,8 @@ async fn every_state_changing_form_needs_its_csrf_token() {
     assert_eq!(b.post("/account/signup", &form("forged")).await.status, 403);
     assert_eq!(b.post("/account/signup", &form("")[..2]).await.status, 403, "no token at all");
     let mut stranger = portal.browser();
-    let page = stranger.post("/account/signup", &[("email", "x@example.com"), ("password", PASSWORD), ("csrf", &csrf)]).await;
+    let page =
+        stranger.post("/account/signup", &[("email", "x@example.com"), ("password", PASSWORD), ("csrf", &csrf)]).await;
     assert_eq!(page.status, 403, "a token without its cookie (another browser) is refused");
     assert!(page.body.contains("expired"), "{}", page.body);
     assert!(portal.store.find_account("x@example.com").await.expect("store").is_none());
@@ -632,10 +632,12 @@ async fn reset_links_work_once_and_end_sessions() {
     let weak = owner.post("/account/reset", &[("csrf", &csrf), ("token", &token), ("password", "password123")]).await;
     assert_eq!(weak.status, 400, "a common password is refused");
     assert!(weak.body.contains("most common"));
-    let done = owner.post("/account/reset", &[("csrf", &csrf), ("token", &token), ("password", "new-lantern-sky-9")]).await;
+    let done =
+        owner.post("/account/reset", &[("csrf", &csrf), ("token", &token), ("password", "new-lantern-sky-9")]).await;
     assert_eq!(done.status, 303, "{}", done.body);
     assert_eq!(b.get("/account").await.status, 303, "every session of the account ended");
-    let again = owner.post("/account/reset", &[("csrf", &csrf), ("token", &token), ("password", "other-lantern-sky-9")]).await;
+    let again =
+        owner.post("/account/reset", &[("csrf", &csrf), ("token", &token), ("password", "other-lantern-sky-9")]).await;
     assert_eq!(again.status, 400, "the link works once");
     assert_eq!(owner.sign_in("reset@example.com", PASSWORD).await.status, 401);
     assert_eq!(owner.sign_in("reset@example.com", "new-lantern-sky-9").await.status, 303);

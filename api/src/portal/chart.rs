@@ -70,8 +70,9 @@ pub fn render(period: &str, days: u8, usage: &[(String, String, i64)], title: &s
         r#"<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" aria-labelledby="chart-title" xmlns="http://www.w3.org/2000/svg"><title id="chart-title">{}</title>"#,
         escape(title)
     );
-    for step in 0..=4 {
-        let value = top * step / 4;
+    let mut ticks: Vec<i64> = (0..=4).map(|step| top * step / 4).collect();
+    ticks.dedup();
+    for value in ticks {
         let y = top_pad + plot_h - plot_h * (value as f64) / (top as f64);
         let _ = write!(
             svg,

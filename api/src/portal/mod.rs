@@ -75,7 +75,7 @@ impl std::fmt::Debug for Portal {
 impl Portal {
     /// The portal for these settings.
     pub fn new(config: PortalConfig, proxy_hops: u8) -> Self {
-        let limiter = |n: u32| NonZeroU32::new(n).map(|n| governor::Quota::per_minute(n));
+        let limiter = |n: u32| NonZeroU32::new(n).map(governor::Quota::per_minute);
         Self {
             params: config.password_params(),
             per_ip: limiter(config.signin_per_ip_per_minute).map(governor::RateLimiter::keyed),
@@ -243,7 +243,9 @@ fn templates() -> &'static minijinja::Environment<'static> {
 /// The portal's stylesheet (`api/static/portal.css`), on top of the front page's.
 fn portal_css() -> &'static crate::routes::front::Asset {
     static CSS: OnceLock<crate::routes::front::Asset> = OnceLock::new();
-    CSS.get_or_init(|| crate::routes::front::Asset::new(include_str!("../../static/portal.css"), "text/css; charset=utf-8"))
+    CSS.get_or_init(|| {
+        crate::routes::front::Asset::new(include_str!("../../static/portal.css"), "text/css; charset=utf-8")
+    })
 }
 
 async fn stylesheet(Query(q): Query<crate::routes::front::AssetQuery>, headers: HeaderMap) -> Response {
@@ -348,7 +350,11 @@ async fn require_session(state: &AppState, headers: &HeaderMap) -> Result<Signed
 }
 
 /// A signed-in POST: the session, and its CSRF token in the form (else 403).
-async fn require_post(state: &AppState, headers: &HeaderMap, form: &HashMap<String, String>) -> Result<Signed, PortalError> {
+async fn require_post(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<Signed, PortalError> {
     let signed = require_session(state, headers).await?;
     match form.get("csrf") {
         Some(token) if accounts::same_secret(token, &signed.session.csrf_token) => Ok(signed),
@@ -376,21 +382,31 @@ fn check_pre_csrf(state: &AppState, headers: &HeaderMap, form: &HashMap<String, 
     }
 }
 
-/// Starts a session for `account`; returns its cookie.
-async fn start_session(state: &AppState, account: &Account) -> Result<String, PortalError> {
+/// Starts a session for `account`; returns its cookie and its CSRF token.
+async fn start_session(state: &AppState, account: &Account) -> Result<(String, String), PortalError> {
     let token = accounts::new_token();
+    let csrf = accounts::new_token();
     let now = now_secs(state);
     state
         .store()
         .create_session(SessionRecord {
             token_hash: accounts::token_hash(&token),
             account_id: account.id.clone(),
-            csrf_token: accounts::new_token(),
+            csrf_token: csrf.clone(),
             created_at: now,
             last_seen_at: now,
         })
         .await?;
-    Ok(set_cookie(state, SESSION_COOKIE, &token, Some(state.portal().config().session_absolute_secs)))
+    Ok((set_cookie(state, SESSION_COOKIE, &token, Some(state.portal().config().session_absolute_secs)), csrf))
+}
+
+/// A duration for people: `24 h`, `15 min`, `3 s`.
+fn human_secs(secs: u64) -> String {
+    match secs {
+        s if s >= 3_600 && s % 3_600 == 0 => format!("{} h", s / 3_600),
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
 }
 
 fn field<'a>(form: &'a HashMap<String, String>, name: &str) -> &'a str {
@@ -472,6 +488,7 @@ fn snippet(state: &AppState, headers: &HeaderMap, embed_key: Option<&str>) -> St
 fn keys_shown(
     state: &AppState,
     headers: &HeaderMap,
+    csrf: &str,
     title: &str,
     keys: &[ShownKey],
     note: Option<String>,
@@ -487,7 +504,7 @@ fn keys_shown(
             keys => ser(keys),
             note,
             snippet => embed.map(|k| snippet(state, headers, Some(k))),
-            csrf => "",
+            csrf,
         },
     )?;
     Ok(with_cookies(page, cookies))
@@ -518,15 +535,20 @@ async fn signup(
     let password_hash = hash_password(state.portal().params, password).await?;
     let created = state
         .store()
-        .create_account(NewAccount { email: email.as_str().to_owned(), display_name: display_name.to_owned(), password_hash })
+        .create_account(NewAccount {
+            email: email.as_str().to_owned(),
+            display_name: display_name.to_owned(),
+            password_hash,
+        })
         .await?;
     let Some(account) = created else {
         return signup_error(&state, &headers, StatusCode::CONFLICT, t("signup_taken"), &form);
     };
     tracing::info!(account_id = %account.id, "portal account created");
-    let cookie = start_session(&state, &account).await?;
-    let shown = vec![make_key(&state, &account, KeyKind::Embed).await?, make_key(&state, &account, KeyKind::Server).await?];
-    keys_shown(&state, &headers, t("keys_shown_title"), &shown, None, &[cookie])
+    let (cookie, csrf) = start_session(&state, &account).await?;
+    let shown =
+        vec![make_key(&state, &account, KeyKind::Embed).await?, make_key(&state, &account, KeyKind::Server).await?];
+    keys_shown(&state, &headers, &csrf, t("keys_shown_title"), &shown, None, &[cookie])
 }
 
 async fn signin_page(
@@ -582,18 +604,22 @@ async fn signin(
     if account.state != AccountState::Active {
         return fail(StatusCode::FORBIDDEN, "signin_disabled");
     }
-    let cookie = start_session(&state, &account).await?;
+    let (cookie, csrf) = start_session(&state, &account).await?;
     tracing::info!(account_id = %account.id, "portal sign-in");
     // An account without keys (all made by the operator, or none yet) gets its pair now.
     if state.store().account_keys(&account.id).await?.is_empty() {
         let shown =
             vec![make_key(&state, &account, KeyKind::Embed).await?, make_key(&state, &account, KeyKind::Server).await?];
-        return keys_shown(&state, &headers, t("keys_shown_title"), &shown, None, &[cookie]);
+        return keys_shown(&state, &headers, &csrf, t("keys_shown_title"), &shown, None, &[cookie]);
     }
     Ok(with_cookies(redirect("/account"), &[cookie]))
 }
 
-async fn signout(State(state): State<AppState>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> PortalResult {
+async fn signout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
     let signed = require_post(&state, &headers, &form).await?;
     state.store().delete_session(&signed.session.token_hash).await?;
     Ok(with_cookies(redirect("/account/signin?done=signout"), &[clear_cookie(&state, SESSION_COOKIE)]))
@@ -626,7 +652,8 @@ async fn reset_password(
         return again(StatusCode::BAD_REQUEST, key);
     }
     // The token is consumed only once the new password passes the policy.
-    let Some(account_id) = state.store().take_reset_token(&accounts::token_hash(&token), now_secs(&state)).await? else {
+    let Some(account_id) = state.store().take_reset_token(&accounts::token_hash(&token), now_secs(&state)).await?
+    else {
         return again(StatusCode::BAD_REQUEST, "reset_invalid");
     };
     let hash = hash_password(state.portal().params, password).await?;
@@ -698,7 +725,11 @@ async fn key_row(state: &AppState, key: &KeyRecord, period: &str) -> Result<KeyR
 
 /// The first day of the next month (UTC), when allowances reset (spec §3, §8).
 fn reset_date(now: OffsetDateTime) -> String {
-    let (y, m) = if now.month() == time::Month::December { (now.year() + 1, 1) } else { (now.year(), u8::from(now.month()) + 1) };
+    let (y, m) = if now.month() == time::Month::December {
+        (now.year() + 1, 1)
+    } else {
+        (now.year(), u8::from(now.month()) + 1)
+    };
     format!("{y:04}-{m:02}-01")
 }
 
@@ -751,20 +782,18 @@ async fn dashboard(State(state): State<AppState>, headers: HeaderMap) -> PortalR
 
 /// The key `id` if the signed-in account owns it (else 404, whether or not it exists).
 async fn owned_key(state: &AppState, signed: &Signed, id: &str) -> Result<KeyRecord, PortalError> {
-    state
-        .store()
-        .account_keys(&signed.account.id)
-        .await?
-        .into_iter()
-        .find(|k| k.id == id)
-        .ok_or(PortalError::NotFound)
+    state.store().account_keys(&signed.account.id).await?.into_iter().find(|k| k.id == id).ok_or(PortalError::NotFound)
 }
 
-async fn create_key(State(state): State<AppState>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> PortalResult {
+async fn create_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
     let signed = require_post(&state, &headers, &form).await?;
     let kind = KeyKind::parse(field(&form, "kind")).unwrap_or(KeyKind::Embed);
     let shown = make_key(&state, &signed.account, kind).await?;
-    keys_shown(&state, &headers, t("keys_shown_title"), &[shown], None, &[])
+    keys_shown(&state, &headers, &signed.session.csrf_token, t("keys_shown_title"), &[shown], None, &[])
 }
 
 /// Form values of the settings form, kept to re-show it with an error.
@@ -851,17 +880,22 @@ impl SettingsForm {
     }
 }
 
+/// What the key page shows besides the key.
+struct KeyView<'a> {
+    form: &'a SettingsForm,
+    status: StatusCode,
+    errors: &'a [String],
+    saved: bool,
+}
+
 fn key_page_render(
     state: &AppState,
     headers: &HeaderMap,
     signed: &Signed,
-    key: &KeyRow,
-    created_at: &str,
-    form: &SettingsForm,
-    status: StatusCode,
-    errors: &[String],
-    saved: bool,
+    (key, created_at): (&KeyRow, &str),
+    view: KeyView<'_>,
 ) -> PortalResult {
+    let KeyView { form, status, errors, saved } = view;
     render(
         "portal/key.html",
         status,
@@ -873,7 +907,7 @@ fn key_page_render(
             form => ser(form),
             errors => errors.to_vec(),
             saved,
-            grace_hours => state.portal().config().roll_grace_secs as f64 / 3_600.0,
+            grace => human_secs(state.portal().config().roll_grace_secs),
             snippet => (key.kind == "embed").then(|| snippet(state, headers, None)),
         },
     )
@@ -889,7 +923,9 @@ async fn key_page(
     let key = owned_key(&state, &signed, &id).await?;
     let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
     let saved = q.contains_key("saved");
-    key_page_render(&state, &headers, &signed, &row, &key.created_at, &SettingsForm::of(&key), StatusCode::OK, &[], saved)
+    let form = SettingsForm::of(&key);
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved };
+    key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
 }
 
 async fn save_settings(
@@ -909,7 +945,8 @@ async fn save_settings(
         }
         Err(errors) => {
             let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
-            key_page_render(&state, &headers, &signed, &row, &key.created_at, &values, StatusCode::BAD_REQUEST, &errors, false)
+            let view = KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false };
+            key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
         }
     }
 }
@@ -931,12 +968,19 @@ async fn roll_key(
         .ok()
         .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
         .unwrap_or_default();
-    let shown = ShownKey { id: key.id.clone(), kind: key.kind.as_str(), key: secret, fingerprint: keys::fingerprint(&hash) };
+    let shown =
+        ShownKey { id: key.id.clone(), kind: key.kind.as_str(), key: secret, fingerprint: keys::fingerprint(&hash) };
     let note = format!("{} {} (UTC).", t("rolled_grace"), until_text.replace('T', " ").trim_end_matches('Z'));
-    keys_shown(&state, &headers, t("rolled_title"), &[shown], Some(note), &[])
+    keys_shown(&state, &headers, &signed.session.csrf_token, t("rolled_title"), &[shown], Some(note), &[])
 }
 
-async fn set_state(state: &AppState, headers: &HeaderMap, id: &str, form: &HashMap<String, String>, to: KeyState) -> PortalResult {
+async fn set_state(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    form: &HashMap<String, String>,
+    to: KeyState,
+) -> PortalResult {
     let signed = require_post(state, headers, form).await?;
     let key = owned_key(state, &signed, id).await?;
     if key.state == KeyState::Suspended {
@@ -997,6 +1041,13 @@ mod tests {
         };
         let errors = bad.parse().expect_err("invalid");
         assert_eq!(errors.len(), 3, "{errors:?}");
+    }
+
+    #[test]
+    fn durations_for_people() {
+        assert_eq!(human_secs(86_400), "24 h");
+        assert_eq!(human_secs(900), "15 min");
+        assert_eq!(human_secs(3), "3 s");
     }
 
     #[test]

@@ -18,10 +18,16 @@ pub const EN: &[(&str, &str)] = &[
     ("signin_disabled", "This account is disabled. Ask the operator of this dsa server."),
     ("signin_limited", "Too many sign-in attempts. Wait a minute, then try again."),
     ("signup_title", "Create an account"),
-    ("signup_lead", "You get a free Developer plan: an embed key for your web pages and a server key for your back end."),
+    (
+        "signup_lead",
+        "You get a free Developer plan: an embed key for your web pages and a server key for your back end.",
+    ),
     ("signup_button", "Create account"),
     ("signup_have_account", "Already have an account?"),
-    ("signup_taken", "An account with this e-mail address exists. Sign in, or ask the operator for a password-reset link."),
+    (
+        "signup_taken",
+        "An account with this e-mail address exists. Sign in, or ask the operator for a password-reset link.",
+    ),
     ("field_email", "E-mail address"),
     ("field_password", "Password"),
     ("field_new_password", "New password"),
@@ -37,7 +43,10 @@ pub const EN: &[(&str, &str)] = &[
     ("csrf_title", "Form expired"),
     ("csrf_failed", "This form expired or did not come from this site. Go back, reload the page and try again."),
     ("keys_shown_title", "Your new keys"),
-    ("keys_shown_once", "Copy these keys now. They are shown only this once: dsa keeps only a hash of each key, so nobody can show them again. If you lose one, roll it."),
+    (
+        "keys_shown_once",
+        "Copy these keys now. They are shown only this once: dsa keeps only a hash of each key, so nobody can show them again. If you lose one, roll it.",
+    ),
     ("keys_continue", "I have copied them — go to the dashboard"),
     ("dashboard_title", "Dashboard"),
     ("dashboard_hello", "Signed in as"),
@@ -65,14 +74,20 @@ pub const EN: &[(&str, &str)] = &[
     ("usage_empty", "No charges this month yet."),
     ("chart_title", "Credits charged per day, by endpoint"),
     ("recent_heading", "Latest requests"),
-    ("recent_note", "Charged requests as the ledger recorded them (requests refused before the charge cost nothing and are not listed). Keys appear by fingerprint only."),
+    (
+        "recent_note",
+        "Charged requests as the ledger recorded them (requests refused before the charge cost nothing and are not listed). Keys appear by fingerprint only.",
+    ),
     ("key_title", "Key"),
     ("key_created", "Created"),
     ("key_fingerprint", "Fingerprint"),
     ("settings_heading", "Settings"),
     ("field_label", "Label"),
     ("field_origins", "Allowed origins"),
-    ("origins_hint", "One per line: scheme://host[:port], no path. https://*.example.com allows every subdomain of example.com. An embed key with no origin is refused from browsers."),
+    (
+        "origins_hint",
+        "One per line: scheme://host[:port], no path. https://*.example.com allows every subdomain of example.com. An embed key with no origin is refused from browsers.",
+    ),
     ("field_pricing", "Show prices in answers"),
     ("field_purchase_button", "Show a purchase button for available names"),
     ("field_commission", "Default commission, percent (0–1000)"),
@@ -83,7 +98,10 @@ pub const EN: &[(&str, &str)] = &[
     ("save_button", "Save settings"),
     ("saved", "Settings saved."),
     ("roll_heading", "Roll the key"),
-    ("roll_lead", "Rolling gives the key a new secret. The old secret keeps working for the grace period, then stops; usage and settings stay."),
+    (
+        "roll_lead",
+        "Rolling gives the key a new secret. The old secret keeps working for the grace period, then stops; usage and settings stay.",
+    ),
     ("roll_button", "Roll key"),
     ("rolled_title", "Your rolled key"),
     ("rolled_grace", "The old secret stops working at"),
@@ -95,7 +113,10 @@ pub const EN: &[(&str, &str)] = &[
     ("snippet_heading", "Widget snippet"),
     ("snippet_lead", "Put these two lines in your page. The page's origin must be in the embed key's allowed origins."),
     ("snippet_placeholder", "PASTE_YOUR_EMBED_KEY_HERE"),
-    ("snippet_placeholder_note", "The full key is shown only once; replace PASTE_YOUR_EMBED_KEY_HERE with the embed key you copied (or roll the key to get a new one)."),
+    (
+        "snippet_placeholder_note",
+        "The full key is shown only once; replace PASTE_YOUR_EMBED_KEY_HERE with the embed key you copied (or roll the key to get a new one).",
+    ),
     ("reset_title", "Choose a new password"),
     ("reset_button", "Set password"),
     ("reset_invalid", "This reset link is invalid, used or expired. Ask the operator for a new one."),
@@ -112,7 +133,8 @@ pub const EN: &[(&str, &str)] = &[
 /// The strings as a template value (`t`).
 pub fn strings() -> minijinja::Value {
     static MAP: OnceLock<minijinja::Value> = OnceLock::new();
-    MAP.get_or_init(|| minijinja::Value::from(minijinja::value::Serde(EN.iter().copied().collect::<BTreeMap<_, _>>()))).clone()
+    MAP.get_or_init(|| minijinja::Value::from(minijinja::value::Serde(EN.iter().copied().collect::<BTreeMap<_, _>>())))
+        .clone()
 }
 
 /// One string; the key itself when missing (a test checks every key used exists).
