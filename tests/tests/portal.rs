@@ -67,13 +67,17 @@ fn settings(sim: &dsa_tests::sim::Simulator) -> Settings {
 
 impl Portal {
     async fn sqlite(adjust: impl FnOnce(&mut Settings)) -> Self {
+        Self::sqlite_with_clock(adjust, api::state::system_clock()).await
+    }
+
+    async fn sqlite_with_clock(adjust: impl FnOnce(&mut Settings), clock: api::state::Clock) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let sim = dsa_tests::sim::Simulator::start(dsa_tests::sim::Scenario::demo()).await.expect("simulator");
         let path = std::env::temp_dir().join(format!("dsa-portal-{}.db", uuid::Uuid::now_v7()));
         let mut s = settings(&sim);
         s.database.url = format!("sqlite://{}?mode=rwc", path.display());
         adjust(&mut s);
-        let app = api::standalone(&s).await.expect("standalone");
+        let app = api::standalone_with_clock(&s, clock).await.expect("standalone");
         Self::serve(app, sim, Cleanup::File(path)).await
     }
 
@@ -686,5 +690,181 @@ async fn sign_up_validates_and_keeps_addresses_unique() {
     assert_eq!(dup.status, 409);
     assert!(dup.keys().is_empty());
     assert_eq!(portal.store.list_accounts().await.expect("store").len(), 1);
+    portal.finish().await;
+}
+
+#[tokio::test]
+async fn sessions_end_after_idle_and_absolute_limits() {
+    let clock = support::TestClock::at(time::OffsetDateTime::now_utc());
+    let start = time::OffsetDateTime::now_utc();
+    let portal = Portal::sqlite_with_clock(
+        |s| {
+            s.policy.portal.session_idle_secs = 600;
+            s.policy.portal.session_absolute_secs = 3_600;
+        },
+        clock.clock(),
+    )
+    .await;
+    let mut b = portal.browser();
+    assert_eq!(b.sign_up("clock@example.com", PASSWORD).await.status, 200);
+    // Active every 9 minutes: the idle limit never hits, the absolute one does after an hour.
+    for minutes in (9..=54).step_by(9) {
+        clock.set(start + time::Duration::minutes(minutes));
+        assert_eq!(b.get("/account").await.status, 200, "at +{minutes} min");
+    }
+    clock.set(start + time::Duration::minutes(61));
+    assert_eq!(b.get("/account").await.status, 303, "absolute expiry");
+    // Idle: 11 minutes without a request.
+    clock.set(start);
+    let mut c = portal.browser();
+    assert_eq!(c.sign_in("clock@example.com", PASSWORD).await.status, 303);
+    clock.set(start + time::Duration::minutes(5));
+    assert_eq!(c.get("/account").await.status, 200);
+    clock.set(start + time::Duration::minutes(16));
+    assert_eq!(c.get("/account").await.status, 303, "idle expiry");
+    portal.finish().await;
+}
+
+#[tokio::test]
+async fn signing_in_without_keys_creates_the_pair_once() {
+    let portal = Portal::sqlite(|_| {}).await;
+    let hash =
+        api::accounts::PasswordParams { memory_kib: 256, iterations: 1, parallelism: 1 }.hash(PASSWORD).expect("hash");
+    portal
+        .store
+        .create_account(api::accounts::NewAccount {
+            email: "nokeys@example.com".into(),
+            display_name: String::new(),
+            password_hash: hash,
+        })
+        .await
+        .expect("store")
+        .expect("created");
+    let mut b = portal.browser();
+    let page = b.sign_in("nokeys@example.com", PASSWORD).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.keys().len(), 2, "embed + server, shown now");
+    let again = portal.browser().sign_in("nokeys@example.com", PASSWORD).await;
+    assert_eq!(again.status, 303, "the next sign-in shows none");
+    assert!(again.keys().is_empty());
+    portal.finish().await;
+}
+
+/// The portal's store methods, the same assertions on both stores.
+async fn store_methods(store: &dyn Store) {
+    use api::accounts::{AccountState, NewAccount, SessionRecord};
+    let new =
+        |email: &str| NewAccount { email: email.into(), display_name: "N".into(), password_hash: "$argon2id$x".into() };
+    let a = store.create_account(new("a@example.com")).await.expect("store").expect("created");
+    assert!(store.create_account(new("a@example.com")).await.expect("store").is_none(), "e-mail unique");
+    assert_eq!(store.find_account("a@example.com").await.expect("store").expect("by e-mail").id, a.id);
+    assert_eq!(store.find_account(&a.id).await.expect("store").expect("by id").email, "a@example.com");
+    assert!(store.find_account("b@example.com").await.expect("store").is_none());
+    let session = |hash: &str| SessionRecord {
+        token_hash: hash.into(),
+        account_id: a.id.clone(),
+        csrf_token: "c".into(),
+        created_at: 100,
+        last_seen_at: 100,
+    };
+    store.create_session(session("s1")).await.expect("store");
+    store.touch_session("s1", 150).await.expect("store");
+    assert_eq!(store.find_session("s1").await.expect("store").expect("session").last_seen_at, 150);
+    store.delete_session("s1").await.expect("store");
+    assert!(store.find_session("s1").await.expect("store").is_none());
+    store.create_session(session("s2")).await.expect("store");
+    assert!(store.set_password(&a.id, "$argon2id$y").await.expect("store"));
+    assert!(store.find_session("s2").await.expect("store").is_none(), "a new password ends the sessions");
+    store.create_session(session("s3")).await.expect("store");
+    assert!(store.set_account_state(&a.id, AccountState::Disabled).await.expect("store"));
+    assert!(store.find_session("s3").await.expect("store").is_none(), "disabling ends the sessions");
+    assert_eq!(store.find_account(&a.id).await.expect("store").expect("a").state, AccountState::Disabled);
+    assert!(!store.set_account_state("nobody", AccountState::Active).await.expect("store"));
+    store.create_reset_token("r1", &a.id, 1_000).await.expect("store");
+    assert_eq!(store.take_reset_token("r1", 999).await.expect("store"), Some(a.id.clone()));
+    assert_eq!(store.take_reset_token("r1", 999).await.expect("store"), None, "once");
+    store.create_reset_token("r2", &a.id, 1_000).await.expect("store");
+    assert_eq!(store.take_reset_token("r2", 1_000).await.expect("store"), None, "expired");
+    assert_eq!(store.list_accounts().await.expect("store").len(), 1);
+
+    // Keys of the account, usage by day, latest charges, roll.
+    let key = |hash: &str| api::store::NewKey {
+        key_hash: hash.into(),
+        kind: api::keys::KeyKind::Embed,
+        plan: api::keys::Plan::Free,
+        pricing_enabled: false,
+        show_purchase_button: false,
+        default_commission_percent: None,
+        purchase_url: None,
+        allowed_origins: Vec::new(),
+        label: String::new(),
+    };
+    let k = store.create_account_key(&a.id, key(&"1".repeat(64))).await.expect("store");
+    assert_eq!(k.account_id.as_deref(), Some(a.id.as_str()));
+    let operator = store.create_key(key(&"2".repeat(64))).await.expect("store");
+    assert_eq!(operator.account_id, None);
+    assert_eq!(store.account_keys(&a.id).await.expect("store").len(), 1);
+    let event = |day: u8, endpoint: &str, credits: i64| -> common::messages::LedgerEvent {
+        serde_json::from_value(serde_json::json!({
+            "event_id": uuid::Uuid::now_v7(), "key_id": k.id, "period": "2026-11", "endpoint": endpoint,
+            "credits": credits, "charged_at": format!("2026-11-{day:02}T10:00:00Z"),
+        }))
+        .expect("event")
+    };
+    let other = serde_json::from_value(serde_json::json!({
+        "event_id": uuid::Uuid::now_v7(), "key_id": operator.id, "period": "2026-11", "endpoint": "check",
+        "credits": 7, "charged_at": "2026-11-03T10:00:00Z",
+    }))
+    .expect("event");
+    store
+        .apply_ledger(vec![
+            event(3, "check", 1),
+            event(3, "check", 1),
+            event(3, "whois", 2),
+            event(20, "check", 1),
+            other,
+        ])
+        .await
+        .expect("ledger");
+    let daily = store.account_daily_usage(&a.id, "2026-11").await.expect("store");
+    assert_eq!(
+        daily,
+        vec![
+            ("2026-11-03".to_owned(), "check".to_owned(), 2),
+            ("2026-11-03".to_owned(), "whois".to_owned(), 2),
+            ("2026-11-20".to_owned(), "check".to_owned(), 1),
+        ],
+        "only the account's keys"
+    );
+    let recent = store.recent_charges(&a.id, 2).await.expect("store");
+    assert_eq!(recent.len(), 2);
+    assert!(recent[0].charged_at.starts_with("2026-11-20"), "{recent:?}");
+    assert!(recent.iter().all(|c| c.key_id == k.id));
+
+    // Roll: the new hash finds the key, the old one only until its grace ends.
+    let new_hash = "3".repeat(64);
+    let future = time::OffsetDateTime::now_utc().unix_timestamp() + 60;
+    assert!(store.roll_key(&k.id, &new_hash, future).await.expect("store"));
+    assert_eq!(store.find_key(&new_hash).await.expect("store").expect("new").id, k.id);
+    assert_eq!(store.find_key(&"1".repeat(64)).await.expect("store").expect("old, in grace").id, k.id);
+    let past = time::OffsetDateTime::now_utc().unix_timestamp() - 1;
+    let newer = "4".repeat(64);
+    assert!(store.roll_key(&k.id, &newer, past).await.expect("store"));
+    assert!(store.find_key(&new_hash).await.expect("store").is_none(), "grace over");
+    assert!(store.find_key(&"1".repeat(64)).await.expect("store").is_none(), "two rolls back: gone");
+    assert_eq!(store.settled_usage(&k.id, "2026-11").await.expect("store"), 5, "usage stays with the key");
+}
+
+#[tokio::test]
+async fn store_methods_sqlite() {
+    let portal = Portal::sqlite(|_| {}).await;
+    store_methods(portal.store.as_ref()).await;
+    portal.finish().await;
+}
+
+#[tokio::test]
+async fn store_methods_postgres() {
+    let portal = Portal::postgres(|_| {}).await;
+    store_methods(portal.store.as_ref()).await;
     portal.finish().await;
 }
