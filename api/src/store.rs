@@ -153,6 +153,12 @@ pub trait Store: Send + Sync + 'static {
         let _ = token_hash;
         unsupported()
     }
+    /// Deletes every session idle since before `idle_before` or started before `started_before`
+    /// (unix s): expired sessions of people who never came back. Returns how many.
+    fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        let _ = (idle_before, started_before);
+        unsupported()
+    }
     /// Stores a one-time password-reset token (its hash) valid until `expires_at` (unix s).
     fn create_reset_token(
         &self,
@@ -654,6 +660,17 @@ impl Store for SqliteStore {
                 .execute(&self.pool)
                 .await?;
             Ok(())
+        })
+    }
+
+    fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM account_sessions WHERE last_seen_at < ? OR created_at < ?")
+                .bind(idle_before)
+                .bind(started_before)
+                .execute(&self.pool)
+                .await?;
+            Ok(done.rows_affected())
         })
     }
 

@@ -555,6 +555,17 @@ impl Store for PgStore {
         })
     }
 
+    fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM account_sessions WHERE last_seen_at < $1 OR created_at < $2")
+                .bind(idle_before)
+                .bind(started_before)
+                .execute(&self.pool)
+                .await?;
+            Ok(done.rows_affected())
+        })
+    }
+
     fn create_reset_token(
         &self,
         token_hash: &str,

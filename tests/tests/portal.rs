@@ -772,6 +772,12 @@ async fn store_methods(store: &dyn Store) {
     assert_eq!(store.find_session("s1").await.expect("store").expect("session").last_seen_at, 150);
     store.delete_session("s1").await.expect("store");
     assert!(store.find_session("s1").await.expect("store").is_none());
+    let mut stale = session("old");
+    stale.created_at = 10;
+    stale.last_seen_at = 10;
+    store.create_session(stale).await.expect("store");
+    assert_eq!(store.purge_sessions(50, 0).await.expect("store"), 1, "only the idle one");
+    assert!(store.find_session("old").await.expect("store").is_none());
     store.create_session(session("s2")).await.expect("store");
     assert!(store.set_password(&a.id, "$argon2id$y").await.expect("store"));
     assert!(store.find_session("s2").await.expect("store").is_none(), "a new password ends the sessions");

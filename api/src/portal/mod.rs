@@ -387,6 +387,14 @@ async fn start_session(state: &AppState, account: &Account) -> Result<(String, S
     let token = accounts::new_token();
     let csrf = accounts::new_token();
     let now = now_secs(state);
+    // Expired sessions are deleted when seen; those of people who never came back go here, on
+    // every sign-in.
+    let config = state.portal().config();
+    let idle = i64::try_from(config.session_idle_secs).unwrap_or(i64::MAX);
+    let absolute = i64::try_from(config.session_absolute_secs).unwrap_or(i64::MAX);
+    if let Err(e) = state.store().purge_sessions(now.saturating_sub(idle), now.saturating_sub(absolute)).await {
+        tracing::warn!(error = %e, "could not purge expired portal sessions");
+    }
     state
         .store()
         .create_session(SessionRecord {
