@@ -222,7 +222,9 @@ test('sign up, keys once, origin, widget, dashboard, roll with grace, sign out',
   // The dashboard shows the charge: 1 of 500 used, a bar in the chart, the latest request.
   await waitFor('the charge on the dashboard', async () => {
     await page.goto(`${api}/account`);
-    return (await page.locator('#recent').count()) > 0;
+    // Usage, chart and latest charges are three reads: wait until all saw the settled charge.
+    return (await page.locator('#recent').count()) > 0 && (await page.locator('svg.chart rect').count()) > 0 &&
+      /^1 \/ 500$/.test((await page.locator('tr', { hasText: 'embed' }).locator('td.used').textContent()).trim());
   }, 15000);
   assert.match(await page.locator('tr', { hasText: 'embed' }).locator('td.used').textContent(), /^1 \/ 500$/);
   assert.equal((await page.locator('tr', { hasText: 'embed' }).locator('td.remaining').textContent()).trim(), '499');

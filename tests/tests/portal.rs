@@ -322,7 +322,9 @@ async fn sign_up_flow(portal: &Portal) {
     assert!(dash.keys().is_empty(), "a key is shown only once");
     assert!(dash.body.contains("Free Developer") && dash.body.contains("Credits used"));
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !dash.body.contains("<svg class=\"chart\"") || !dash.body.contains("id=\"recent\"") {
+    // The page reads usage, the chart and the latest charges in three queries: wait until the
+    // ledger batch had settled before the first of them.
+    while !(dash.body.contains("1 / 500") && dash.body.contains("<rect") && dash.body.contains("id=\"recent\"")) {
         assert!(Instant::now() < deadline, "the charge reaches the dashboard: {}", dash.body);
         tokio::time::sleep(Duration::from_millis(200)).await;
         dash = b.get("/account").await;
