@@ -12,6 +12,9 @@
 //!     └─ credits::Reservation::commit ─► ledger::run ─► store (ledger_entries + key_usage)
 //! ```
 //!
+//! Owners manage their keys in the account portal (`/account`, [`portal`]): accounts and sessions
+//! in the same store ([`accounts`]), pages rendered on the server, no metered call.
+//!
 //! [`serve`] takes an already bound listener and a shutdown future, so tests bind port 0.
 
 #![allow(clippy::module_name_repetitions)]

@@ -64,6 +64,9 @@ pub struct Portal {
     per_account: Option<governor::DefaultKeyedRateLimiter<String>>,
     proxy_hops: u8,
     dummy_hash: OnceLock<String>,
+    /// Password hashes computed at once: each holds `password_memory_kib` of memory, so a burst
+    /// of sign-ins from many addresses queues here instead of exhausting memory.
+    hashing: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Portal {
@@ -83,6 +86,9 @@ impl Portal {
             proxy_hops,
             config,
             dummy_hash: OnceLock::new(),
+            hashing: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get).max(2),
+            ),
         }
     }
 
@@ -106,13 +112,17 @@ impl Portal {
     }
 }
 
-/// Hashes a password on a blocking thread (argon2id takes tens of milliseconds of CPU).
-async fn hash_password(params: PasswordParams, password: String) -> anyhow::Result<String> {
+/// Hashes a password on a blocking thread (argon2id takes tens of milliseconds of CPU and
+/// `password_memory_kib` of memory), at most [`Portal::hashing`] at once.
+async fn hash_password(portal: &Portal, password: String) -> anyhow::Result<String> {
+    let _slot = portal.hashing.acquire().await?;
+    let params = portal.params;
     tokio::task::spawn_blocking(move || params.hash(&password)).await?
 }
 
-/// Verifies a password on a blocking thread.
-async fn verify_password(password: String, phc: String) -> bool {
+/// Verifies a password on a blocking thread, within the same bound.
+async fn verify_password(portal: &Portal, password: String, phc: String) -> bool {
+    let Ok(_slot) = portal.hashing.acquire().await else { return false };
     tokio::task::spawn_blocking(move || accounts::verify_password(&password, &phc)).await.unwrap_or(false)
 }
 
@@ -123,7 +133,7 @@ async fn dummy_hash(state: &AppState) -> String {
     if let Some(hash) = portal.dummy_hash.get() {
         return hash.clone();
     }
-    let hash = hash_password(portal.params, accounts::new_token()).await.unwrap_or_default();
+    let hash = hash_password(portal, accounts::new_token()).await.unwrap_or_default();
     portal.dummy_hash.get_or_init(|| hash).clone()
 }
 
@@ -540,7 +550,7 @@ async fn signup(
     if let Err(key) = accounts::check_new_password(&password, email.as_str()) {
         return signup_error(&state, &headers, StatusCode::BAD_REQUEST, t(key), &form);
     }
-    let password_hash = hash_password(state.portal().params, password).await?;
+    let password_hash = hash_password(state.portal(), password).await?;
     let created = state
         .store()
         .create_account(NewAccount {
@@ -605,7 +615,7 @@ async fn signin(
         Some(a) => a.password_hash.clone(),
         None => dummy_hash(&state).await,
     };
-    let matches = verify_password(password, phc).await;
+    let matches = verify_password(state.portal(), password, phc).await;
     let Some(account) = account.filter(|_| matches) else {
         return fail(StatusCode::UNAUTHORIZED, "signin_failed");
     };
@@ -664,7 +674,7 @@ async fn reset_password(
     else {
         return again(StatusCode::BAD_REQUEST, "reset_invalid");
     };
-    let hash = hash_password(state.portal().params, password).await?;
+    let hash = hash_password(state.portal(), password).await?;
     state.store().set_password(&account_id, &hash).await?;
     tracing::info!(account_id = %account_id, "portal password reset");
     Ok(redirect("/account/signin?done=reset"))
