@@ -871,9 +871,14 @@ impl SettingsForm {
         };
         let purchase_url = match self.purchase_url.as_str() {
             "" => None,
-            text => match url::Url::parse(text) {
-                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u.to_string()),
-                _ => {
+            // The same check as `dsa keys set --purchase-url` and the same stored form.
+            text => match crate::purchase::CheckoutUrl::parse(text) {
+                Ok(u) => Some(u.as_str().to_owned()),
+                Err(crate::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => {
+                    errors.push(format!("{} ({reason})", t("purchase_url_invalid")));
+                    None
+                }
+                Err(_) => {
                     errors.push(t("purchase_url_invalid").to_owned());
                     None
                 }
@@ -1059,6 +1064,9 @@ mod tests {
         };
         let errors = bad.parse().expect_err("invalid");
         assert_eq!(errors.len(), 3, "{errors:?}");
+        let creds = SettingsForm { purchase_url: "https://user:pw@shop.example/".into(), ..SettingsForm::default() };
+        let errors = creds.parse().expect_err("credentials refused");
+        assert!(errors[0].contains("user:password"), "{errors:?}");
     }
 
     #[test]
