@@ -878,10 +878,6 @@ impl SettingsForm {
                     errors.push(format!("{} ({reason})", t("purchase_url_invalid")));
                     None
                 }
-                Err(_) => {
-                    errors.push(t("purchase_url_invalid").to_owned());
-                    None
-                }
             },
         };
         if self.label.chars().count() > MAX_NAME_CHARS || self.label.chars().any(char::is_control) {
