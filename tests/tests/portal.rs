@@ -320,6 +320,7 @@ async fn sign_up_flow(portal: &Portal) {
     assert_eq!(dash.status, 200);
     assert_security_headers(&dash);
     assert!(dash.keys().is_empty(), "a key is shown only once");
+    assert!(!dash.body.contains("<script"), "portal pages carry no script");
     assert!(dash.body.contains("Free Developer") && dash.body.contains("Credits used"));
     let deadline = Instant::now() + Duration::from_secs(10);
     // The page reads usage, the chart and the latest charges in three queries: wait until the
