@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ---- browser tests (widget, front page, /domain-check) ---------------------------------------
+# ---- browser tests (widget, front page, /domain-check, account portal) ------------------------
 # Real Chromium (Debian's package; nothing can download Playwright's own builds here) driven by
 # playwright-core, against a real dsa server and the registry simulator. Called by .ci/run;
 # runs alone too: `bash .ci/browser.sh`. Screenshots: tests/browser/test-output/.

@@ -148,6 +148,9 @@ pub struct KeyRecord {
     /// existed.
     #[serde(default)]
     pub created_at: String,
+    /// The portal account that owns the key; `None` for an operator key (`dsa keys create`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
 }
 
 /// Generates a new key of `kind`; returns the key (show once) and its stored hash.

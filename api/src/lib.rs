@@ -16,10 +16,14 @@
 //! names at once: one credit hold for all of them, then every check concurrently, each charged
 //! only for a definitive verdict.
 //!
+//! Owners manage their keys in the account portal (`/account`, [`portal`]): accounts and sessions
+//! in the same store ([`accounts`]), pages rendered on the server, no metered call.
+//!
 //! [`serve`] takes an already bound listener and a shutdown future, so tests bind port 0.
 
 #![allow(clippy::module_name_repetitions)]
 
+pub mod accounts;
 pub mod config;
 pub mod credits;
 pub mod dispatch;
@@ -30,6 +34,7 @@ pub mod ledger;
 pub mod openapi;
 pub mod origin;
 pub mod policy;
+pub mod portal;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
@@ -101,7 +106,9 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
+    let portal = if state.policy().portal.enabled { portal::router() } else { Router::new() };
     let mut router = Router::new()
+        .merge(portal)
         .merge(metered)
         .merge(lookups)
         .merge(docs)
@@ -184,6 +191,19 @@ pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> 
             .await
             .map_err(|e| anyhow::anyhow!("database.url {}: {e}", settings.database.url))?,
     );
+    standalone_with_store(settings, store, clock).await
+}
+
+/// [`standalone_with_clock`] over a store opened by the caller (tests run the portal on Postgres
+/// this way); the store is migrated here.
+///
+/// # Errors
+/// As [`standalone`].
+pub async fn standalone_with_store(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    clock: state::Clock,
+) -> anyhow::Result<Standalone> {
     store.migrate().await?;
     let engine = Engine::new(settings.engine.clone())?;
     let lookups = workers::lookup::Lookups::new(engine.clone()).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;

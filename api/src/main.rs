@@ -90,6 +90,41 @@ enum Command {
         #[command(subcommand)]
         action: Prices,
     },
+    /// Manages portal accounts (`/account`). An account is named by its id or e-mail address.
+    Accounts {
+        /// Print JSON instead of tables.
+        #[arg(long, global = true)]
+        json: bool,
+        #[command(subcommand)]
+        action: Accounts,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum Accounts {
+    /// Lists every account.
+    List,
+    /// Shows an account and its keys with this month's usage.
+    Show {
+        /// Id or e-mail address.
+        account: String,
+    },
+    /// Disables an account: it cannot sign in and its sessions end (its keys keep their state).
+    Disable {
+        /// Id or e-mail address.
+        account: String,
+    },
+    /// Enables a disabled account again.
+    Enable {
+        /// Id or e-mail address.
+        account: String,
+    },
+    /// Prints a one-time password-reset link (valid `policy.portal.reset_token_secs`). Give it to
+    /// the account's owner over a channel you trust; dsa sends no e-mail.
+    ResetLink {
+        /// Id or e-mail address.
+        account: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -274,6 +309,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Explain { what } => explain(what).map(|()| ExitCode::SUCCESS),
         Command::Keys { json, action } => keys(settings, action, json).await.map(|()| ExitCode::SUCCESS),
         Command::Usage { key, period, json } => usage(settings, &key, period, json).await.map(|()| ExitCode::SUCCESS),
+        Command::Accounts { json, action } => accounts(settings, action, json).await.map(|()| ExitCode::SUCCESS),
         Command::Prices { action: Prices::Import { porkbun, as_of, out } } => {
             let text = std::fs::read_to_string(&porkbun)?;
             let import = api::pricing::PriceTable::import_porkbun(&text)?;
@@ -633,7 +669,116 @@ fn key_json(k: &KeyRecord) -> serde_json::Value {
         "allowed_origins": k.allowed_origins,
         "label": k.label,
         "created_at": k.created_at,
+        "account_id": k.account_id,
     })
+}
+
+async fn find_account(store: &dyn Store, who: &str) -> anyhow::Result<api::accounts::Account> {
+    store
+        .find_account(&who.trim().to_lowercase())
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no account {who:?} (give its id or e-mail address; `dsa accounts list`)"))
+}
+
+async fn accounts(settings: Settings, action: Accounts, json: bool) -> anyhow::Result<()> {
+    use api::accounts::AccountState;
+    let store = open_store(&settings).await?;
+    match action {
+        Accounts::List => {
+            let accounts = store.list_accounts().await?;
+            let keys = store.list_keys().await?;
+            let count = |id: &str| keys.iter().filter(|k| k.account_id.as_deref() == Some(id)).count();
+            if json {
+                let list = accounts
+                    .iter()
+                    .map(|a| {
+                        let mut v = serde_json::to_value(a).unwrap_or_default();
+                        v["keys"] = count(&a.id).into();
+                        v
+                    })
+                    .collect();
+                return print_json(&serde_json::Value::Array(list));
+            }
+            println!("{:<36} {:<32} {:<9} {:>4}  {:<10}  name", "id", "e-mail", "state", "keys", "created");
+            for a in &accounts {
+                println!(
+                    "{:<36} {:<32} {:<9} {:>4}  {:<10}  {}",
+                    a.id,
+                    a.email,
+                    a.state.as_str(),
+                    count(&a.id),
+                    a.created_at.get(..10).unwrap_or(&a.created_at),
+                    a.display_name
+                );
+            }
+            if accounts.is_empty() {
+                eprintln!("no accounts yet; owners sign up at /account/signup");
+            }
+        }
+        Accounts::Show { account } => {
+            let a = find_account(store.as_ref(), &account).await?;
+            let keys = store.account_keys(&a.id).await?;
+            let mut usages = Vec::new();
+            for k in &keys {
+                usages.push(Usage::of(store.as_ref(), k, this_month()).await?);
+            }
+            if json {
+                let mut v = serde_json::to_value(&a)?;
+                v["keys"] = keys
+                    .iter()
+                    .zip(&usages)
+                    .map(|(k, u)| {
+                        let mut kv = key_json(k);
+                        kv["usage"] = u.json();
+                        kv
+                    })
+                    .collect();
+                return print_json(&v);
+            }
+            println!("account   {}", a.id);
+            println!("e-mail    {}", a.email);
+            println!("name      {}", a.display_name);
+            println!("state     {}", a.state.as_str());
+            println!("created   {}", a.created_at);
+            for (k, u) in keys.iter().zip(&usages) {
+                println!(
+                    "key       {} {:<6} {:<9} {:<8} used {} of {} this month",
+                    k.fingerprint,
+                    k.kind.as_str(),
+                    k.state.as_str(),
+                    k.plan.as_str(),
+                    u.used,
+                    k.monthly_allowance
+                );
+            }
+        }
+        Accounts::Disable { account } => {
+            let a = find_account(store.as_ref(), &account).await?;
+            store.set_account_state(&a.id, AccountState::Disabled).await?;
+            eprintln!("account {} ({}) disabled; its sessions ended", a.id, a.email);
+        }
+        Accounts::Enable { account } => {
+            let a = find_account(store.as_ref(), &account).await?;
+            store.set_account_state(&a.id, AccountState::Active).await?;
+            eprintln!("account {} ({}) enabled", a.id, a.email);
+        }
+        Accounts::ResetLink { account } => {
+            let a = find_account(store.as_ref(), &account).await?;
+            let base = settings
+                .policy
+                .portal
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{}", settings.server.listen));
+            let link = api::portal::reset_link(store.as_ref(), &settings.policy.portal, &base, &a.id).await?;
+            println!("{link}");
+            eprintln!(
+                "one-time reset link for {} valid {} s; it ends every session of the account when used",
+                a.email, settings.policy.portal.reset_token_secs
+            );
+        }
+    }
+    Ok(())
 }
 
 fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
@@ -769,20 +914,27 @@ async fn keys(settings: Settings, action: Keys, json: bool) -> anyhow::Result<()
             if json {
                 return print_json(&keys.iter().map(key_json).collect());
             }
+            // The owning account's e-mail address ("-": an operator key).
+            let owners: std::collections::HashMap<String, String> = match store.list_accounts().await {
+                Ok(accounts) => accounts.into_iter().map(|a| (a.id, a.email)).collect(),
+                Err(_) => std::collections::HashMap::new(),
+            };
             println!(
-                "{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  label",
-                "key", "kind", "state", "plan", "allowance", "created"
+                "{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  {:<28}  label",
+                "key", "kind", "state", "plan", "allowance", "created", "account"
             );
             for k in &keys {
                 let created = k.created_at.get(..10).unwrap_or(&k.created_at);
+                let owner = k.account_id.as_ref().map_or("-", |id| owners.get(id).map_or(id.as_str(), String::as_str));
                 println!(
-                    "{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  {}",
+                    "{:<10} {:<7} {:<10} {:<9} {:>9}  {:<10}  {:<28}  {}",
                     k.fingerprint,
                     k.kind.as_str(),
                     k.state.as_str(),
                     k.plan.as_str(),
                     k.monthly_allowance,
                     created,
+                    owner,
                     k.label
                 );
             }

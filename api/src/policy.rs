@@ -51,6 +51,67 @@ pub struct PolicyConfig {
     /// Requests served at once by one front; past that, new requests get a fast 503 with
     /// `Retry-After` instead of waiting in an unbounded queue. 0 turns it off.
     pub max_in_flight: usize,
+    /// The account portal (`/account`): sessions, sign-in limits, key roll grace, password cost.
+    pub portal: PortalConfig,
+}
+
+/// Account portal settings (`[policy.portal]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PortalConfig {
+    /// Serve the portal under `/account`.
+    pub enabled: bool,
+    /// A session ends after this many seconds without a request.
+    pub session_idle_secs: u64,
+    /// A session ends this many seconds after sign-in, active or not.
+    pub session_absolute_secs: u64,
+    /// Sign-in attempts per minute per client address (IPv6: per /64), per front.
+    pub signin_per_ip_per_minute: u32,
+    /// Sign-in attempts per minute per e-mail address (existing or not), per front.
+    pub signin_per_account_per_minute: u32,
+    /// After "Roll", the old secret keeps working this many seconds (time to deploy the new one).
+    pub roll_grace_secs: u64,
+    /// A password-reset link works this many seconds, once.
+    pub reset_token_secs: u64,
+    /// The base URL printed in reset links (`dsa accounts reset-link`), e.g.
+    /// `https://dsa.example`; unset: `http://` + `server.listen`.
+    pub public_url: Option<String>,
+    /// argon2id memory, KiB (OWASP minimum: 19456).
+    pub password_memory_kib: u32,
+    /// argon2id passes (OWASP minimum with 19 MiB: 2).
+    pub password_iterations: u32,
+    /// argon2id lanes.
+    pub password_parallelism: u32,
+}
+
+impl Default for PortalConfig {
+    fn default() -> Self {
+        let params = crate::accounts::PasswordParams::default();
+        Self {
+            enabled: true,
+            session_idle_secs: 2 * 3_600,
+            session_absolute_secs: 7 * 86_400,
+            signin_per_ip_per_minute: 20,
+            signin_per_account_per_minute: 5,
+            roll_grace_secs: 86_400,
+            reset_token_secs: 3_600,
+            public_url: None,
+            password_memory_kib: params.memory_kib,
+            password_iterations: params.iterations,
+            password_parallelism: params.parallelism,
+        }
+    }
+}
+
+impl PortalConfig {
+    /// The argon2id parameters.
+    pub fn password_params(&self) -> crate::accounts::PasswordParams {
+        crate::accounts::PasswordParams {
+            memory_kib: self.password_memory_kib,
+            iterations: self.password_iterations,
+            parallelism: self.password_parallelism,
+        }
+    }
 }
 
 impl PolicyConfig {
@@ -75,6 +136,7 @@ impl Default for PolicyConfig {
             trusted_proxy_hops: 0,
             per_ip_per_minute: DEFAULT_PER_IP_PER_MINUTE,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            portal: PortalConfig::default(),
         }
     }
 }

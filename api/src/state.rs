@@ -58,6 +58,7 @@ struct Inner {
     clock: Clock,
     tls: bool,
     request_timeout: Duration,
+    portal: crate::portal::Portal,
 }
 
 /// Why a shared availability lookup gave no verdict (cloned to every waiter of the lookup).
@@ -146,12 +147,18 @@ impl AppState {
                         None => demo,
                     }
                 },
+                portal: crate::portal::Portal::new(parts.policy.portal.clone(), parts.policy.proxy_hops()),
                 policy: parts.policy,
                 clock: parts.clock,
                 tls: parts.tls,
                 request_timeout: parts.request_timeout,
             }),
         }
+    }
+
+    /// The account portal's settings and sign-in limiters.
+    pub fn portal(&self) -> &crate::portal::Portal {
+        &self.inner.portal
     }
 
     /// The engine.

@@ -8,8 +8,14 @@ use std::str::FromStr;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
 use crate::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
 use common::messages::LedgerEvent;
+
+/// The error of an account method a store does not implement (test doubles).
+fn unsupported<T: Send + 'static>() -> BoxFuture<'static, anyhow::Result<T>> {
+    Box::pin(async { anyhow::bail!("this store keeps no accounts") })
+}
 
 /// Settings of a key being created.
 #[derive(Debug, Clone)]
@@ -99,6 +105,107 @@ pub trait Store: Send + Sync + 'static {
     /// Credits a key was charged in a period (`YYYY-MM`) per endpoint, from the ledger entries,
     /// by endpoint name.
     fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>>;
+
+    // ---- The account portal (`crate::portal`). Every method has a default that fails, so test
+    // doubles that wrap a store for the metered path need not implement them.
+
+    /// Creates an account; `None` when the e-mail address is taken.
+    fn create_account(&self, account: NewAccount) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
+        let _ = account;
+        unsupported()
+    }
+    /// The account whose id or (lower-case) e-mail address is `id_or_email`.
+    fn find_account(&self, id_or_email: &str) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
+        let _ = id_or_email;
+        unsupported()
+    }
+    /// Every account, oldest first.
+    fn list_accounts(&self) -> BoxFuture<'_, anyhow::Result<Vec<Account>>> {
+        unsupported()
+    }
+    /// Sets an account's state; disabling also ends its sessions. False when no such account.
+    fn set_account_state(&self, account_id: &str, state: AccountState) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (account_id, state);
+        unsupported()
+    }
+    /// Replaces an account's password hash and ends every session of the account.
+    fn set_password(&self, account_id: &str, password_hash: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (account_id, password_hash);
+        unsupported()
+    }
+    /// Stores a new session.
+    fn create_session(&self, session: SessionRecord) -> BoxFuture<'_, anyhow::Result<()>> {
+        let _ = session;
+        unsupported()
+    }
+    /// The session whose token hashes to `token_hash` (expired or not: the caller decides).
+    fn find_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<SessionRecord>>> {
+        let _ = token_hash;
+        unsupported()
+    }
+    /// Records activity on a session (its idle expiry restarts), unix seconds.
+    fn touch_session(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<()>> {
+        let _ = (token_hash, now);
+        unsupported()
+    }
+    /// Ends (deletes) a session.
+    fn delete_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<()>> {
+        let _ = token_hash;
+        unsupported()
+    }
+    /// Deletes every session idle since before `idle_before` or started before `started_before`
+    /// (unix s): expired sessions of people who never came back. Returns how many.
+    fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        let _ = (idle_before, started_before);
+        unsupported()
+    }
+    /// Stores a one-time password-reset token (its hash) valid until `expires_at` (unix s).
+    fn create_reset_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let _ = (token_hash, account_id, expires_at);
+        unsupported()
+    }
+    /// Consumes a reset token: deletes it and returns its account when it was still valid at
+    /// `now` (unix s). A second use finds nothing.
+    fn take_reset_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let _ = (token_hash, now);
+        unsupported()
+    }
+    /// Creates a key owned by an account.
+    fn create_account_key(&self, account_id: &str, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        let _ = (account_id, key);
+        unsupported()
+    }
+    /// The keys of an account, oldest first.
+    fn account_keys(&self, account_id: &str) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        let _ = account_id;
+        unsupported()
+    }
+    /// Gives a key a new secret (hash `new_hash`); the old secret keeps working until
+    /// `previous_valid_until` (unix s). The id, and so the month's usage, stay. False when no key
+    /// has that id.
+    fn roll_key(&self, key_id: &str, new_hash: &str, previous_valid_until: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (key_id, new_hash, previous_valid_until);
+        unsupported()
+    }
+    /// Credits charged to an account's keys in a period, per UTC day (`YYYY-MM-DD`) and endpoint.
+    fn account_daily_usage(
+        &self,
+        account_id: &str,
+        period: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, String, i64)>>> {
+        let _ = (account_id, period);
+        unsupported()
+    }
+    /// The latest `limit` charges to an account's keys, newest first.
+    fn recent_charges(&self, account_id: &str, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<Charge>>> {
+        let _ = (account_id, limit);
+        unsupported()
+    }
 }
 
 /// The standalone store: one SQLite file (WAL journal).
@@ -122,6 +229,35 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new().max_connections(max_connections.max(1)).connect_with(options).await?;
         Ok(Self { pool })
     }
+
+    /// Inserts a key, owned by `account_id` or by nobody (an operator key).
+    async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
+        let id = uuid::Uuid::now_v7().to_string();
+        let now = OffsetDateTime::now_utc().format(&Rfc3339)?;
+        sqlx::query(
+            "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
+             pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
+             label, created_at, account_id) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(&key.key_hash)
+        .bind(fingerprint(&key.key_hash))
+        .bind(key.kind.as_str())
+        .bind(key.plan.as_str())
+        .bind(key.plan.monthly_credits())
+        .bind(i64::from(key.pricing_enabled))
+        .bind(i64::from(key.show_purchase_button))
+        .bind(key.default_commission_percent)
+        .bind(&key.purchase_url)
+        .bind(serde_json::to_string(&key.allowed_origins)?)
+        .bind(&key.label)
+        .bind(now)
+        .bind(account_id)
+        .execute(&self.pool)
+        .await?;
+        let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
+        row_to_key(&row)
+    }
 }
 
 fn row_to_key(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<KeyRecord> {
@@ -144,7 +280,35 @@ fn row_to_key(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<KeyRecord> {
         allowed_origins: serde_json::from_str(&origins)?,
         label: row.try_get("label")?,
         created_at: row.try_get("created_at")?,
+        account_id: row.try_get("account_id")?,
     })
+}
+
+fn row_to_account(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<Account> {
+    let state: String = row.try_get("state")?;
+    Ok(Account {
+        id: row.try_get("id")?,
+        email: row.try_get("email")?,
+        display_name: row.try_get("display_name")?,
+        password_hash: row.try_get("password_hash")?,
+        state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+fn row_to_session(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<SessionRecord> {
+    Ok(SessionRecord {
+        token_hash: row.try_get("token_hash")?,
+        account_id: row.try_get("account_id")?,
+        csrf_token: row.try_get("csrf_token")?,
+        created_at: row.try_get("created_at")?,
+        last_seen_at: row.try_get("last_seen_at")?,
+    })
+}
+
+/// Now, unix seconds (the roll grace is checked against the database host's wall clock).
+pub(crate) fn unix_now() -> i64 {
+    OffsetDateTime::now_utc().unix_timestamp()
 }
 
 impl Store for SqliteStore {
@@ -158,41 +322,21 @@ impl Store for SqliteStore {
     fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let key_hash = key_hash.to_owned();
         Box::pin(async move {
-            let row = sqlx::query("SELECT * FROM client_keys WHERE key_hash = ?")
-                .bind(key_hash)
-                .fetch_optional(&self.pool)
-                .await?;
+            // The current secret, or a rolled key's old secret within its grace period.
+            let row = sqlx::query(
+                "SELECT * FROM client_keys WHERE key_hash = ?1 \
+                 OR (previous_key_hash = ?1 AND previous_valid_until > ?2) LIMIT 1",
+            )
+            .bind(key_hash)
+            .bind(unix_now())
+            .fetch_optional(&self.pool)
+            .await?;
             row.as_ref().map(row_to_key).transpose()
         })
     }
 
     fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
-        Box::pin(async move {
-            let id = uuid::Uuid::now_v7().to_string();
-            let now = OffsetDateTime::now_utc().format(&Rfc3339)?;
-            sqlx::query(
-                "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
-                 pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
-                 label, created_at) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(&id)
-            .bind(&key.key_hash)
-            .bind(fingerprint(&key.key_hash))
-            .bind(key.kind.as_str())
-            .bind(key.plan.as_str())
-            .bind(key.plan.monthly_credits())
-            .bind(i64::from(key.pricing_enabled))
-            .bind(i64::from(key.show_purchase_button))
-            .bind(key.default_commission_percent)
-            .bind(&key.purchase_url)
-            .bind(serde_json::to_string(&key.allowed_origins)?)
-            .bind(&key.label)
-            .bind(now)
-            .execute(&self.pool)
-            .await?;
-            let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
-            row_to_key(&row)
-        })
+        Box::pin(self.insert_key(None, key))
     }
 
     fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
@@ -387,6 +531,249 @@ impl Store for SqliteStore {
             .fetch_all(&self.pool)
             .await?;
             rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
+        })
+    }
+
+    fn create_account(&self, account: NewAccount) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
+        Box::pin(async move {
+            let id = uuid::Uuid::now_v7().to_string();
+            let done = sqlx::query(
+                "INSERT INTO accounts (id, email, display_name, password_hash, state, created_at) \
+                 VALUES (?, ?, ?, ?, 'active', ?) ON CONFLICT (email) DO NOTHING",
+            )
+            .bind(&id)
+            .bind(&account.email)
+            .bind(&account.display_name)
+            .bind(&account.password_hash)
+            .bind(OffsetDateTime::now_utc().format(&Rfc3339)?)
+            .execute(&self.pool)
+            .await?;
+            if done.rows_affected() == 0 {
+                return Ok(None);
+            }
+            let row = sqlx::query("SELECT * FROM accounts WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
+            row_to_account(&row).map(Some)
+        })
+    }
+
+    fn find_account(&self, id_or_email: &str) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
+        let who = id_or_email.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM accounts WHERE id = ?1 OR email = ?1")
+                .bind(who)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(row_to_account).transpose()
+        })
+    }
+
+    fn list_accounts(&self) -> BoxFuture<'_, anyhow::Result<Vec<Account>>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM accounts ORDER BY created_at, id").fetch_all(&self.pool).await?;
+            rows.iter().map(row_to_account).collect()
+        })
+    }
+
+    fn set_account_state(&self, account_id: &str, state: AccountState) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query("UPDATE accounts SET state = ? WHERE id = ?")
+                .bind(state.as_str())
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
+            if state != AccountState::Active {
+                sqlx::query("DELETE FROM account_sessions WHERE account_id = ?")
+                    .bind(&account_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn set_password(&self, account_id: &str, password_hash: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let (account_id, password_hash) = (account_id.to_owned(), password_hash.to_owned());
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query("UPDATE accounts SET password_hash = ? WHERE id = ?")
+                .bind(&password_hash)
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM account_sessions WHERE account_id = ?")
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn create_session(&self, session: SessionRecord) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO account_sessions (token_hash, account_id, csrf_token, created_at, last_seen_at) \
+                 VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(&session.token_hash)
+            .bind(&session.account_id)
+            .bind(&session.csrf_token)
+            .bind(session.created_at)
+            .bind(session.last_seen_at)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn find_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<SessionRecord>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM account_sessions WHERE token_hash = ?")
+                .bind(token_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(row_to_session).transpose()
+        })
+    }
+
+    fn touch_session(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<()>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            sqlx::query("UPDATE account_sessions SET last_seen_at = ? WHERE token_hash = ?")
+                .bind(now)
+                .bind(token_hash)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn delete_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<()>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            sqlx::query("DELETE FROM account_sessions WHERE token_hash = ?")
+                .bind(token_hash)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM account_sessions WHERE last_seen_at < ? OR created_at < ?")
+                .bind(idle_before)
+                .bind(started_before)
+                .execute(&self.pool)
+                .await?;
+            Ok(done.rows_affected())
+        })
+    }
+
+    fn create_reset_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
+        Box::pin(async move {
+            sqlx::query("INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES (?, ?, ?)")
+                .bind(token_hash)
+                .bind(account_id)
+                .bind(expires_at)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn take_reset_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            // DELETE … RETURNING: of two concurrent uses, only one gets the row.
+            let row: Option<(String, i64)> =
+                sqlx::query_as("DELETE FROM password_resets WHERE token_hash = ? RETURNING account_id, expires_at")
+                    .bind(token_hash)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account))
+        })
+    }
+
+    fn create_account_key(&self, account_id: &str, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        Box::pin(self.insert_key(Some(account_id.to_owned()), key))
+    }
+
+    fn account_keys(&self, account_id: &str) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys WHERE account_id = ? ORDER BY created_at, id")
+                .bind(account_id)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(row_to_key).collect()
+        })
+    }
+
+    fn roll_key(&self, key_id: &str, new_hash: &str, previous_valid_until: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let (key_id, new_hash) = (key_id.to_owned(), new_hash.to_owned());
+        Box::pin(async move {
+            let done = sqlx::query(
+                "UPDATE client_keys SET previous_key_hash = key_hash, previous_valid_until = ?, \
+                 key_hash = ?, fingerprint = ? WHERE id = ?",
+            )
+            .bind(previous_valid_until)
+            .bind(&new_hash)
+            .bind(fingerprint(&new_hash))
+            .bind(key_id)
+            .execute(&self.pool)
+            .await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn account_daily_usage(
+        &self,
+        account_id: &str,
+        period: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, String, i64)>>> {
+        let (account_id, period) = (account_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            // charged_at is RFC 3339 in UTC, so its first 10 characters are the UTC day.
+            let rows: Vec<(String, String, i64)> = sqlx::query_as(
+                "SELECT substr(l.charged_at, 1, 10) AS day, l.endpoint, SUM(l.credits) \
+                 FROM ledger_entries l JOIN client_keys k ON k.id = l.key_id \
+                 WHERE k.account_id = ? AND l.period = ? GROUP BY day, l.endpoint ORDER BY day, l.endpoint",
+            )
+            .bind(account_id)
+            .bind(period)
+            .fetch_all(&self.pool)
+            .await?;
+            Ok(rows)
+        })
+    }
+
+    fn recent_charges(&self, account_id: &str, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<Charge>>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+                "SELECT l.charged_at, k.id, l.endpoint, l.credits \
+                 FROM ledger_entries l JOIN client_keys k ON k.id = l.key_id \
+                 WHERE k.account_id = ? ORDER BY l.charged_at DESC, l.event_id DESC LIMIT ?",
+            )
+            .bind(account_id)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(charged_at, key_id, endpoint, credits)| Charge { charged_at, key_id, endpoint, credits })
+                .collect())
         })
     }
 }

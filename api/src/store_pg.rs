@@ -18,8 +18,9 @@ use sqlx::{Connection, PgConnection, PgPool, Row};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
 use crate::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
-use crate::store::{KeyUpdate, NewKey, Store};
+use crate::store::{KeyUpdate, NewKey, Store, unix_now};
 use common::messages::LedgerEvent;
 
 /// How long opening a connection (or waiting for a free one) may take: an unreachable Postgres
@@ -119,6 +120,33 @@ impl PgStore {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+
+    /// Inserts a key, owned by `account_id` or by nobody (an operator key).
+    async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
+        let row = sqlx::query(
+                "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
+                 pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
+                 label, created_at, account_id) VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                 RETURNING *",
+            )
+            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(&key.key_hash)
+            .bind(fingerprint(&key.key_hash))
+            .bind(key.kind.as_str())
+            .bind(key.plan.as_str())
+            .bind(key.plan.monthly_credits())
+            .bind(key.pricing_enabled)
+            .bind(key.show_purchase_button)
+            .bind(key.default_commission_percent)
+            .bind(&key.purchase_url)
+            .bind(Json(&key.allowed_origins))
+            .bind(&key.label)
+            .bind(OffsetDateTime::now_utc())
+            .bind(account_id)
+            .fetch_one(&self.pool)
+            .await?;
+        row_to_key(&row)
+    }
 }
 
 fn row_to_key(row: &PgRow) -> anyhow::Result<KeyRecord> {
@@ -143,6 +171,30 @@ fn row_to_key(row: &PgRow) -> anyhow::Result<KeyRecord> {
         label: row.try_get("label")?,
         // Same text as SQLite's column: RFC 3339, UTC (Postgres keeps microseconds).
         created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
+        account_id: row.try_get("account_id")?,
+    })
+}
+
+fn row_to_account(row: &PgRow) -> anyhow::Result<Account> {
+    let state: String = row.try_get("state")?;
+    let created_at: OffsetDateTime = row.try_get("created_at")?;
+    Ok(Account {
+        id: row.try_get("id")?,
+        email: row.try_get("email")?,
+        display_name: row.try_get("display_name")?,
+        password_hash: row.try_get("password_hash")?,
+        state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
+        created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
+    })
+}
+
+fn row_to_session(row: &PgRow) -> anyhow::Result<SessionRecord> {
+    Ok(SessionRecord {
+        token_hash: row.try_get("token_hash")?,
+        account_id: row.try_get("account_id")?,
+        csrf_token: row.try_get("csrf_token")?,
+        created_at: row.try_get("created_at")?,
+        last_seen_at: row.try_get("last_seen_at")?,
     })
 }
 
@@ -158,39 +210,21 @@ impl Store for PgStore {
     fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let key_hash = key_hash.to_owned();
         Box::pin(async move {
-            let row = sqlx::query("SELECT * FROM client_keys WHERE key_hash = $1")
-                .bind(key_hash)
-                .fetch_optional(&self.pool)
-                .await?;
+            // The current secret, or a rolled key's old secret within its grace period.
+            let row = sqlx::query(
+                "SELECT * FROM client_keys WHERE key_hash = $1 \
+                 OR (previous_key_hash = $1 AND previous_valid_until > $2) LIMIT 1",
+            )
+            .bind(key_hash)
+            .bind(unix_now())
+            .fetch_optional(&self.pool)
+            .await?;
             row.as_ref().map(row_to_key).transpose()
         })
     }
 
     fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
-        Box::pin(async move {
-            let row = sqlx::query(
-                "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
-                 pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
-                 label, created_at) VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                 RETURNING *",
-            )
-            .bind(uuid::Uuid::now_v7().to_string())
-            .bind(&key.key_hash)
-            .bind(fingerprint(&key.key_hash))
-            .bind(key.kind.as_str())
-            .bind(key.plan.as_str())
-            .bind(key.plan.monthly_credits())
-            .bind(key.pricing_enabled)
-            .bind(key.show_purchase_button)
-            .bind(key.default_commission_percent)
-            .bind(&key.purchase_url)
-            .bind(Json(&key.allowed_origins))
-            .bind(&key.label)
-            .bind(OffsetDateTime::now_utc())
-            .fetch_one(&self.pool)
-            .await?;
-            row_to_key(&row)
-        })
+        Box::pin(self.insert_key(None, key))
     }
 
     fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
@@ -395,6 +429,247 @@ impl Store for PgStore {
             .fetch_all(&self.pool)
             .await?;
             rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
+        })
+    }
+
+    fn create_account(&self, account: NewAccount) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
+        Box::pin(async move {
+            let row = sqlx::query(
+                "INSERT INTO accounts (id, email, display_name, password_hash, state) \
+                 VALUES ($1, $2, $3, $4, 'active') ON CONFLICT (email) DO NOTHING RETURNING *",
+            )
+            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(&account.email)
+            .bind(&account.display_name)
+            .bind(&account.password_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map(row_to_account).transpose()
+        })
+    }
+
+    fn find_account(&self, id_or_email: &str) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
+        let who = id_or_email.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM accounts WHERE id = $1 OR email = $1")
+                .bind(who)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(row_to_account).transpose()
+        })
+    }
+
+    fn list_accounts(&self) -> BoxFuture<'_, anyhow::Result<Vec<Account>>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM accounts ORDER BY created_at, id").fetch_all(&self.pool).await?;
+            rows.iter().map(row_to_account).collect()
+        })
+    }
+
+    fn set_account_state(&self, account_id: &str, state: AccountState) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query("UPDATE accounts SET state = $1 WHERE id = $2")
+                .bind(state.as_str())
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
+            if state != AccountState::Active {
+                sqlx::query("DELETE FROM account_sessions WHERE account_id = $1")
+                    .bind(&account_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn set_password(&self, account_id: &str, password_hash: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let (account_id, password_hash) = (account_id.to_owned(), password_hash.to_owned());
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query("UPDATE accounts SET password_hash = $1 WHERE id = $2")
+                .bind(&password_hash)
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM account_sessions WHERE account_id = $1")
+                .bind(&account_id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn create_session(&self, session: SessionRecord) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO account_sessions (token_hash, account_id, csrf_token, created_at, last_seen_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(&session.token_hash)
+            .bind(&session.account_id)
+            .bind(&session.csrf_token)
+            .bind(session.created_at)
+            .bind(session.last_seen_at)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn find_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<SessionRecord>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM account_sessions WHERE token_hash = $1")
+                .bind(token_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(row_to_session).transpose()
+        })
+    }
+
+    fn touch_session(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<()>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            sqlx::query("UPDATE account_sessions SET last_seen_at = $1 WHERE token_hash = $2")
+                .bind(now)
+                .bind(token_hash)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn delete_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<()>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            sqlx::query("DELETE FROM account_sessions WHERE token_hash = $1")
+                .bind(token_hash)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM account_sessions WHERE last_seen_at < $1 OR created_at < $2")
+                .bind(idle_before)
+                .bind(started_before)
+                .execute(&self.pool)
+                .await?;
+            Ok(done.rows_affected())
+        })
+    }
+
+    fn create_reset_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
+        Box::pin(async move {
+            sqlx::query("INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES ($1, $2, $3)")
+                .bind(token_hash)
+                .bind(account_id)
+                .bind(expires_at)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn take_reset_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            let row: Option<(String, i64)> =
+                sqlx::query_as("DELETE FROM password_resets WHERE token_hash = $1 RETURNING account_id, expires_at")
+                    .bind(token_hash)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account))
+        })
+    }
+
+    fn create_account_key(&self, account_id: &str, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        Box::pin(self.insert_key(Some(account_id.to_owned()), key))
+    }
+
+    fn account_keys(&self, account_id: &str) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys WHERE account_id = $1 ORDER BY created_at, id")
+                .bind(account_id)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(row_to_key).collect()
+        })
+    }
+
+    fn roll_key(&self, key_id: &str, new_hash: &str, previous_valid_until: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let (key_id, new_hash) = (key_id.to_owned(), new_hash.to_owned());
+        Box::pin(async move {
+            let done = sqlx::query(
+                "UPDATE client_keys SET previous_key_hash = key_hash, previous_valid_until = $1, \
+                 key_hash = $2, fingerprint = $3 WHERE id = $4",
+            )
+            .bind(previous_valid_until)
+            .bind(&new_hash)
+            .bind(fingerprint(&new_hash))
+            .bind(key_id)
+            .execute(&self.pool)
+            .await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn account_daily_usage(
+        &self,
+        account_id: &str,
+        period: &str,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<(String, String, i64)>>> {
+        let (account_id, period) = (account_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            let rows: Vec<(String, String, i64)> = sqlx::query_as(
+                "SELECT to_char(l.charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, l.endpoint, \
+                 SUM(l.credits)::int8 FROM ledger_entries l JOIN client_keys k ON k.id = l.key_id \
+                 WHERE k.account_id = $1 AND l.period = $2 GROUP BY day, l.endpoint ORDER BY day, l.endpoint",
+            )
+            .bind(account_id)
+            .bind(period)
+            .fetch_all(&self.pool)
+            .await?;
+            Ok(rows)
+        })
+    }
+
+    fn recent_charges(&self, account_id: &str, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<Charge>>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let rows: Vec<(OffsetDateTime, String, String, i64)> = sqlx::query_as(
+                "SELECT l.charged_at, k.id, l.endpoint, l.credits \
+                 FROM ledger_entries l JOIN client_keys k ON k.id = l.key_id \
+                 WHERE k.account_id = $1 ORDER BY l.charged_at DESC, l.event_id DESC LIMIT $2",
+            )
+            .bind(account_id)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.into_iter()
+                .map(|(at, key_id, endpoint, credits)| {
+                    Ok(Charge {
+                        charged_at: at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
+                        key_id,
+                        endpoint,
+                        credits,
+                    })
+                })
+                .collect()
         })
     }
 }

@@ -1,4 +1,4 @@
-//! The operator commands (`dsa keys …`, `dsa usage`) end to end: the real `dsa` binary against a
+//! The operator commands (`dsa keys …`, `dsa usage`, `dsa accounts …`) end to end: the real `dsa` binary against a
 //! fresh SQLite file per test, configured the way an operator does it (`DSA_DATABASE__URL`, or a
 //! `--config` file).
 
@@ -109,7 +109,8 @@ fn str_of<'a>(value: &'a Value, field: &str) -> &'a str {
 }
 
 /// The fields of a key in JSON output: stable, and never the key or its hash.
-const KEY_FIELDS: [&str; 13] = [
+const KEY_FIELDS: [&str; 14] = [
+    "account_id",
     "allowed_origins",
     "created_at",
     "default_commission_percent",
@@ -520,4 +521,78 @@ fn the_config_file_names_the_database_as_for_serve() {
     let missing = db.command(&["--config", "no-such.toml", "keys", "list"]).output().expect("run dsa");
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no-such.toml"));
+}
+
+#[test]
+fn accounts_list_show_disable_enable_and_reset_link() {
+    let db = Db::new();
+    let (operator_key, _) = db.create(&["--kind", "server", "--label", "operator key"]);
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let account = runtime.block_on(async {
+        let store = SqliteStore::connect(&db.url(), 1).await.expect("open the database");
+        store.migrate().await.expect("migrate");
+        let hash = api::accounts::PasswordParams { memory_kib: 64, iterations: 1, parallelism: 1 }
+            .hash("violet-harbour-42")
+            .expect("hash");
+        let account = store
+            .create_account(api::accounts::NewAccount {
+                email: "owner@example.com".into(),
+                display_name: "Owner".into(),
+                password_hash: hash.clone(),
+            })
+            .await
+            .expect("store")
+            .expect("created");
+        let (_, key_hash) = api::keys::generate(api::keys::KeyKind::Embed);
+        store
+            .create_account_key(
+                &account.id,
+                api::store::NewKey {
+                    key_hash,
+                    kind: api::keys::KeyKind::Embed,
+                    plan: api::keys::Plan::Free,
+                    pricing_enabled: false,
+                    show_purchase_button: false,
+                    default_commission_percent: None,
+                    purchase_url: None,
+                    allowed_origins: Vec::new(),
+                    label: "portal key".into(),
+                },
+            )
+            .await
+            .expect("key");
+        account
+    });
+
+    let list = db.ok(&["accounts", "list"]);
+    assert!(list.contains("owner@example.com") && list.contains("active") && list.contains(&account.id), "{list}");
+    let json = db.json(&["accounts", "list", "--json"]);
+    assert_eq!(json[0]["email"], "owner@example.com");
+    assert_eq!(json[0]["keys"], 1);
+    assert!(json[0].get("password_hash").is_none(), "never the password hash: {json}");
+    let show = db.json(&["accounts", "show", "OWNER@example.com", "--json"]);
+    assert_eq!(show["id"], account.id.as_str());
+    assert_eq!(show["keys"][0]["label"], "portal key");
+    assert_eq!(show["keys"][0]["usage"]["used"], 0);
+
+    // `dsa keys list` names each key's owner ("-": an operator key).
+    let keys = db.ok(&["keys", "list"]);
+    let line =
+        |label: &str| keys.lines().find(|l| l.ends_with(label)).unwrap_or_else(|| panic!("{label}: {keys}")).to_owned();
+    assert!(line("portal key").contains("owner@example.com"), "{keys}");
+    assert!(line("operator key").contains(" - "), "{keys}");
+    let _ = operator_key;
+
+    // A reset link: printed once, on this server's portal.
+    let link = db.ok(&["accounts", "reset-link", "owner@example.com"]);
+    assert!(link.trim().starts_with("http://127.0.0.1:8080/account/reset?token="), "{link}");
+    let other = db.ok(&["accounts", "reset-link", &account.id]);
+    assert_ne!(link, other, "a new token each time");
+
+    db.ok(&["accounts", "disable", "owner@example.com"]);
+    assert_eq!(db.json(&["accounts", "show", &account.id, "--json"])["state"], "disabled");
+    db.ok(&["accounts", "enable", "owner@example.com"]);
+    assert_eq!(db.json(&["accounts", "show", &account.id, "--json"])["state"], "active");
+    let err = db.fails(&["accounts", "show", "nobody@example.com"]);
+    assert!(err.contains("no account"), "{err}");
 }

@@ -48,7 +48,7 @@ pub struct Asset {
 }
 
 impl Asset {
-    fn new(body: &'static str, content_type: &'static str) -> Self {
+    pub(crate) fn new(body: &'static str, content_type: &'static str) -> Self {
         let digest = Sha384::digest(body.as_bytes());
         Self {
             body,
@@ -58,7 +58,7 @@ impl Asset {
         }
     }
 
-    fn respond(&self, requested_version: Option<&str>, headers: &HeaderMap) -> Response {
+    pub(crate) fn respond(&self, requested_version: Option<&str>, headers: &HeaderMap) -> Response {
         let etag = format!("\"{}\"", self.version);
         let cache = if requested_version == Some(self.version.as_str()) { LONG_CACHE } else { SHORT_CACHE };
         let not_modified = headers
@@ -196,7 +196,7 @@ fn thousands(n: i64) -> String {
 
 /// The base URL the page was reached at, for the snippet (`https://dsa.example`): https when dsa
 /// serves TLS or `policy.demo.cookie_secure` says a proxy in front of it does.
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
