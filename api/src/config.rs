@@ -60,6 +60,11 @@ pub struct FleetConfig {
     pub job_ack_wait_secs: f64,
     /// A ledger batch held this long without an ack is redelivered, seconds.
     pub ledger_ack_wait_secs: f64,
+    /// Most jobs the jobs stream holds; beyond it a publish is refused (`discard: new`) and the
+    /// front answers 502 at once instead of queueing without bound.
+    pub jobs_max_msgs: i64,
+    /// Most bytes the jobs stream holds (same refusal beyond it).
+    pub jobs_max_bytes: i64,
 }
 
 impl FleetConfig {
@@ -68,6 +73,8 @@ impl FleetConfig {
         workers::fleet::Tuning {
             job_ack_wait_secs: self.job_ack_wait_secs,
             ledger_ack_wait_secs: self.ledger_ack_wait_secs,
+            jobs_max_msgs: self.jobs_max_msgs,
+            jobs_max_bytes: self.jobs_max_bytes,
         }
     }
 }
@@ -85,6 +92,8 @@ impl Default for FleetConfig {
             fleet_rate_limits: true,
             job_ack_wait_secs: 3.0,
             ledger_ack_wait_secs: 10.0,
+            jobs_max_msgs: workers::fleet::JOBS_MAX_MSGS,
+            jobs_max_bytes: workers::fleet::JOBS_MAX_BYTES,
         }
     }
 }

@@ -38,7 +38,7 @@ pub mod portal;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
-pub mod singleflight;
+pub use workers::singleflight;
 pub mod state;
 pub mod store;
 pub mod store_pg;

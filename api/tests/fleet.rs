@@ -421,3 +421,63 @@ async fn a_reply_about_another_domain_is_a_502() {
 async fn front_store_of(settings: &api::config::Settings) -> std::sync::Arc<dyn api::store::Store> {
     api::fleet::connect_pg(settings).await.expect("pg")
 }
+
+/// Issue 17: the worker pool asks the registry once per name, whichever fronts sent the jobs:
+/// concurrent jobs for one name join the lookup in flight, and a later job is answered from the
+/// worker's verdict cache (a front with a cold cache still costs the registry nothing).
+#[tokio::test]
+async fn workers_coalesce_jobs_and_answer_from_their_cache() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "coalesce";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    // A slow registry, so the two fronts' jobs overlap in the worker.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { rdap: 600, ..Default::default() },
+        ..Default::default()
+    });
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front_a = Front::start(&settings).await;
+    let front_b = Front::start(&settings).await;
+    let stats = Arc::new(workers::fleet::PoolStats::default());
+    let worker = Role::worker(&settings, stats.clone());
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front_a.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    let before = sim.stats().rdap.queries;
+    let name = "dsa-demo-available.net";
+    let mut calls = Vec::new();
+    for front in [&front_a, &front_b] {
+        for _ in 0..10 {
+            let url = front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"));
+            let http = http.clone();
+            calls.push(tokio::spawn(async move { get(&http, url).await }));
+        }
+    }
+    for call in calls {
+        let (status, body) = call.await.expect("task");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["available"], true, "{body}");
+    }
+    assert_eq!(sim.stats().rdap.queries - before, 1, "twenty checks from two fronts, one registry query");
+    // The second front's job joined the first's lookup (or, on a very slow machine, came after it
+    // and found its verdict in the worker's cache): either way no second query.
+    let joined = stats.coalesced.load(Ordering::Relaxed);
+    let hits = stats.cache_hits.load(Ordering::Relaxed);
+    assert_eq!(joined + hits, 1, "coalesced {joined}, cache hits {hits}");
+    // A third front (cold cache) asks again: the worker answers from its cache.
+    let front_c = Front::start(&settings).await;
+    let (status, body) = get(&http, front_c.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["available"], true);
+    assert_eq!(stats.cache_hits.load(Ordering::Relaxed), hits + 1, "{body}");
+    assert_eq!(sim.stats().rdap.queries - before, 1, "still one registry query");
+    assert_eq!(settled(&front_a.store, &key_id, 21).await, 21, "every answer charged once");
+    for front in [front_a, front_b, front_c] {
+        front.stop().await;
+    }
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}

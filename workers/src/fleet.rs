@@ -27,18 +27,20 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer, kv, stream};
 use bytes::Bytes;
+use common::domain::DomainName;
 use common::lookup::{LookupKind, LookupOutcome};
 use common::messages::{CheckJob, CheckOutcome, CheckReply, DnsJob, DnsReply, WhoisJob, WhoisReply};
 use common::subjects::{Names, REPLY_HEADER};
 use common::verdict::Status;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 
-use crate::engine::Engine;
 use crate::engine::registration::RegistrationError;
+use crate::engine::{Engine, Report};
 use crate::lookup::Lookups;
 use crate::lookup::dns::DnsLookupError;
+use crate::singleflight::SingleFlight;
 
 /// Errors declaring or running the fleet side.
 #[derive(Debug, thiserror::Error)]
@@ -63,13 +65,28 @@ pub struct Tuning {
     pub job_ack_wait_secs: f64,
     /// How long the ledger consumer may hold a batch before redelivery, seconds.
     pub ledger_ack_wait_secs: f64,
+    /// Most messages the jobs stream holds (then new publishes are refused).
+    pub jobs_max_msgs: i64,
+    /// Most bytes the jobs stream holds (then new publishes are refused).
+    pub jobs_max_bytes: i64,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
-        Self { job_ack_wait_secs: 3.0, ledger_ack_wait_secs: 10.0 }
+        Self {
+            job_ack_wait_secs: 3.0,
+            ledger_ack_wait_secs: 10.0,
+            jobs_max_msgs: JOBS_MAX_MSGS,
+            jobs_max_bytes: JOBS_MAX_BYTES,
+        }
     }
 }
+
+/// Default bound on the jobs waiting in the jobs stream: at about 200 bytes a job, far more than
+/// any pool drains within a check deadline, so only a runaway backlog reaches it.
+pub const JOBS_MAX_MSGS: i64 = 100_000;
+/// Default bound on the bytes of the jobs stream (64 MiB).
+pub const JOBS_MAX_BYTES: i64 = 64 * 1024 * 1024;
 /// Duplicate window of the jobs stream (a re-published job id within it is not a new job).
 pub const JOB_DUPLICATE_WINDOW_SECS: u64 = 120;
 /// Duplicate window of the ledger stream.
@@ -89,6 +106,11 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
             storage: stream::StorageType::File,
             duplicate_window: Duration::from_secs(JOB_DUPLICATE_WINDOW_SECS),
             max_age: Duration::from_secs(600),
+            // A full stream refuses new jobs (the front answers at once) rather than dropping
+            // jobs already accepted.
+            max_messages: tuning.jobs_max_msgs,
+            max_bytes: tuning.jobs_max_bytes,
+            discard: stream::DiscardPolicy::New,
             ..Default::default()
         })
         .await
@@ -176,6 +198,10 @@ pub struct PoolStats {
     pub retried: AtomicU64,
     /// Poison or expired jobs terminated.
     pub terminated: AtomicU64,
+    /// Check jobs answered from the worker's verdict cache (no registry query).
+    pub cache_hits: AtomicU64,
+    /// Check jobs that joined a lookup of the same name already in flight in this pool.
+    pub coalesced: AtomicU64,
 }
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
@@ -242,6 +268,7 @@ async fn kind_loop(
     };
     tracing::info!(kind = %kind, consumer = %consumer_name, concurrency, "worker pool fetching");
     let slots = Arc::new(Semaphore::new(concurrency.max(1)));
+    let inflight: Arc<CheckFlights> = Arc::new(SingleFlight::default());
     loop {
         let available = slots.available_permits();
         if available == 0 {
@@ -265,10 +292,12 @@ async fn kind_loop(
         while let Some(message) = batch.next().await {
             let Ok(message) = message else { continue };
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
-            let (client, lookups, stats) = (client.clone(), lookups.clone(), stats.clone());
+            let (client, lookups, stats, inflight) = (client.clone(), lookups.clone(), stats.clone(), inflight.clone());
             tokio::spawn(async move {
                 match kind {
-                    LookupKind::Check => handle(&client, lookups.engine(), &stats, message, progress_every).await,
+                    LookupKind::Check => {
+                        handle(&client, lookups.engine(), &inflight, &stats, message, progress_every).await;
+                    }
                     LookupKind::Whois | LookupKind::Dns => {
                         handle_lookup(&client, &lookups, kind, &stats, message, progress_every).await;
                     }
@@ -377,9 +406,22 @@ fn time_left(deadline: OffsetDateTime) -> Option<Duration> {
     if left <= time::Duration::ZERO { None } else { Duration::try_from(left).ok() }
 }
 
+/// Check lookups in flight in one worker pool, by domain (A-label).
+type CheckFlights = SingleFlight<String, Result<(Report, bool), String>>;
+
+/// A check for the worker: a fresh verdict from this worker's cache (filled by the jobs of every
+/// front), else one upstream check. Returns the report and whether it came from the cache.
+async fn decide(engine: Engine, domain: DomainName) -> Result<(Report, bool), String> {
+    if let Some(verdict) = engine.cached(&domain).await {
+        return Ok((Report { verdict, steps: Vec::new(), record: None, retryable: false }, true));
+    }
+    engine.check_uncached(&domain).await.map(|r| (r, false)).map_err(|e| e.to_string())
+}
+
 async fn handle(
     client: &async_nats::Client,
     engine: &Engine,
+    inflight: &CheckFlights,
     stats: &PoolStats,
     message: jetstream::Message,
     progress_every: Duration,
@@ -412,9 +454,10 @@ async fn handle(
     let outcome = match engine.parse(&job.domain) {
         Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
         Ok(domain) => {
-            match tokio::time::timeout(left, with_progress(&message, progress_every, engine.check_uncached(&domain)))
-                .await
-            {
+            let key = domain.as_str().to_owned();
+            let engine = engine.clone();
+            let work = inflight.run(key, move || decide(engine, domain).boxed());
+            match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
                 Err(_) => {
                     // The deadline passed while probing: the front has given up; end the job.
                     stats.terminated.fetch_add(1, Ordering::Relaxed);
@@ -422,8 +465,15 @@ async fn handle(
                     let _ = message.ack_with(AckKind::Term).await;
                     return;
                 }
-                Ok(Err(e)) => CheckOutcome::Rejected { reason: e.to_string() },
-                Ok(Ok(report)) => {
+                Ok((Err(reason), _)) => CheckOutcome::Rejected { reason },
+                Ok((Ok((report, from_cache)), joined)) => {
+                    if from_cache {
+                        stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("dsa_worker_cache_hits_total").increment(1);
+                    } else if joined {
+                        stats.coalesced.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("dsa_worker_coalesced_total").increment(1);
+                    }
                     let still_left = job.deadline - OffsetDateTime::now_utc();
                     // Retry (Nak) only trouble that may pass; an answer that will not change
                     // (an oversized body, an unreadable text) goes back to the front at once.

@@ -26,3 +26,4 @@ pub mod lookup;
 pub mod parse;
 pub mod politeness;
 pub mod probe;
+pub mod singleflight;

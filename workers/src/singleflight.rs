@@ -1,7 +1,9 @@
 //! Request coalescing ("single-flight"): concurrent lookups of one key share one upstream job.
 //!
 //! A thousand concurrent checks of one uncached name would otherwise publish a thousand jobs and,
-//! against a WHOIS registry allowing one query a second, turn most of them into 502s. The first
+//! against a WHOIS registry allowing one query a second, turn most of them into 502s. Used by the
+//! front (one job per name in flight) and by the worker pool (one registry query per name in
+//! flight, whichever fronts sent the jobs). The first
 //! caller (the leader) starts the work; callers that arrive while it runs wait for the same
 //! result. The entry is removed as soon as the work completes, so the next caller after that
 //! starts afresh (the verdict cache, not this map, keeps results).
