@@ -231,3 +231,24 @@ async fn a_404_reached_by_redirect_is_not_the_registrys_answer() {
     let r = check(&engine, "dsa-direct-404.net").await;
     assert_eq!(r.verdict.status, Status::Available, "the registry's own 404: {r:#?}");
 }
+
+/// Issue 17: the DNS pre-check has its own sub-budget (a quarter of the deadline, at most 2 s),
+/// so a slow zone name server cannot eat the time the registry methods need.
+#[tokio::test]
+async fn a_slow_dns_precheck_leaves_the_registry_its_time() {
+    let sim = Simulator::start(Scenario::demo()).await.expect("simulator starts");
+    sim.set_knobs(Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 3000, ..Default::default() },
+        ..Knobs::default()
+    });
+    let mut config = engine_config(&sim);
+    config.dns.timeout_secs = 5.0;
+    config.check_deadline_secs = 4.0;
+    let engine = Engine::new(config).expect("engine builds");
+    let started = Instant::now();
+    let r = check(&engine, "dsa-demo-available.com").await;
+    let took = started.elapsed();
+    assert_eq!(r.verdict.status, Status::Available, "{r:#?}");
+    assert!(took < Duration::from_millis(2500), "the pre-check stopped at its 1 s budget: took {took:?}");
+    assert!(r.steps.iter().any(|s| s.outcome.contains("over its 1.00 s budget")), "{r:#?}");
+}

@@ -70,6 +70,10 @@ pub struct Step {
     pub outcome: String,
 }
 
+/// Longest time the DNS pre-check may take, seconds (it also gets at most a quarter of the check
+/// deadline), so the registry methods always have time left.
+pub const DNS_PRECHECK_MAX_SECS: f64 = 2.0;
+
 /// A verdict with the evidence trail and the registration facts read on the way.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Report {
@@ -280,10 +284,24 @@ impl Engine {
             let v = self.verdict(domain, Status::Restricted, Method::Policy, true, reason.clone());
             return done(v, steps, None);
         }
-        if self.inner.config.dns.enabled
-            && let Some(v) = self.dns_precheck(domain, entry, steps).await
-        {
-            return done(v, steps, None);
+        if self.inner.config.dns.enabled {
+            // The pre-check has its own sub-budget, so RDAP and WHOIS always get time before the
+            // deadline: a quarter of the check deadline, at most DNS_PRECHECK_MAX_SECS.
+            let budget = Duration::from_secs_f64(
+                (self.inner.config.check_deadline_secs / 4.0).clamp(0.01, DNS_PRECHECK_MAX_SECS),
+            );
+            match tokio::time::timeout(budget, self.dns_precheck(domain, entry, steps)).await {
+                Ok(Some(v)) => return done(v, steps, None),
+                Ok(None) => {}
+                Err(_) => steps.push(Step {
+                    protocol: Protocol::Dns,
+                    upstream: domain.suffix().to_owned(),
+                    outcome: format!(
+                        "DNS pre-check over its {:.2} s budget; asking the registry",
+                        budget.as_secs_f64()
+                    ),
+                }),
+            }
         }
         let mut failures: Vec<Failure> = Vec::new();
         for method in &entry.methods {

@@ -7,6 +7,7 @@
 //! names have no delegation either, so the engine must then ask the registry.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -37,7 +38,14 @@ pub struct DnsProbe {
     overrides_only: bool,
     /// System resolver, used only to find the addresses of a zone's name servers.
     system: Option<TokioResolver>,
+    /// A zone's name-server addresses by suffix, kept [`NS_ADDR_TTL_SECS`] (the TLD servers'
+    /// addresses rarely change, and resolving them on every check would spend the pre-check's
+    /// budget on lookups).
+    ns_addrs: moka::future::Cache<String, Arc<Vec<SocketAddr>>>,
 }
+
+/// How long a zone's resolved name-server addresses are reused, seconds.
+pub const NS_ADDR_TTL_SECS: u64 = 3600;
 
 impl std::fmt::Debug for DnsProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -51,7 +59,11 @@ impl DnsProbe {
     /// get a DNS pre-check. With `overrides_only`, suffixes without an override get none.
     pub fn new(config: DnsConfig, overrides_only: bool) -> Self {
         let system = TokioResolver::builder_tokio().ok().and_then(|b| b.build().ok());
-        Self { config, overrides_only, system }
+        let ns_addrs = moka::future::Cache::builder()
+            .max_capacity(4096)
+            .time_to_live(Duration::from_secs(NS_ADDR_TTL_SECS))
+            .build();
+        Self { config, overrides_only, system, ns_addrs }
     }
 
     /// The name-server addresses to ask for `suffix`: the configured override (exact suffix, then
@@ -66,11 +78,17 @@ impl DnsProbe {
             return Vec::new();
         }
         let Some(resolver) = &self.system else { return Vec::new() };
+        if let Some(cached) = self.ns_addrs.get(suffix).await {
+            return cached.as_ref().clone();
+        }
         let mut addrs = Vec::new();
         for host in nameservers.iter().take(3) {
             if let Ok(Ok(ips)) = tokio::time::timeout(self.timeout(), resolver.lookup_ip(host.as_str())).await {
                 addrs.extend(ips.iter().filter(|ip| ip.is_ipv4()).take(1).map(|ip| SocketAddr::new(ip, 53)));
             }
+        }
+        if !addrs.is_empty() {
+            self.ns_addrs.insert(suffix.to_owned(), Arc::new(addrs.clone())).await;
         }
         addrs
     }
