@@ -64,7 +64,12 @@ wait_for() { # file-or-url, what, seconds
 }
 
 # --- The registry simulator on free loopback ports; it writes the [engine] section for dsa.
-"$sim" --scenario tests/fixtures/scenarios/demo.toml --write-config "$work/sim.toml" >"$work/sim.log" 2>&1 &
+# The fuzzer sends hundreds of new names a second: the registries' rate limits (and dsa's politeness
+# towards them, below) are lifted, so a 502 here means a real fault rather than a busy registry.
+# Politeness and rate limits have their own tests (tests/tests/engine.rs, bulk.rs, fleet tests).
+sed 's/^rate_limit = .*/rate_limit = {}/' tests/fixtures/scenarios/demo.toml >"$work/scenario.toml"
+grep -q '^rate_limit = {}' "$work/scenario.toml" || { echo "contract: could not lift the simulator's rate limits" >&2; exit 1; }
+"$sim" --scenario "$work/scenario.toml" --write-config "$work/sim.toml" >"$work/sim.log" 2>&1 &
 pids+=($!)
 wait_for "$work/sim.toml" "dsa-sim" 30 || { cat "$work/sim.log" >&2; exit 1; }
 
@@ -94,6 +99,19 @@ free = 1000000
 starter = 1000000
 pro = 1000000
 reseller = 1000000
+
+[engine.limits]
+max_queue_wait_secs = 10.0
+
+[engine.limits.rdap]
+per_second = 1000.0
+burst = 1000
+concurrency = 64
+
+[engine.limits.whois]
+per_second = 1000.0
+burst = 1000
+concurrency = 64
 TOML
 export DSA_CONFIG="$work/dsa.toml" DSA_LOG=warn
 key=$("$dsa" keys create --kind server --plan reseller --pricing --purchase-button \
@@ -118,9 +136,16 @@ PY
 
 # --- 2. schemathesis against every operation.
 # client_key is the document's apiKey-in-query security scheme: schemathesis fills it in itself.
+# 502 is the documented answer when no registry gives a definitive answer; here that is every TLD
+# the simulator does not serve (the fuzzer draws `.ai`, `.co`… from the document's examples), so it
+# is not counted as a server error. status_code_conformance still requires every 502 to be
+# documented for its operation; 500 stays a failure.
 cat >"$work/schemathesis.toml" <<TOML
 [auth.openapi.client_key]
 api_key = "\${DSA_CONTRACT_KEY}"
+
+[checks.not_a_server_error]
+expected-statuses = ["2xx", "3xx", "4xx", "502"]
 TOML
 export DSA_CONTRACT_KEY="$key"
 args=(--checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance
@@ -132,7 +157,8 @@ if [ -n "$report" ]; then
 fi
 echo "contract: schemathesis, $examples examples per operation, against $base"
 status=0
-"$venv/bin/schemathesis" --config-file "$work/schemathesis.toml" run "$base/v1/openapi.json" "${args[@]}" || status=$?
+PYTHONPATH="$(pwd)/.ci${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=contract_hooks \
+  "$venv/bin/schemathesis" --config-file "$work/schemathesis.toml" run "$base/v1/openapi.json" "${args[@]}" || status=$?
 if grep -q 'panicked' "$work/dsa.log"; then
   echo "contract: dsa logged a panic:" >&2
   grep -B2 -A10 'panicked' "$work/dsa.log" >&2

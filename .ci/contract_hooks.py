@@ -1,0 +1,30 @@
+"""Schemathesis hooks for dsa's contract run (loaded by .ci/contract.sh via SCHEMATHESIS_HOOKS).
+
+`application/x-ndjson` (the streaming form of /v1/domains/bulk) has no built-in reader: this one
+checks the stream's framing itself — every line is a JSON object, every line but the last is a
+domain entry carrying its `domain`, the last is the summary (`"summary": true`) — and hands the
+summary line to schemathesis, which validates it against the documented line schema.
+"""
+
+import json
+
+import schemathesis
+
+
+@schemathesis.deserializer("application/x-ndjson")
+def ndjson(ctx, response):
+    text = response.content.decode("utf-8")
+    if not text.endswith("\n"):
+        raise ValueError("NDJSON stream does not end with a newline")
+    lines = [json.loads(line) for line in text.split("\n") if line.strip()]
+    if not lines:
+        raise ValueError("empty NDJSON stream")
+    *entries, summary = lines
+    for entry in entries:
+        if not isinstance(entry, dict) or "domain" not in entry or entry.get("summary"):
+            raise ValueError(f"NDJSON entry line is not a domain entry: {entry!r}")
+    if not isinstance(summary, dict) or summary.get("summary") is not True:
+        raise ValueError(f"NDJSON stream does not end with a summary line: {summary!r}")
+    if summary.get("checked") is not None and summary["checked"] != len(entries):
+        raise ValueError(f"summary says {summary['checked']} checked, stream has {len(entries)} entries")
+    return summary
