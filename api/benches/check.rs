@@ -11,6 +11,9 @@
 //! For the fleet also the ledger: settle lag of the charges above (p50/p99 of applied − charged),
 //! and settling throughput (50,000 charge events published at once, time until all are applied).
 //!
+//! `BENCH_ENDPOINT=whois` or `=dns` measures `/v1/whois` or `/v1/dns` (four types) the same way:
+//! cached answers (the worker's registration cache, the resolver's TTL cache) through the job bus.
+//!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
 //! `BENCH_MODES` (`standalone,fleet`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
@@ -88,10 +91,20 @@ async fn keys(store: &Arc<dyn Store>, n: usize) -> anyhow::Result<Vec<String>> {
     Ok(keys)
 }
 
+/// The request of the endpoint under test (`BENCH_ENDPOINT`: `check`, the default; `whois`; `dns`
+/// with four record types, asked in parallel by the worker).
+fn endpoint_url(base: &str, key: &str, name: &str) -> String {
+    match std::env::var("BENCH_ENDPOINT").as_deref() {
+        Ok("whois") => format!("{base}/v1/whois?client_key={key}&domain={name}"),
+        Ok("dns") => format!("{base}/v1/dns?client_key={key}&domain={name}&types=A,MX,NS,TXT"),
+        _ => format!("{base}/v1/domains/check?client_key={key}&domain={name}"),
+    }
+}
+
 async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
     let urls: Arc<Vec<String>> = Arc::new(
         keys.iter()
-            .flat_map(|k| NAMES.iter().map(move |n| format!("{base}/v1/domains/check?client_key={k}&domain={n}")))
+            .flat_map(|k| NAMES.iter().map(move |n| endpoint_url(base, k, n)))
             .collect(),
     );
     let client = reqwest::Client::builder().pool_max_idle_per_host(connections * 2).build()?;
@@ -180,7 +193,7 @@ async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -
     settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
     unlimited(&mut settings);
     let app = api::standalone(&settings).await?;
-    let keys = keys(&app.store, 9).await?;
+    let keys = keys(&app.store, 18).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let router = api::router(app.state.clone(), None);
@@ -214,7 +227,7 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
     let w1 = Role::worker(&settings, Arc::default());
     let w2 = Role::worker(&settings, Arc::default());
     let ledger = Role::ledger(&settings, Arc::default());
-    let keys = keys(&front.store, 9).await?;
+    let keys = keys(&front.store, 18).await?;
     let http = drive(&format!("http://{}", front.addr), &keys, secs, connections, rate).await?;
     let store = front.store.clone();
     front.stop().await;
@@ -324,7 +337,7 @@ async fn run() -> anyhow::Result<()> {
     sim.set_knobs(Knobs::default());
     let report = |name: &str, f: &Figures| {
         println!(
-            "{name:<10} closed loop {connections} conns {secs} s: {:>7.0} cached checks/s ({} errors) | open loop {rate}/s: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} failed)",
+            "{name:<10} closed loop {connections} conns {secs} s: {:>7.0} cached answers/s ({} errors) | open loop {rate}/s: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} failed)",
             f.closed,
             f.closed_errors,
             ms(f.p50),
