@@ -291,7 +291,7 @@ impl VerdictInfo {
         (status = 429, description = "Per-minute limit (`Retry-After`: the next window), monthly credits (`Monthly credit limit reached`), or the demo limit.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
-        (status = 502, description = "The registry gave no definitive answer in time; retry with exponential backoff. Not charged.", body = ErrorBody),
+        (status = 502, description = "The registry gave no definitive answer in time, and no recent verdict could stand in (a stale one is a 200 with `verdict.stale: true`); retry with exponential backoff. Not charged.", body = ErrorBody),
         (status = 503, description = "This front is shedding load, or cannot reach its key store for a key it has not seen; retry after `Retry-After`. Not charged.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
