@@ -244,3 +244,41 @@ async fn serve_stale_can_be_turned_off() {
     assert_error(status, &body, 502);
     assert_eq!(app.finish(Some(&key)).await, 1);
 }
+
+#[tokio::test]
+async fn a_suffix_whose_rdap_keeps_failing_asks_whois_first_for_a_while() {
+    let app = TestApp::spawn_with(|s| {
+        s.engine.dns.enabled = false;
+        s.engine.routing.rdap_failures = 3;
+        s.engine.routing.prefer_whois_secs = 300;
+    })
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    let check = |domain: &str| format!("/v1/domains/check?client_key={key}&domain={domain}");
+    // RDAP resets every connection; WHOIS answers.
+    app.sim.set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
+    for i in 1..=3 {
+        let (status, _, body) = app.get(&check(&format!("reroute-{i}.com"))).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["verdict"]["method"], "whois", "{body}");
+    }
+    let (_, _, detail) = app.get("/v1/tlds/com").await;
+    assert!(detail["health"]["whois_first_until"].is_string(), "three RDAP failures, then WHOIS: {detail}");
+    assert_eq!(method(&detail, "rdap")["attempts"], 3);
+    assert_eq!(detail["methods"], serde_json::json!(["rdap", "whois"]), "the catalogue's order is shown");
+    // Now WHOIS answers first: RDAP is not asked at all.
+    for i in 4..=5 {
+        let (status, _, body) = app.get(&check(&format!("reroute-{i}.com"))).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["verdict"]["method"], "whois");
+    }
+    let (_, _, detail) = app.get("/v1/tlds/com").await;
+    assert_eq!(method(&detail, "rdap")["attempts"], 3, "{detail}");
+    assert_eq!(method(&detail, "whois")["attempts"], 5);
+    // Per suffix: .net still asks RDAP first (and fails over to WHOIS).
+    let (_, _, net) = app.get("/v1/tlds/net").await;
+    assert!(net["health"].get("whois_first_until").is_none(), "{net}");
+    let metrics = app.http.get(app.url("/metrics")).send().await.expect("metrics").text().await.expect("text");
+    assert!(metrics.contains("dsa_route_whois_first_total{suffix=\"com\"}"), "exported as a metric");
+    assert_eq!(app.finish(Some(&key)).await, 5);
+}

@@ -27,6 +27,8 @@ pub struct EngineConfig {
     pub cache: CacheConfig,
     /// Serving a last known verdict, flagged stale, when the registry gives no definitive answer.
     pub stale: StaleConfig,
+    /// Self-correcting routing: WHOIS first for a suffix whose RDAP keeps failing.
+    pub routing: RoutingConfig,
     /// Record lookups behind `/v1/dns` and `/v1/whois` (recursive resolvers, referrals, caches).
     pub records: RecordsConfig,
     /// Overall deadline for one availability check, seconds (all probes included).
@@ -47,6 +49,7 @@ impl Default for EngineConfig {
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
             stale: StaleConfig::default(),
+            routing: RoutingConfig::default(),
             records: RecordsConfig::default(),
             check_deadline_secs: 10.0,
             overrides_only: false,
@@ -233,6 +236,28 @@ pub struct StaleConfig {
 impl Default for StaleConfig {
     fn default() -> Self {
         Self { enabled: true, max_age_secs: 86_400, available_max_age_secs: 300, capacity: 100_000 }
+    }
+}
+
+/// Self-correcting routing (`[engine.routing]`): when RDAP fails `rdap_failures` times in a row
+/// for a suffix and WHOIS then answers definitively, WHOIS is asked first for that suffix for
+/// `prefer_whois_secs`. Per process (each worker learns on its own); logged and counted in
+/// `dsa_route_whois_first_total{suffix}`; shown by `GET /v1/tlds/{tld}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Whether the engine reorders a suffix's chain at all.
+    pub enabled: bool,
+    /// RDAP failures in a row (timeouts, resets, 5xx, unreadable answers) before a WHOIS success
+    /// puts WHOIS first.
+    pub rdap_failures: u32,
+    /// How long WHOIS stays first, seconds; then RDAP leads again.
+    pub prefer_whois_secs: u64,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        Self { enabled: true, rdap_failures: 3, prefer_whois_secs: 300 }
     }
 }
 

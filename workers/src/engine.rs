@@ -6,7 +6,9 @@
 //! 3. the DNS pre-check asks the zone's authoritative servers: a delegation proves `taken`;
 //! 4. otherwise each registry method of the catalogue's chain (RDAP, then WHOIS) is asked until
 //!    one is definitive: RDAP 200 → taken (or pending delete), RDAP 404 from the bootstrap's
-//!    server → available; WHOIS markers → available / taken / reserved;
+//!    server → available; WHOIS markers → available / taken / reserved. While RDAP keeps failing
+//!    for a suffix and WHOIS answers, WHOIS is asked first there for a while (per process; see
+//!    [`crate::health`] and `engine.routing`);
 //! 5. nothing definitive → `unknown`, which the front reports as 502 and never as available.
 //!
 //! "Available" is therefore only ever the registry's own word (house rule: never a DNS-only
@@ -182,7 +184,7 @@ impl Engine {
             politeness: Politeness::new(config.limits.clone()),
             cache: VerdictCache::new(&config.cache, &config.stale),
             rdap_hosts,
-            health: HealthBook::default(),
+            health: HealthBook::new(config.routing.clone()),
             catalogue,
             config,
         };
@@ -395,7 +397,7 @@ impl Engine {
             return done(v, steps, None);
         }
         let mut failures: Vec<Failure> = Vec::new();
-        for method in &entry.methods {
+        for method in &self.registry_order(entry) {
             let outcome = match method {
                 LookupMethod::Rdap if self.inner.config.rdap.enabled => self.ask_rdap(domain, entry, steps).await,
                 LookupMethod::Whois if self.inner.config.whois.enabled => self.ask_whois(domain, entry, steps).await,
@@ -596,7 +598,32 @@ impl Engine {
     /// Notes one upstream exchange of `entry`'s suffix in the health book (see [`crate::health`]
     /// for what counts as a success).
     fn note(&self, entry: &TldEntry, protocol: Protocol, started: std::time::Instant, success: bool) {
-        self.inner.health.record(&entry.suffix, protocol, OffsetDateTime::now_utc(), started.elapsed(), success);
+        let now = OffsetDateTime::now_utc();
+        let reroute = self.inner.health.record(&entry.suffix, protocol, now, started.elapsed(), success);
+        if let crate::health::Reroute::WhoisFirstUntil(until) = reroute {
+            tracing::warn!(
+                suffix = %entry.suffix,
+                until = %until,
+                "RDAP keeps failing while WHOIS answers: asking WHOIS first for this suffix"
+            );
+            metrics::counter!("dsa_route_whois_first_total", "suffix" => entry.suffix.clone()).increment(1);
+        }
+    }
+
+    /// The registry methods of `entry` in the order to ask them now: the catalogue's, with WHOIS
+    /// moved before RDAP while RDAP is demoted for the suffix (see [`crate::health`]).
+    fn registry_order(&self, entry: &TldEntry) -> Vec<LookupMethod> {
+        let mut order = entry.methods.clone();
+        if self.inner.health.whois_first(&entry.suffix, OffsetDateTime::now_utc())
+            && let (Some(r), Some(w)) = (
+                order.iter().position(|m| *m == LookupMethod::Rdap),
+                order.iter().position(|m| *m == LookupMethod::Whois),
+            )
+            && r < w
+        {
+            order.swap(r, w);
+        }
+        order
     }
 }
 

@@ -12,6 +12,11 @@
 //! answers are failures. An attempt refused by our own politeness (cooldown, no slot in time) is
 //! not an attempt on the upstream and is not counted.
 //!
+//! The book also drives **self-correcting routing** ([`RoutingConfig`]): when RDAP fails
+//! `rdap_failures` times in a row for a suffix and WHOIS then answers definitively, WHOIS is asked
+//! first for that suffix for `prefer_whois_secs`; after that RDAP leads again (and is demoted again
+//! if it still fails). Like the windows, this state is per process: each worker learns on its own.
+//!
 //! The book is per process. In standalone mode that is every probe; in fleet mode the probes run
 //! on the workers, so a front's windows stay empty and only `last_definitive_at` (from the
 //! verdicts its workers return, see [`crate::engine::Engine::remember`]) moves.
@@ -23,6 +28,7 @@ use std::time::Duration;
 use serde::Serialize;
 use time::OffsetDateTime;
 
+use crate::config::RoutingConfig;
 use crate::probe::Protocol;
 
 /// Minutes in a window (one bucket a minute): the last hour.
@@ -114,6 +120,10 @@ struct SuffixHealth {
     rdap: Window,
     whois: Window,
     last_definitive_at: Option<OffsetDateTime>,
+    /// RDAP failures in a row (reset by an RDAP success or a switch to WHOIS first).
+    rdap_failures_in_a_row: u32,
+    /// Until when WHOIS is asked before RDAP.
+    whois_first_until: Option<OffsetDateTime>,
 }
 
 impl SuffixHealth {
@@ -137,6 +147,8 @@ pub struct SuffixStats {
     pub whois: WindowStats,
     /// The last time this process saw a definitive verdict for a name under the suffix (UTC).
     pub last_definitive_at: Option<OffsetDateTime>,
+    /// While RDAP is demoted for the suffix: until when WHOIS is asked first.
+    pub whois_first_until: Option<OffsetDateTime>,
 }
 
 impl SuffixStats {
@@ -154,9 +166,24 @@ impl SuffixStats {
 #[derive(Debug, Default)]
 pub struct HealthBook {
     suffixes: Mutex<HashMap<String, SuffixHealth>>,
+    routing: RoutingConfig,
+}
+
+/// What one recorded exchange changed in the routing of its suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reroute {
+    /// Nothing.
+    Unchanged,
+    /// RDAP kept failing and WHOIS answered: WHOIS is asked first until the given time.
+    WhoisFirstUntil(OffsetDateTime),
 }
 
 impl HealthBook {
+    /// An empty book with the given routing rule.
+    pub fn new(routing: RoutingConfig) -> Self {
+        Self { suffixes: Mutex::default(), routing }
+    }
+
     fn with<R>(&self, suffix: &str, f: impl FnOnce(&mut SuffixHealth) -> R) -> R {
         let mut map = self.suffixes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(h) = map.get_mut(suffix) {
@@ -165,9 +192,41 @@ impl HealthBook {
         f(map.entry(suffix.to_owned()).or_default())
     }
 
-    /// Records one exchange of `protocol` for `suffix` (the catalogue entry's suffix) at `at`.
-    pub fn record(&self, suffix: &str, protocol: Protocol, at: OffsetDateTime, latency: Duration, success: bool) {
-        self.with(suffix, |h| h.window(protocol).record(at, latency, success));
+    /// Records one exchange of `protocol` for `suffix` (the catalogue entry's suffix) at `at`,
+    /// and applies the routing rule (see the module documentation).
+    pub fn record(
+        &self,
+        suffix: &str,
+        protocol: Protocol,
+        at: OffsetDateTime,
+        latency: Duration,
+        success: bool,
+    ) -> Reroute {
+        let routing = &self.routing;
+        self.with(suffix, |h| {
+            h.window(protocol).record(at, latency, success);
+            match (protocol, success) {
+                (Protocol::Rdap, true) => h.rdap_failures_in_a_row = 0,
+                (Protocol::Rdap, false) => h.rdap_failures_in_a_row = h.rdap_failures_in_a_row.saturating_add(1),
+                (Protocol::Whois, true)
+                    if routing.enabled && h.rdap_failures_in_a_row >= routing.rdap_failures.max(1) =>
+                {
+                    let hold = time::Duration::seconds(i64::try_from(routing.prefer_whois_secs).unwrap_or(i64::MAX));
+                    let until = at.saturating_add(hold);
+                    h.rdap_failures_in_a_row = 0;
+                    h.whois_first_until = Some(until);
+                    return Reroute::WhoisFirstUntil(until);
+                }
+                _ => {}
+            }
+            Reroute::Unchanged
+        })
+    }
+
+    /// Whether WHOIS is to be asked before RDAP for `suffix` at `now`.
+    pub fn whois_first(&self, suffix: &str, now: OffsetDateTime) -> bool {
+        let map = self.suffixes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(suffix).and_then(|h| h.whois_first_until).is_some_and(|until| now < until)
     }
 
     /// Notes a definitive verdict for a name under `suffix`, obtained at `at` (keeps the latest).
@@ -189,6 +248,7 @@ impl HealthBook {
             rdap: h.rdap.stats(now),
             whois: h.whois.stats(now),
             last_definitive_at: h.last_definitive_at,
+            whois_first_until: h.whois_first_until.filter(|until| now < *until),
         }
     }
 }
@@ -242,6 +302,38 @@ mod tests {
         assert_eq!(w.latencies.len(), LATENCY_SAMPLE);
         assert_eq!(w.stats(at(0)).p50_ms, Some(1), "only the latest exchanges are sampled");
         assert_eq!(w.stats(at(0)).attempts, LATENCY_SAMPLE as u64 * 3, "counts are not sampled");
+    }
+
+    #[test]
+    fn rdap_failing_while_whois_answers_puts_whois_first_for_a_while() {
+        let book = HealthBook::new(RoutingConfig { enabled: true, rdap_failures: 3, prefer_whois_secs: 300 });
+        let ms = Duration::from_millis(5);
+        // Two RDAP failures, then WHOIS answers: not enough yet.
+        for i in 0..2 {
+            assert_eq!(book.record("com", Protocol::Rdap, at(i), ms, false), Reroute::Unchanged);
+        }
+        assert_eq!(book.record("com", Protocol::Whois, at(2), ms, true), Reroute::Unchanged);
+        // An RDAP success in between resets the streak.
+        book.record("com", Protocol::Rdap, at(3), ms, true);
+        for i in 4..7 {
+            book.record("com", Protocol::Rdap, at(i), ms, false);
+        }
+        // A failing WHOIS does not switch either.
+        assert_eq!(book.record("com", Protocol::Whois, at(7), ms, false), Reroute::Unchanged);
+        assert!(!book.whois_first("com", at(7)));
+        assert_eq!(book.record("com", Protocol::Whois, at(8), ms, true), Reroute::WhoisFirstUntil(at(308)));
+        assert!(book.whois_first("com", at(8)));
+        assert!(!book.whois_first("net", at(8)), "per suffix");
+        assert_eq!(book.stats("com", at(100)).whois_first_until, Some(at(308)));
+        // After the hold, RDAP leads again.
+        assert!(!book.whois_first("com", at(308)));
+        assert_eq!(book.stats("com", at(400)).whois_first_until, None);
+        // Switched off: never.
+        let off = HealthBook::new(RoutingConfig { enabled: false, ..RoutingConfig::default() });
+        for i in 0..10 {
+            off.record("com", Protocol::Rdap, at(i), ms, false);
+        }
+        assert_eq!(off.record("com", Protocol::Whois, at(10), ms, true), Reroute::Unchanged);
     }
 
     #[test]
