@@ -105,7 +105,9 @@ pub struct MethodHealth {
     /// without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p50_ms: Option<u64>,
-    /// The upstream's politeness budget, when the upstream is known.
+    /// The upstream's politeness budget, when the upstream is known. DNS budgets are kept per
+    /// name-server address: for a name server shown by host name (no override), the limits are
+    /// right but `in_flight` and the cooldown are those of that name, not of its addresses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetInfo>,
 }
