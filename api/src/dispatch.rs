@@ -58,6 +58,12 @@ pub trait JobBus: Send + Sync + 'static {
     fn ready(&self) -> bool {
         true
     }
+
+    /// Whether the workers' probes run in this process, so its engine sees every upstream
+    /// exchange (the in-process bus); false for the fleet's bus, whose workers probe elsewhere.
+    fn probes_in_process(&self) -> bool {
+        true
+    }
 }
 
 /// One in-process job of any kind, with its reply slot.
@@ -300,6 +306,10 @@ fn lookup_result<T>(outcome: LookupOutcome<T>) -> Result<T, DispatchError> {
 impl JobBus for NatsBus {
     fn ready(&self) -> bool {
         self.client.connection_state() == async_nats::connection::State::Connected
+    }
+
+    fn probes_in_process(&self) -> bool {
+        false
     }
 
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {

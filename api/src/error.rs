@@ -49,6 +49,10 @@ pub enum ApiError {
     /// Unknown path (404).
     #[error("Not found: no such endpoint; the API's paths are listed at /docs.")]
     NotFound,
+    /// A suffix that is not in the catalogue, or that dsa cannot answer for (404); the text names
+    /// it and says why.
+    #[error("{0}")]
+    UnknownSuffix(String),
     /// Wrong method for a known path (405).
     #[error("Method not allowed: this endpoint takes the methods in the Allow header (see /docs).")]
     MethodNotAllowed,
@@ -78,7 +82,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::InvalidKey | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::CreditsExhausted { .. } | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::NotFound | ApiError::UnknownSuffix(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
             ApiError::Overloaded | ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

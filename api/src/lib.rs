@@ -115,6 +115,9 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/", get(routes::front::front_page))
         .route("/widget.js", get(routes::front::widget_js))
         .route("/assets/front.css", get(routes::front::front_stylesheet))
+        // Free: the catalogue and its live health describe the service, not a domain.
+        .route("/v1/tlds", get(routes::tlds::list).fallback(method_not_allowed))
+        .route("/v1/tlds/{tld}", get(routes::tlds::detail).fallback(method_not_allowed))
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(routes::health::metrics))

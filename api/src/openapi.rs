@@ -44,6 +44,8 @@ members marked as our additions) extend the service specification's fields witho
         routes::whois::whois,
         routes::dns::dns,
         routes::suggest::suggest,
+        routes::tlds::list,
+        routes::tlds::detail,
         routes::health::healthz,
         routes::health::readyz,
         routes::health::metrics,
@@ -57,6 +59,7 @@ members marked as our additions) extend the service specification's fields witho
         (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise (spec §4.2)."),
         (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
         (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms (spec §4.5)."),
+        (name = "catalogue", description = "The suffixes dsa answers for, how it asks about each, and the live health of their registries (free)."),
         (name = "operations", description = "Liveness, readiness and metrics for the operator (free)."),
     ),
 )]

@@ -59,6 +59,9 @@ struct Inner {
     tls: bool,
     request_timeout: Duration,
     portal: crate::portal::Portal,
+    /// The `GET /v1/tlds` body, built on first use (catalogue, engine config and prices are fixed
+    /// for the life of the state).
+    tld_listing: std::sync::OnceLock<bytes::Bytes>,
 }
 
 /// Why a shared availability lookup gave no verdict (cloned to every waiter of the lookup).
@@ -152,6 +155,7 @@ impl AppState {
                 clock: parts.clock,
                 tls: parts.tls,
                 request_timeout: parts.request_timeout,
+                tld_listing: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -256,6 +260,11 @@ impl AppState {
     /// says a proxy in front of it does.
     pub fn cookie_secure(&self) -> bool {
         self.inner.tls || self.inner.policy.demo.cookie_secure
+    }
+
+    /// The `GET /v1/tlds` JSON body: built by `build` on the first call, the same bytes after.
+    pub fn tld_listing(&self, build: impl FnOnce(&Self) -> bytes::Bytes) -> bytes::Bytes {
+        self.inner.tld_listing.get_or_init(|| build(self)).clone()
     }
 
     /// Deadline of one fresh check (the job bus wait).

@@ -212,3 +212,57 @@ async fn suggestions_with_a_precheck_through_the_fleet() {
     ledger.stop().await;
     db.drop_now().await;
 }
+
+#[tokio::test]
+async fn a_fleet_front_answers_the_catalogue_and_serves_stale_from_what_its_workers_returned() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let prefix = "tlds";
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    // Taken names go to the registry (no DNS pre-check) and nothing stays fresh in any cache.
+    settings.engine.dns.enabled = false;
+    settings.engine.cache.taken_ttl_secs = 0;
+    settings.engine.cache.available_ttl_secs = 0;
+    settings.engine.check_deadline_secs = 2.0;
+    let front = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+
+    let (status, body) = get(&http, front.url("/v1/tlds")).await;
+    assert_eq!(status, 200);
+    assert!(body["count"].as_u64().is_some_and(|n| n > 1000), "the listing answers in fleet mode too");
+    let check = front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"));
+    let (status, body) = get(&http, check.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["verdict"]["stale"], false);
+
+    // The front runs no probes: its method windows stay empty, but it saw the worker's verdict.
+    let (status, body) = get(&http, front.url("/v1/tlds/com")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["health"]["probes_in_process"], false);
+    assert!(body["health"]["last_definitive_at"].is_string(), "{body}");
+    let methods = body["health"]["methods"].as_array().expect("methods");
+    assert!(methods.iter().all(|m| m["attempts"] == 0), "{body}");
+
+    // The registry fails: the worker has no verdict in time, the front serves the one it kept.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        faults: dsa_tests::sim::Faults { rdap: dsa_tests::sim::Fault::Reset, whois: dsa_tests::sim::Fault::Reset },
+        ..Default::default()
+    });
+    let (status, body) = get(&http, check).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!((body["verdict"]["stale"].as_bool(), body["verdict"]["cached"].as_bool()), (Some(true), Some(true)));
+    assert!(body["verdict"]["age_secs"].is_u64(), "{body}");
+    assert_eq!(body["credits_cost"], 1, "a stale answer is charged like a cache hit");
+    assert_eq!(settled(&front.store, &key_id, 2).await, 2);
+
+    front.stop().await;
+    worker.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    db.drop_now().await;
+}

@@ -1,5 +1,9 @@
 //! Verdict cache (moka) with tiered time-to-live: taken-like verdicts live long, available ones
 //! briefly (a name can be registered at any moment), unknown ones are never stored.
+//!
+//! Beside the fresh cache, a bounded *last known* store keeps every definitive verdict for the
+//! longest serve-stale bound ([`StaleConfig`]), so the engine can answer from it, flagged stale,
+//! when the registry gives no definitive answer.
 
 use std::time::{Duration, Instant};
 
@@ -7,12 +11,14 @@ use common::verdict::{Status, Verdict};
 use moka::Expiry;
 use moka::future::Cache;
 
-use crate::config::CacheConfig;
+use crate::config::{CacheConfig, StaleConfig};
 
 /// Cache of definitive verdicts keyed by registrable domain (A-label).
 #[derive(Debug, Clone)]
 pub struct VerdictCache {
     inner: Cache<String, Verdict>,
+    /// Last definitive verdict per domain, kept past its fresh TTL (none when serve-stale is off).
+    last_known: Option<Cache<String, Verdict>>,
 }
 
 struct TieredExpiry {
@@ -27,8 +33,9 @@ impl Expiry<String, Verdict> for TieredExpiry {
 }
 
 impl VerdictCache {
-    /// An empty cache with the configured capacity and lifetimes.
-    pub fn new(config: &CacheConfig) -> Self {
+    /// An empty cache with the configured capacity and lifetimes, and a last known store when
+    /// serve-stale is enabled.
+    pub fn new(config: &CacheConfig, stale: &StaleConfig) -> Self {
         let inner = Cache::builder()
             .max_capacity(config.capacity)
             .expire_after(TieredExpiry {
@@ -36,7 +43,10 @@ impl VerdictCache {
                 available: Duration::from_secs(config.available_ttl_secs),
             })
             .build();
-        Self { inner }
+        let keep = stale.max_age_secs.max(stale.available_max_age_secs);
+        let last_known = (stale.enabled && keep > 0 && stale.capacity > 0)
+            .then(|| Cache::builder().max_capacity(stale.capacity).time_to_live(Duration::from_secs(keep)).build());
+        Self { inner, last_known }
     }
 
     /// The cached verdict for `domain`, if still fresh.
@@ -44,15 +54,28 @@ impl VerdictCache {
         self.inner.get(domain).await
     }
 
-    /// Stores a verdict; unknown verdicts are ignored (they must be asked again).
+    /// The last definitive verdict stored for `domain`, fresh or not (within the store's
+    /// lifetime); the caller applies the per-status age bound.
+    pub async fn last_known(&self, domain: &str) -> Option<Verdict> {
+        self.last_known.as_ref()?.get(domain).await
+    }
+
+    /// Stores a verdict (fresh cache and last known store); unknown verdicts are ignored (they
+    /// must be asked again, and must not overwrite the last definitive one).
     pub async fn put(&self, verdict: &Verdict) {
         if verdict.status != Status::Unknown {
             self.inner.insert(verdict.domain.clone(), verdict.clone()).await;
+            if let Some(last_known) = &self.last_known {
+                last_known.insert(verdict.domain.clone(), verdict.clone()).await;
+            }
         }
     }
 
-    /// Forgets everything (tests, operator reload).
+    /// Forgets everything, the last known verdicts included (tests, operator reload).
     pub fn clear(&self) {
         self.inner.invalidate_all();
+        if let Some(last_known) = &self.last_known {
+            last_known.invalidate_all();
+        }
     }
 }

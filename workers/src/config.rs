@@ -25,6 +25,10 @@ pub struct EngineConfig {
     pub limits: LimitsConfig,
     /// Verdict cache.
     pub cache: CacheConfig,
+    /// Serving a last known verdict, flagged stale, when the registry gives no definitive answer.
+    pub stale: StaleConfig,
+    /// Self-correcting routing: WHOIS first for a suffix whose RDAP keeps failing.
+    pub routing: RoutingConfig,
     /// Record lookups behind `/v1/dns` and `/v1/whois` (recursive resolvers, referrals, caches).
     pub records: RecordsConfig,
     /// Overall deadline for one availability check, seconds (all probes included).
@@ -44,6 +48,8 @@ impl Default for EngineConfig {
             whois: WhoisConfig::default(),
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
+            stale: StaleConfig::default(),
+            routing: RoutingConfig::default(),
             records: RecordsConfig::default(),
             check_deadline_secs: 10.0,
             overrides_only: false,
@@ -203,6 +209,55 @@ pub struct CacheConfig {
 impl Default for CacheConfig {
     fn default() -> Self {
         Self { capacity: 100_000, taken_ttl_secs: 6 * 3600, available_ttl_secs: 120 }
+    }
+}
+
+/// Serve stale (`[engine.stale]`): when no registry method gives a definitive answer (which is
+/// otherwise a 502), the last definitive verdict seen for the name may be served instead, flagged
+/// `stale` with its age, if it is younger than the bound for its status. "Available" gets a short
+/// bound: a name can be registered at any moment, and a stale "available" sends a customer to a
+/// checkout that may fail, whereas a stale "taken" rarely becomes wrong within a day.
+///
+/// The last known verdicts live in a second, bounded store beside the fresh cache, kept for
+/// `max(max_age_secs, available_max_age_secs)` seconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct StaleConfig {
+    /// Whether stale verdicts are served at all.
+    pub enabled: bool,
+    /// Oldest taken / pending-delete / reserved / restricted verdict served stale, seconds.
+    pub max_age_secs: u64,
+    /// Oldest available verdict served stale, seconds (0: never serve a stale "available").
+    pub available_max_age_secs: u64,
+    /// Largest number of last known verdicts kept.
+    pub capacity: u64,
+}
+
+impl Default for StaleConfig {
+    fn default() -> Self {
+        Self { enabled: true, max_age_secs: 86_400, available_max_age_secs: 300, capacity: 100_000 }
+    }
+}
+
+/// Self-correcting routing (`[engine.routing]`): when RDAP fails `rdap_failures` times in a row
+/// for a suffix and WHOIS then answers definitively, WHOIS is asked first for that suffix for
+/// `prefer_whois_secs`. Per process (each worker learns on its own); logged and counted in
+/// `dsa_route_whois_first_total{suffix}`; shown by `GET /v1/tlds/{tld}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Whether the engine reorders a suffix's chain at all.
+    pub enabled: bool,
+    /// RDAP failures in a row (timeouts, resets, 5xx, unreadable answers) before a WHOIS success
+    /// puts WHOIS first.
+    pub rdap_failures: u32,
+    /// How long WHOIS stays first, seconds; then RDAP leads again.
+    pub prefer_whois_secs: u64,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        Self { enabled: true, rdap_failures: 3, prefer_whois_secs: 300 }
     }
 }
 

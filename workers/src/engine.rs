@@ -7,11 +7,16 @@
 //! 4. otherwise each registry method of the catalogue's chain (RDAP, then WHOIS) is asked until
 //!    one is definitive: RDAP 200 → taken (or pending delete), RDAP 404 from the suffix's own
 //!    registry server (not one reached by redirect) → available; WHOIS markers → available /
-//!    taken / reserved;
+//!    taken / reserved. While RDAP keeps failing for a suffix and WHOIS answers, WHOIS is asked
+//!    first there for a while (per process; see [`crate::health`] and `engine.routing`);
 //! 5. nothing definitive → `unknown`, which the front reports as 502 and never as available.
 //!
 //! "Available" is therefore only ever the registry's own word (house rule: never a DNS-only
 //! inference, a registrar's "no match", or text that matched no marker).
+//!
+//! Every probe exchange is also noted in the [`HealthBook`] (per suffix and method, last hour),
+//! and every definitive verdict is kept in the cache's last known store, from which
+//! [`Engine::stale`] answers (flagged) when the registry gives no definitive answer.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -28,9 +33,10 @@ pub mod registration;
 
 use crate::cache::VerdictCache;
 use crate::config::EngineConfig;
+use crate::health::HealthBook;
 use crate::parse::rdap::{RdapClass, read_rdap_for};
 use crate::parse::whois::{WhoisClass, read_whois};
-use crate::politeness::Politeness;
+use crate::politeness::{Budget, Politeness};
 use crate::probe::dns::{Delegation, DnsProbe};
 use crate::probe::rdap::RdapProbe;
 use crate::probe::whois::WhoisProbe;
@@ -127,6 +133,26 @@ struct Inner {
     politeness: Politeness,
     cache: VerdictCache,
     rdap_hosts: BTreeSet<String>,
+    health: HealthBook,
+}
+
+/// A last known verdict served because the registry gave no definitive answer now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleVerdict {
+    /// The verdict as first obtained, reported with method `cache` and not authoritative.
+    pub verdict: Verdict,
+    /// Seconds since the evidence was obtained (`now - checked_at`, whole seconds, rounded down).
+    pub age_secs: u64,
+}
+
+/// One step of a suffix's lookup chain as this engine runs it, with the upstream it asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainStep {
+    /// The protocol.
+    pub protocol: Protocol,
+    /// The upstream host (RDAP host, WHOIS host, a name server) this engine would ask, when one
+    /// is known without resolving anything.
+    pub upstream: Option<String>,
 }
 
 impl Engine {
@@ -160,8 +186,9 @@ impl Engine {
             rdap: RdapProbe::new(config.rdap.clone())?,
             whois: WhoisProbe::new(config.whois.clone()),
             politeness: Politeness::new(config.limits.clone()),
-            cache: VerdictCache::new(&config.cache),
+            cache: VerdictCache::new(&config.cache, &config.stale),
             rdap_hosts,
+            health: HealthBook::new(config.routing.clone()),
             catalogue,
             config,
         };
@@ -202,9 +229,90 @@ impl Engine {
     }
 
     /// Stores a verdict obtained elsewhere (a fleet front caches what its workers answered, so a
-    /// repeated check costs no NATS round trip). Unknown verdicts are ignored.
+    /// repeated check costs no NATS round trip, and keeps it as the last known one). Unknown
+    /// verdicts are ignored. A definitive verdict also moves its suffix's `last_definitive_at` in
+    /// the [`HealthBook`] (which is how a fleet front, whose engine runs no probes, knows it).
     pub async fn remember(&self, verdict: &Verdict) {
+        if !verdict.status.is_definitive() {
+            return;
+        }
         self.inner.cache.put(verdict).await;
+        if let Ok(domain) = self.parse(&verdict.domain)
+            && let Ok(resolution) = self.inner.catalogue.resolve(domain.suffix())
+        {
+            self.inner.health.definitive(&resolution.entry().suffix, verdict.checked_at);
+        }
+    }
+
+    /// The last known definitive verdict for `domain`, if serve-stale is enabled and it is
+    /// younger than its bound (`engine.stale.available_max_age_secs` for available,
+    /// `engine.stale.max_age_secs` for every other status), else `None`. For use only when the
+    /// registry gave no definitive answer now.
+    pub async fn stale(&self, domain: &DomainName) -> Option<StaleVerdict> {
+        let config = &self.inner.config.stale;
+        if !config.enabled {
+            return None;
+        }
+        let mut verdict = self.inner.cache.last_known(domain.as_str()).await?;
+        let age = (OffsetDateTime::now_utc() - verdict.checked_at).max(time::Duration::ZERO);
+        let bound = if verdict.status.is_available() { config.available_max_age_secs } else { config.max_age_secs };
+        let bound = time::Duration::seconds(i64::try_from(bound).unwrap_or(i64::MAX));
+        if age > bound {
+            return None;
+        }
+        let age_secs = u64::try_from(age.whole_seconds()).unwrap_or(0);
+        verdict.evidence = format!("stale ({age_secs} s old): {}", verdict.evidence);
+        verdict.method = Method::Cache;
+        verdict.authoritative = false;
+        Some(StaleVerdict { verdict, age_secs })
+    }
+
+    /// Per-suffix, per-method outcomes of this process's probes over the last hour.
+    pub fn health(&self) -> &HealthBook {
+        &self.inner.health
+    }
+
+    /// The politeness budget of one upstream host (see [`Politeness::budget`]).
+    pub fn budget(&self, protocol: Protocol, host: &str) -> Budget {
+        self.inner.politeness.budget(protocol, host)
+    }
+
+    /// The lookup chain of a catalogue entry as this engine runs it, in order: the DNS pre-check
+    /// (when enabled and the zone has name servers), then the registry methods of the catalogue's
+    /// chain that are enabled. Empty for a restricted zone (answered by policy, no query). The
+    /// upstream of each step honours the configured overrides.
+    pub fn chain(&self, entry: &TldEntry) -> Vec<ChainStep> {
+        let config = &self.inner.config;
+        if matches!(entry.policy, RegistrationPolicy::Restricted { .. }) {
+            return Vec::new();
+        }
+        let mut chain = Vec::new();
+        let dns_overrides = &config.dns.nameserver_overrides;
+        let dns_override = dns_overrides.get(entry.suffix.as_str()).or_else(|| dns_overrides.get("*"));
+        let has_servers = !entry.nameservers.is_empty() || dns_override.is_some();
+        if config.dns.enabled && has_servers && (dns_override.is_some() || !config.overrides_only) {
+            let upstream = dns_override.and_then(|l| l.first()).or_else(|| entry.nameservers.first()).cloned();
+            chain.push(ChainStep { protocol: Protocol::Dns, upstream });
+        }
+        for method in &entry.methods {
+            match method {
+                LookupMethod::Rdap if config.rdap.enabled => {
+                    // No base (overrides_only without an override): the engine skips RDAP.
+                    if let Some(base) = self.rdap_base_of(&entry.suffix, entry) {
+                        let upstream = url::Url::parse(base).ok().and_then(|u| u.host_str().map(str::to_owned));
+                        chain.push(ChainStep { protocol: Protocol::Rdap, upstream });
+                    }
+                }
+                LookupMethod::Whois if config.whois.enabled => {
+                    let Some(server) = &entry.whois else { continue };
+                    if !config.overrides_only || config.whois.addr_overrides.contains_key(&server.host) {
+                        chain.push(ChainStep { protocol: Protocol::Whois, upstream: Some(server.host.clone()) });
+                    }
+                }
+                _ => {}
+            }
+        }
+        chain
     }
 
     /// A fresh cached verdict for `domain`, reported with method `cache`.
@@ -251,6 +359,9 @@ impl Engine {
             }
         };
         self.inner.cache.put(&report.verdict).await;
+        if report.verdict.status.is_definitive() {
+            self.inner.health.definitive(&entry.suffix, report.verdict.checked_at);
+        }
         debug!(status = ?report.verdict.status, method = ?report.verdict.method, "verdict");
         Ok(report)
     }
@@ -304,7 +415,7 @@ impl Engine {
             }
         }
         let mut failures: Vec<Failure> = Vec::new();
-        for method in &entry.methods {
+        for method in &self.registry_order(entry) {
             let outcome = match method {
                 LookupMethod::Rdap if self.inner.config.rdap.enabled => self.ask_rdap(domain, entry, steps).await,
                 LookupMethod::Whois if self.inner.config.whois.enabled => self.ask_whois(domain, entry, steps).await,
@@ -342,6 +453,7 @@ impl Engine {
             let started = std::time::Instant::now();
             let answer = self.inner.dns.ns(server, domain.as_str()).await;
             observe(Protocol::Dns, started, answer.is_ok());
+            self.note(entry, Protocol::Dns, started, answer.is_ok());
             match answer {
                 Ok(Delegation::Delegated(ns)) => {
                     permit.succeeded();
@@ -384,8 +496,13 @@ impl Engine {
     }
 
     fn rdap_base<'a>(&'a self, domain: &DomainName, entry: &'a TldEntry) -> Option<&'a str> {
+        self.rdap_base_of(domain.suffix(), entry)
+    }
+
+    /// The RDAP base for a registry suffix governed by `entry` (overrides first).
+    fn rdap_base_of<'a>(&'a self, suffix: &str, entry: &'a TldEntry) -> Option<&'a str> {
         let overrides = &self.inner.config.rdap.base_overrides;
-        if let Some(base) = overrides.get(domain.suffix()).or_else(|| overrides.get(entry.suffix.as_str())) {
+        if let Some(base) = overrides.get(suffix).or_else(|| overrides.get(entry.suffix.as_str())) {
             return Some(base);
         }
         if !entry.rdap.is_empty()
@@ -423,12 +540,14 @@ impl Engine {
                 a
             }
             Err(e) => {
+                self.note(entry, Protocol::Rdap, started, false);
                 permit.failed();
                 steps.push(step(e.to_string()));
                 return Err(Failure::probe(Method::Rdap, &e));
             }
         };
         let reading = read_rdap_for(domain.as_str(), domain.unicode(), answer.status, &answer.body);
+        self.note(entry, Protocol::Rdap, started, reading.class != RdapClass::Unknown);
         let outcome = format!("HTTP {} from {}: {}", answer.status, answer.host, reading.detail);
         steps.push(step(outcome.clone()));
         let status = match reading.class {
@@ -483,12 +602,15 @@ impl Engine {
         let raw = match raw {
             Ok(raw) => raw,
             Err(e) => {
+                self.note(entry, Protocol::Whois, started, false);
                 permit.failed();
                 steps.push(step(e.to_string()));
                 return Err(Failure::probe(Method::Whois, &e));
             }
         };
         let reading = read_whois(&raw, Some(&host), domain.suffix(), server.charset.as_deref());
+        let definitive = !matches!(reading.class, WhoisClass::Unknown | WhoisClass::RateLimited);
+        self.note(entry, Protocol::Whois, started, definitive);
         let marker = reading.marker.clone().unwrap_or_else(|| "no marker matched".into());
         let outcome = format!("{:?} ({marker}), {} bytes", reading.class, raw.len());
         steps.push(step(outcome.clone()));
@@ -510,6 +632,39 @@ impl Engine {
         permit.succeeded();
         let record = matches!(status, Status::Taken | Status::PendingDelete).then_some(reading.record);
         Ok((self.verdict(domain, status, Method::Whois, true, format!("WHOIS {host}: {outcome}")), record))
+    }
+}
+
+impl Engine {
+    /// Notes one upstream exchange of `entry`'s suffix in the health book (see [`crate::health`]
+    /// for what counts as a success).
+    fn note(&self, entry: &TldEntry, protocol: Protocol, started: std::time::Instant, success: bool) {
+        let now = OffsetDateTime::now_utc();
+        let reroute = self.inner.health.record(&entry.suffix, protocol, now, started.elapsed(), success);
+        if let crate::health::Reroute::WhoisFirstUntil(until) = reroute {
+            tracing::warn!(
+                suffix = %entry.suffix,
+                until = %until,
+                "RDAP keeps failing while WHOIS answers: asking WHOIS first for this suffix"
+            );
+            metrics::counter!("dsa_route_whois_first_total", "suffix" => entry.suffix.clone()).increment(1);
+        }
+    }
+
+    /// The registry methods of `entry` in the order to ask them now: the catalogue's, with WHOIS
+    /// moved before RDAP while RDAP is demoted for the suffix (see [`crate::health`]).
+    fn registry_order(&self, entry: &TldEntry) -> Vec<LookupMethod> {
+        let mut order = entry.methods.clone();
+        if self.inner.health.whois_first(&entry.suffix, OffsetDateTime::now_utc())
+            && let (Some(r), Some(w)) = (
+                order.iter().position(|m| *m == LookupMethod::Rdap),
+                order.iter().position(|m| *m == LookupMethod::Whois),
+            )
+            && r < w
+        {
+            order.swap(r, w);
+        }
+        order
     }
 }
 

@@ -16,12 +16,15 @@
 //! * [`probe`]: the DNS, RDAP and WHOIS clients.
 //! * [`parse`]: the readers of WHOIS text and RDAP JSON.
 //! * [`lookup`]: the record lookups behind `/v1/whois` and `/v1/dns`.
-//! * [`politeness`], [`cache`]: rate limits and the verdict cache.
+//! * [`politeness`], [`cache`]: rate limits and the verdict cache (with its last known store for
+//!   serve-stale).
+//! * [`health`]: per-suffix, per-method outcomes of the last hour (`GET /v1/tlds/{tld}`).
 
 pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod fleet;
+pub mod health;
 pub mod lookup;
 pub mod parse;
 pub mod politeness;

@@ -65,6 +65,21 @@ impl Permit {
     }
 }
 
+/// One upstream host's politeness budget as configured, and how much of it is in use now.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Budget {
+    /// Sustained queries per second allowed to the host (governor quota).
+    pub per_second: f64,
+    /// Queries allowed at once after an idle period.
+    pub burst: u32,
+    /// Queries allowed in flight at once.
+    pub concurrency: usize,
+    /// Queries in flight now from this process.
+    pub in_flight: usize,
+    /// Seconds left of the host's cooldown (repeated failures), if it is cooling down.
+    pub cooldown_remaining_secs: Option<f64>,
+}
+
 fn quota(limit: &HostLimit) -> Quota {
     let per_second = if limit.per_second.is_finite() && limit.per_second > 0.0 { limit.per_second } else { 1.0 };
     let period = Duration::from_secs_f64(1.0 / per_second).max(Duration::from_nanos(1));
@@ -106,6 +121,40 @@ impl Politeness {
                 })
             })
             .clone()
+    }
+
+    /// The budget of `host` for `protocol` and its current use (read only: no slot is taken and no
+    /// state is created for a host not yet asked). The rate limiter's remaining tokens are not
+    /// shown: governor only tells them by spending one.
+    pub fn budget(&self, protocol: Protocol, host: &str) -> Budget {
+        let limit = self.limit_for(protocol, host);
+        let concurrency = limit.concurrency.max(1);
+        let state = {
+            let hosts = self.hosts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            hosts.get(&(protocol, host.to_owned())).cloned()
+        };
+        let (in_flight, cooldown_remaining_secs) = match state {
+            Some(state) => {
+                let in_flight = concurrency.saturating_sub(state.slots.available_permits());
+                let now = Instant::now();
+                let cooldown = state
+                    .cooldown_until
+                    .lock()
+                    .ok()
+                    .and_then(|until| *until)
+                    .filter(|t| *t > now)
+                    .map(|t| (t - now).as_secs_f64());
+                (in_flight, cooldown)
+            }
+            None => (0, None),
+        };
+        Budget {
+            per_second: limit.per_second,
+            burst: limit.burst.max(1),
+            concurrency,
+            in_flight,
+            cooldown_remaining_secs,
+        }
     }
 
     /// Waits for a rate-limit slot and a concurrency slot for `host`, at most
@@ -188,6 +237,21 @@ mod tests {
         }
         let r = p.acquire(Protocol::Rdap, "rdap.example").await;
         assert!(matches!(r, Err(ProbeError::CoolingDown { .. })), "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn the_budget_shows_limits_use_and_cooldown_without_taking_a_slot() {
+        let p = Politeness::new(limits(5.0, 3, 2));
+        let b = p.budget(Protocol::Rdap, "rdap.example");
+        assert_eq!((b.per_second, b.burst, b.concurrency, b.in_flight), (5.0, 3, 2, 0));
+        assert!(b.cooldown_remaining_secs.is_none());
+        let held = p.acquire(Protocol::Rdap, "rdap.example").await.expect("slot");
+        assert_eq!(p.budget(Protocol::Rdap, "rdap.example").in_flight, 1);
+        held.failed();
+        p.acquire(Protocol::Rdap, "rdap.example").await.expect("slot").failed();
+        let b = p.budget(Protocol::Rdap, "rdap.example");
+        assert_eq!(b.in_flight, 0);
+        assert!(b.cooldown_remaining_secs.is_some_and(|s| s > 59.0 && s <= 60.0), "{b:?}");
     }
 
     #[tokio::test]

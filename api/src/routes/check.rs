@@ -3,7 +3,14 @@
 //!
 //! Order: key (400/403) → origin (403) → per-minute limit (429) → parameters (400) → domain
 //! (400) → credits (429) → verdict (cache, else a job on the bus; unknown or no reply in time →
-//! 502, credits released) → pricing and purchase → commit the charge.
+//! the last known verdict if young enough, flagged stale, else 502 with credits released) →
+//! pricing and purchase → commit the charge.
+//!
+//! Serve stale (`engine.stale`): when the registry gives no definitive answer, a verdict seen for
+//! the name within `max_age_secs` (taken and the like; default a day) or `available_max_age_secs`
+//! (available; default 5 minutes) is returned with `verdict.cached: true`, `verdict.stale: true`
+//! and `verdict.age_secs`. It is charged like a cache hit: the caller got a definitive answer,
+//! dated. Older verdicts are never served: the answer stays 502, not charged.
 
 use axum::Json;
 use axum::extract::State;
@@ -40,8 +47,15 @@ pub struct VerdictInfo {
     pub method: Method,
     /// Whether the evidence came from the registry (or the zone's name servers) itself.
     pub authoritative: bool,
-    /// Whether the verdict came from the cache.
+    /// Whether the verdict came from the cache (fresh or stale).
     pub cached: bool,
+    /// Whether this is a last known verdict served because the registry gave no definitive
+    /// answer now (see `age_secs`; README "Serve stale").
+    pub stale: bool,
+    /// For a stale verdict: seconds since its evidence was obtained. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = 42)]
+    pub age_secs: Option<u64>,
     /// When the evidence was obtained (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -159,8 +173,10 @@ pub struct CheckOutcome {
     pub domain: DomainName,
     /// The definitive verdict.
     pub verdict: Verdict,
-    /// Whether the verdict came from the cache.
+    /// Whether the verdict came from the cache (fresh or stale).
     pub cached: bool,
+    /// For a stale verdict (the registry gave no definitive answer now): its age, seconds.
+    pub stale_age_secs: Option<u64>,
     /// Prices, when the key enables them, the name is available and a price is known.
     pub pricing: Option<Pricing>,
     /// Checkout button, per [`resolve_purchase`].
@@ -189,7 +205,7 @@ pub async fn evaluate(
     options: &CheckOptions,
 ) -> Result<CheckOutcome, ApiError> {
     options.usable(state)?;
-    let (verdict, cached) = verdict_for(state, &domain).await?;
+    let Answer { verdict, cached, stale_age_secs } = verdict_for(state, &domain).await?;
     let available = verdict.status.is_available();
     let pricing = if available && key.pricing_enabled {
         let commission = match options.commission {
@@ -210,12 +226,13 @@ pub async fn evaluate(
         show_purchase_button: key.show_purchase_button && key.pricing_enabled,
     };
     let purchase = resolve_purchase(&inputs, available, domain.as_str(), domain.sld(), &domain.tld());
-    Ok(CheckOutcome { domain, verdict, cached, pricing, purchase })
+    Ok(CheckOutcome { domain, verdict, cached, stale_age_secs, pricing, purchase })
 }
 
 impl CheckOutcome {
     /// The §2.2 body (plus `credits_*` and our `verdict` object).
     pub fn into_body(self, credits_cost: i64, credits_remaining: i64, demo: Option<bool>) -> CheckResponse {
+        let verdict = VerdictInfo::of(&self);
         CheckResponse {
             success: true,
             domain: self.domain.as_str().to_owned(),
@@ -225,20 +242,23 @@ impl CheckOutcome {
             purchase: self.purchase,
             credits_cost,
             credits_remaining,
-            verdict: VerdictInfo::new(&self.domain, &self.verdict, self.cached),
+            verdict,
             demo,
         }
     }
 }
 
 impl VerdictInfo {
-    /// Our nested `verdict` object for a domain's verdict.
-    pub fn new(domain: &DomainName, verdict: &Verdict, cached: bool) -> Self {
+    /// Our nested `verdict` object for a check's outcome.
+    pub fn of(outcome: &CheckOutcome) -> Self {
+        let (domain, verdict) = (&outcome.domain, &outcome.verdict);
         VerdictInfo {
             status: verdict.status,
             method: verdict.method,
             authoritative: verdict.authoritative,
-            cached,
+            cached: outcome.cached,
+            stale: outcome.stale_age_secs.is_some(),
+            age_secs: outcome.stale_age_secs,
             checked_at: verdict.checked_at,
             tld: domain.tld(),
             unicode: domain.unicode().to_owned(),
@@ -265,13 +285,13 @@ impl VerdictInfo {
                 "pricing": {"currency": "USD", "base_register": 11.06, "display_register": 12.17, "pricing_mode": "with_commission", "commission_percent": 10.0},
                 "purchase": {"show_button": true, "url": "https://checkout.example/register?domain=dsa-demo-available.com&sld=dsa-demo-available&tld=.com", "source": "url"},
                 "credits_cost": 1, "credits_remaining": 499,
-                "verdict": {"status": "available", "method": "rdap", "authoritative": true, "cached": false, "checked_at": "2026-11-22T07:31:41.075370258Z", "tld": ".com", "unicode": "dsa-demo-available.com"}})),
+                "verdict": {"status": "available", "method": "rdap", "authoritative": true, "cached": false, "stale": false, "checked_at": "2026-11-22T07:31:41.075370258Z", "tld": ".com", "unicode": "dsa-demo-available.com"}})),
         (status = 400, description = "Missing `client_key` or `domain`, invalid domain, unsupported TLD, or a malformed parameter.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended (`Invalid or disabled client key.`), or the request's origin is not allowed for the key.", body = ErrorBody),
         (status = 429, description = "Per-minute limit (`Retry-After`: the next window), monthly credits (`Monthly credit limit reached`), or the demo limit.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
-        (status = 502, description = "The registry gave no definitive answer in time; retry with exponential backoff. Not charged.", body = ErrorBody),
+        (status = 502, description = "The registry gave no definitive answer in time, and no recent verdict could stand in (a stale one is a 200 with `verdict.stale: true`); retry with exponential backoff. Not charged.", body = ErrorBody),
         (status = 503, description = "This front is shedding load, or cannot reach its key store for a key it has not seen; retry after `Retry-After`. Not charged.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
@@ -322,14 +342,14 @@ pub async fn perform(
     let Some(Keyed { key }) = keyed else {
         let domain = parse_domain(state, input)?;
         let ticket = state.demo().admit(headers, addr, state.now()).await?;
-        let (verdict, cached) = match verdict_for(state, &domain).await {
+        let Answer { verdict, cached, stale_age_secs } = match verdict_for(state, &domain).await {
             Ok(v) => v,
             Err(e) => {
                 state.demo().release(&ticket, state.now()).await;
                 return Err(e);
             }
         };
-        let outcome = CheckOutcome { domain, verdict, cached, pricing: None, purchase: None };
+        let outcome = CheckOutcome { domain, verdict, cached, stale_age_secs, pricing: None, purchase: None };
         let credits_remaining = i64::from(ticket.remaining);
         return Ok(Checked { outcome, credits_cost: 0, credits_remaining, demo: Some(ticket) });
     };
@@ -351,11 +371,40 @@ pub fn set_demo_cookie(state: &AppState, ticket: Option<&DemoTicket>, response: 
     }
 }
 
-/// A definitive verdict from the cache, else from a worker through the job bus (bounded wait).
+/// A definitive verdict and where it came from (see [`verdict_for`]).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The definitive verdict.
+    pub verdict: Verdict,
+    /// Whether it came from the cache (fresh or stale).
+    pub cached: bool,
+    /// For a stale verdict: its age in seconds.
+    pub stale_age_secs: Option<u64>,
+}
+
+/// A definitive verdict from the cache, else from a worker through the job bus (bounded wait),
+/// else (the registry gave no definitive answer) the last known verdict if young enough, flagged
+/// stale (see the module documentation).
 ///
 /// # Errors
-/// 502 for an unknown verdict or no reply in time; 400 for an unsupported TLD.
-pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdict, bool), ApiError> {
+/// 502 for an unknown verdict or no reply in time without a usable stale one; 400 for an
+/// unsupported TLD.
+pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<Answer, ApiError> {
+    match fresh_verdict(state, domain).await {
+        Err(ApiError::Upstream(cause)) => match state.engine().stale(domain).await {
+            Some(stale) => {
+                tracing::info!(domain = domain.as_str(), age_secs = stale.age_secs, %cause, "serving a stale verdict");
+                metrics::counter!("dsa_stale_verdicts_total", "status" => status_label(stale.verdict.status))
+                    .increment(1);
+                Ok(Answer { verdict: stale.verdict, cached: true, stale_age_secs: Some(stale.age_secs) })
+            }
+            None => Err(ApiError::Upstream(cause)),
+        },
+        other => other,
+    }
+}
+
+async fn fresh_verdict(state: &AppState, domain: &DomainName) -> Result<Answer, ApiError> {
     let (verdict, cached) = if let Some(v) = state.engine().cached(domain).await {
         (v, true)
     } else {
@@ -377,7 +426,7 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<(Verdi
     if !verdict.status.is_definitive() {
         return Err(ApiError::Upstream(verdict.evidence));
     }
-    Ok((verdict, cached))
+    Ok(Answer { verdict, cached, stale_age_secs: None })
 }
 
 /// One job on the bus for `domain`, shared by every concurrent check of it (see

@@ -9,6 +9,7 @@ pub mod front;
 pub mod health;
 pub mod keyed;
 pub mod suggest;
+pub mod tlds;
 pub mod whois;
 
 use std::collections::HashMap;
