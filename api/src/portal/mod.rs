@@ -20,9 +20,9 @@
 //! unknown address and a wrong password; session cookie `HttpOnly; SameSite=Lax`, plus `Secure`
 //! and the `__Host-` prefix when TLS is on (dsa's own or a proxy's, `policy.demo.cookie_secure`).
 
-//! Where things are: [`session`] (cookies, sessions, CSRF), [`render`] (templates, error pages,
-//! security headers), [`auth`] (sign up, sign in, sign out, password reset), [`dashboard`],
-//! [`keys`] (create, settings, roll, disable/enable), [`chart`] and [`text`].
+//! Where things are: `session.rs` (cookies, sessions, CSRF), `render.rs` (templates, error pages,
+//! security headers), `auth.rs` (sign up, sign in, sign out, password reset), `dashboard.rs`,
+//! `keys.rs` (create, settings, roll, disable/enable), [`chart`] and [`text`].
 
 mod auth;
 pub mod chart;

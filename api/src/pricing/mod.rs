@@ -36,7 +36,7 @@
 //! `xn--p1ai`), the same string as `common::domain::DomainName::suffix`.
 //!
 //! Where things are: exact money arithmetic and ISO 4217 minor units in `money.rs`;
-//! [`CommissionPercent`], [`Price`], [`Pricing`] and [`quote`] in `quote.rs`; [`PriceTable`]
+//! [`CommissionPercent`], [`Price`], [`Pricing`] and [`quote()`] in `quote.rs`; [`PriceTable`]
 //! and its JSON/CSV formats in `table.rs`; the Porkbun import in `import.rs`.
 
 mod import;

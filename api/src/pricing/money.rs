@@ -37,7 +37,7 @@ const POW10_F64: [f64; 5] = [1.0, 10.0, 100.0, 1_000.0, 10_000.0];
 
 /// The number of decimal places of `currency`'s minor unit per ISO 4217: 2 for most (USD cents), 0
 /// for JPY, KRW, VND, CLP, ISK…, 3 for BHD, KWD, OMR, JOD, TND, IQD, LYD, 4 for CLF and UYW.
-/// Unknown codes get 2. `currency` is an upper-case ISO 4217 code, as [`Price::currency`] returns.
+/// Unknown codes get 2. `currency` is an upper-case ISO 4217 code, as [`Price::currency`](super::Price::currency) returns.
 pub fn minor_unit_exponent(currency: &str) -> u32 {
     MINOR_UNIT_EXCEPTIONS.iter().find(|(code, _)| *code == currency).map_or(2, |&(_, exp)| exp)
 }

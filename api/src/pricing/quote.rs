@@ -86,7 +86,7 @@ impl fmt::Display for CommissionPercent {
 
 /// The registry prices of one suffix, in **major units** of `currency` (dollars, not cents).
 ///
-/// Only obtainable from a validated [`PriceTable`] or [`Price::new`]: amounts are finite and
+/// Only obtainable from a validated [`PriceTable`](super::PriceTable) or [`Price::new`]: amounts are finite and
 /// non-negative, the currency is an upper-case three-letter ISO 4217 code. Serializes as
 /// `{"register": 9.68, "renew": 10.37, "currency": "USD"}`, the `price` object of the front-page
 /// short form (spec §4.7).

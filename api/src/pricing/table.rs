@@ -314,7 +314,7 @@ impl PriceTable {
         }
     }
 
-    /// [`quote`] for a suffix, or `None` without price data for it.
+    /// [`quote()`] for a suffix, or `None` without price data for it.
     pub fn quote(&self, suffix: &str, commission: Option<CommissionPercent>) -> Option<Pricing> {
         self.get(suffix).map(|price| quote(price, commission))
     }
