@@ -1,0 +1,133 @@
+//! The long-running roles: `dsa serve` (standalone, the default), and the fleet's `front`,
+//! `worker` and `ledger`.
+
+use api::config::Settings;
+use tokio::net::TcpListener;
+
+/// Runs `dsa serve`: front, workers and ledger in one process.
+pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let app = api::standalone(&settings).await?;
+    if settings.bootstrap.create_dev_key
+        && let Some(key) = api::ensure_dev_key(app.store.as_ref()).await?
+    {
+        let addr = settings.server.listen;
+        eprintln!("\nCreated a development key (shown once; keep it secret):\n\n    {key}\n");
+        eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
+    }
+    serve_http(&settings, app.state.clone(), "standalone", started).await?;
+    let api::Standalone { state, ledger, .. } = app;
+    drop(state);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
+    tracing::info!("stopped; ledger drained");
+    Ok(())
+}
+
+/// Runs `dsa front`: a fleet HTTP front.
+pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let app = api::fleet::front(&settings, api::state::system_clock()).await?;
+    // A fresh fleet gets its first key the way standalone does (one front creates it; the
+    // others find it there).
+    if settings.bootstrap.create_dev_key
+        && let Some(key) = api::ensure_dev_key(app.store.as_ref()).await?
+    {
+        let addr = settings.server.listen;
+        eprintln!("\nCreated the fleet's first key (shown once; keep it secret):\n\n    {key}\n");
+        eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
+    }
+    serve_http(&settings, app.state.clone(), "front", started).await?;
+    let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
+    drop(state);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), forwarder).await;
+    let _ = nats.flush().await;
+    tracing::info!("stopped; charges forwarded");
+    Ok(())
+}
+
+/// Serves the API over HTTP or HTTPS until a shutdown signal, then drains in-flight requests.
+async fn serve_http(
+    settings: &Settings,
+    state: api::state::AppState,
+    role: &str,
+    started: std::time::Instant,
+) -> anyhow::Result<()> {
+    let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
+    let hsts = tls.then_some(settings.server.hsts_max_age_secs);
+    let router = api::router(state, hsts);
+    if let (true, Some(cert), Some(key)) = (tls, &settings.server.tls_cert, &settings.server.tls_key) {
+        let tls_config = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
+            .await
+            .map_err(|e| anyhow::anyhow!("server.tls_cert/tls_key: {e}"))?;
+        let handle = axum_server::Handle::new();
+        let h = handle.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            h.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
+        });
+        tracing::info!(listen = %settings.server.listen, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (https)");
+        axum_server::bind_rustls(settings.server.listen, tls_config)
+            .handle(handle)
+            .serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+            .await?;
+    } else {
+        let listener = TcpListener::bind(settings.server.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
+        tracing::info!(listen = %listener.local_addr()?, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (http)");
+        api::serve(listener, router, shutdown_signal()).await?;
+    }
+    Ok(())
+}
+
+/// Runs `dsa worker`: a fleet worker pool serving `kinds` (default `fleet.worker_kinds`).
+pub(crate) async fn worker(mut settings: Settings, kinds: Option<String>) -> anyhow::Result<()> {
+    if let Some(kinds) = kinds {
+        common::lookup::LookupKind::parse_list(&kinds).map_err(|e| anyhow::anyhow!("--kinds: {e}"))?;
+        settings.fleet.worker_kinds = kinds;
+    }
+    admin(&settings).await?;
+    let stats = std::sync::Arc::new(workers::fleet::PoolStats::default());
+    api::fleet::worker(&settings, stats, shutdown_signal()).await
+}
+
+/// Runs `dsa ledger`: the fleet's ledger consumer.
+pub(crate) async fn ledger(settings: Settings) -> anyhow::Result<()> {
+    admin(&settings).await?;
+    let stats = std::sync::Arc::new(api::ledger::ConsumerStats::default());
+    api::fleet::ledger(&settings, stats, shutdown_signal()).await
+}
+
+/// Serves `/healthz` and `/metrics` on `server.admin_listen` for the worker and ledger roles.
+async fn admin(settings: &Settings) -> anyhow::Result<()> {
+    let Some(addr) = settings.server.admin_listen else { return Ok(()) };
+    let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("server.admin_listen {addr}: {e}"))?;
+    api::telemetry::prometheus();
+    let router = axum::Router::new()
+        .route("/healthz", axum::routing::get(api::routes::health::healthz))
+        .route("/metrics", axum::routing::get(api::routes::health::metrics));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "admin listener stopped");
+        }
+    });
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

@@ -1,0 +1,237 @@
+//! Sign up, sign in, sign out and password reset.
+
+use std::collections::HashMap;
+
+use axum::Form;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use time::OffsetDateTime;
+
+use super::keys::{keys_shown, make_key};
+use super::render::{PortalResult, redirect, render, with_cookies};
+use super::session::{
+    SESSION_COOKIE, check_pre_csrf, clear_cookie, field, now_secs, pre_csrf, require_post, session, start_session,
+};
+use super::text::t;
+use super::{MAX_NAME_CHARS, Portal};
+use crate::accounts::{self, AccountState, Email, NewAccount};
+use crate::keys::KeyKind;
+use crate::policy::{ClientAddr, PortalConfig};
+use crate::state::AppState;
+
+/// Hashes a password on a blocking thread (argon2id takes tens of milliseconds of CPU and
+/// `password_memory_kib` of memory), at most [`Portal::hashing`] at once.
+async fn hash_password(portal: &Portal, password: String) -> anyhow::Result<String> {
+    let _slot = portal.hashing.acquire().await?;
+    let params = portal.params;
+    tokio::task::spawn_blocking(move || params.hash(&password)).await?
+}
+
+/// Verifies a password on a blocking thread, within the same bound.
+async fn verify_password(portal: &Portal, password: String, phc: String) -> bool {
+    let Ok(_slot) = portal.hashing.acquire().await else { return false };
+    tokio::task::spawn_blocking(move || accounts::verify_password(&password, &phc)).await.unwrap_or(false)
+}
+
+/// The hash verified when the e-mail address is unknown, so that answer takes as long as a wrong
+/// password (no user enumeration by timing). Made once, with the current parameters.
+async fn dummy_hash(state: &AppState) -> String {
+    let portal = state.portal();
+    if let Some(hash) = portal.dummy_hash.get() {
+        return hash.clone();
+    }
+    let hash = hash_password(portal, accounts::new_token()).await.unwrap_or_default();
+    portal.dummy_hash.get_or_init(|| hash).clone()
+}
+
+pub(super) async fn signup_page(State(state): State<AppState>, headers: HeaderMap) -> PortalResult {
+    if session(&state, &headers).await?.is_some() {
+        return Ok(redirect("/account"));
+    }
+    let (csrf, cookie) = pre_csrf(&state, &headers);
+    let page = render("portal/signup.html", StatusCode::OK, minijinja::context! { csrf })?;
+    Ok(with_cookies(page, &cookie.into_iter().collect::<Vec<_>>()))
+}
+
+fn signup_error(
+    state: &AppState,
+    headers: &HeaderMap,
+    status: StatusCode,
+    error: &str,
+    form: &HashMap<String, String>,
+) -> PortalResult {
+    let (csrf, _) = pre_csrf(state, headers);
+    render(
+        "portal/signup.html",
+        status,
+        minijinja::context! { csrf, error, email => field(form, "email"), display_name => field(form, "display_name") },
+    )
+}
+
+pub(super) async fn signup(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    addr: ClientAddr,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    check_pre_csrf(&state, &headers, &form)?;
+    if !state.portal().admit(&addr, None) {
+        return signup_error(&state, &headers, StatusCode::TOO_MANY_REQUESTS, t("signin_limited"), &form);
+    }
+    let email = match Email::parse(field(&form, "email")) {
+        Ok(e) => e,
+        Err(key) => return signup_error(&state, &headers, StatusCode::BAD_REQUEST, t(key), &form),
+    };
+    let display_name = field(&form, "display_name");
+    if display_name.chars().count() > MAX_NAME_CHARS || display_name.chars().any(char::is_control) {
+        return signup_error(&state, &headers, StatusCode::BAD_REQUEST, t("display_name_invalid"), &form);
+    }
+    let password = form.get("password").cloned().unwrap_or_default();
+    if let Err(key) = accounts::check_new_password(&password, email.as_str()) {
+        return signup_error(&state, &headers, StatusCode::BAD_REQUEST, t(key), &form);
+    }
+    let password_hash = hash_password(state.portal(), password).await?;
+    let created = state
+        .store()
+        .create_account(NewAccount {
+            email: email.as_str().to_owned(),
+            display_name: display_name.to_owned(),
+            password_hash,
+        })
+        .await?;
+    let Some(account) = created else {
+        return signup_error(&state, &headers, StatusCode::CONFLICT, t("signup_taken"), &form);
+    };
+    tracing::info!(account_id = %account.id, "portal account created");
+    let (cookie, csrf) = start_session(&state, &account).await?;
+    let shown =
+        vec![make_key(&state, &account, KeyKind::Embed).await?, make_key(&state, &account, KeyKind::Server).await?];
+    keys_shown(&state, &headers, &csrf, t("keys_shown_title"), &shown, None, &[cookie])
+}
+
+pub(super) async fn signin_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> PortalResult {
+    if session(&state, &headers).await?.is_some() {
+        return Ok(redirect("/account"));
+    }
+    let (csrf, cookie) = pre_csrf(&state, &headers);
+    let notice = match q.get("done").map(String::as_str) {
+        Some("signout") => Some(t("signed_out")),
+        Some("reset") => Some(t("reset_done")),
+        _ => None,
+    };
+    let page = render("portal/signin.html", StatusCode::OK, minijinja::context! { csrf, notice })?;
+    Ok(with_cookies(page, &cookie.into_iter().collect::<Vec<_>>()))
+}
+
+pub(super) async fn signin(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    addr: ClientAddr,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    check_pre_csrf(&state, &headers, &form)?;
+    let typed = field(&form, "email").to_lowercase();
+    let fail = |status: StatusCode, key: &'static str| {
+        let (csrf, _) = pre_csrf(&state, &headers);
+        render("portal/signin.html", status, minijinja::context! { csrf, error => t(key), email => typed.clone() })
+    };
+    // Both limits count every attempt, before any lookup: the per-address limit is keyed by the
+    // typed address whether an account has it or not, so hitting it reveals nothing.
+    if !state.portal().admit(&addr, Some(&typed)) {
+        tracing::info!(ip = ?addr.limit_ip(state.policy().proxy_hops()), "portal sign-in rate limited");
+        return fail(StatusCode::TOO_MANY_REQUESTS, "signin_limited");
+    }
+    let password = form.get("password").cloned().unwrap_or_default();
+    let account = match Email::parse(&typed) {
+        Ok(email) => state.store().find_account(email.as_str()).await?,
+        Err(_) => None,
+    };
+    // An unknown address verifies the dummy hash: same work, same answer as a wrong password.
+    let phc = match &account {
+        Some(a) => a.password_hash.clone(),
+        None => dummy_hash(&state).await,
+    };
+    let matches = verify_password(state.portal(), password, phc).await;
+    let Some(account) = account.filter(|_| matches) else {
+        return fail(StatusCode::UNAUTHORIZED, "signin_failed");
+    };
+    if account.state != AccountState::Active {
+        return fail(StatusCode::FORBIDDEN, "signin_disabled");
+    }
+    let (cookie, csrf) = start_session(&state, &account).await?;
+    tracing::info!(account_id = %account.id, "portal sign-in");
+    // An account without keys (all made by the operator, or none yet) gets its pair now.
+    if state.store().account_keys(&account.id).await?.is_empty() {
+        let shown =
+            vec![make_key(&state, &account, KeyKind::Embed).await?, make_key(&state, &account, KeyKind::Server).await?];
+        return keys_shown(&state, &headers, &csrf, t("keys_shown_title"), &shown, None, &[cookie]);
+    }
+    Ok(with_cookies(redirect("/account"), &[cookie]))
+}
+
+pub(super) async fn signout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_post(&state, &headers, &form).await?;
+    state.store().delete_session(&signed.session.token_hash).await?;
+    Ok(with_cookies(redirect("/account/signin?done=signout"), &[clear_cookie(&state, SESSION_COOKIE)]))
+}
+
+pub(super) async fn reset_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> PortalResult {
+    let (csrf, cookie) = pre_csrf(&state, &headers);
+    let token = q.get("token").cloned().unwrap_or_default();
+    let page = render("portal/reset.html", StatusCode::OK, minijinja::context! { csrf, token })?;
+    Ok(with_cookies(page, &cookie.into_iter().collect::<Vec<_>>()))
+}
+
+pub(super) async fn reset_password(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    check_pre_csrf(&state, &headers, &form)?;
+    let token = field(&form, "token").to_owned();
+    let password = form.get("password").cloned().unwrap_or_default();
+    let again = |status: StatusCode, key: &'static str| {
+        let (csrf, _) = pre_csrf(&state, &headers);
+        render("portal/reset.html", status, minijinja::context! { csrf, token => token.clone(), error => t(key) })
+    };
+    if let Err(key) = accounts::check_new_password(&password, "") {
+        return again(StatusCode::BAD_REQUEST, key);
+    }
+    // The token is consumed only once the new password passes the policy.
+    let Some(account_id) = state.store().take_reset_token(&accounts::token_hash(&token), now_secs(&state)).await?
+    else {
+        return again(StatusCode::BAD_REQUEST, "reset_invalid");
+    };
+    let hash = hash_password(state.portal(), password).await?;
+    state.store().set_password(&account_id, &hash).await?;
+    tracing::info!(account_id = %account_id, "portal password reset");
+    Ok(redirect("/account/signin?done=reset"))
+}
+
+/// Makes a one-time reset token for `account_id` and returns the link (`dsa accounts reset-link`).
+///
+/// # Errors
+/// Storage errors.
+pub async fn reset_link(
+    store: &dyn crate::store::Store,
+    config: &PortalConfig,
+    base_url: &str,
+    account_id: &str,
+) -> anyhow::Result<String> {
+    let token = accounts::new_token();
+    let expires = OffsetDateTime::now_utc().unix_timestamp() + i64::try_from(config.reset_token_secs).unwrap_or(3_600);
+    store.create_reset_token(&accounts::token_hash(&token), account_id, expires).await?;
+    Ok(format!("{}/account/reset?token={token}", base_url.trim_end_matches('/')))
+}

@@ -1,0 +1,352 @@
+//! The account's keys: new keys shown once, the key page and its settings form, roll,
+//! disable and enable.
+
+use std::collections::HashMap;
+
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::MAX_NAME_CHARS;
+use super::dashboard::KeyRow;
+use super::dashboard::key_row;
+use super::render::{PortalError, PortalResult, human_secs, message_page, redirect, render, ser, with_cookies};
+use super::session::{Signed, field, require_post, require_session};
+use super::text::t;
+use crate::accounts::Account;
+use crate::keys::{self, KeyKind, KeyRecord, KeyState, Plan};
+use crate::routes::front::widget;
+use crate::state::AppState;
+use crate::store::{KeyUpdate, NewKey};
+
+/// One freshly made key, shown once.
+#[derive(Debug, Serialize)]
+pub(super) struct ShownKey {
+    id: String,
+    kind: &'static str,
+    key: String,
+    fingerprint: String,
+}
+
+/// The settings of the keys the portal creates: the free Developer plan, pricing and the
+/// purchase button on, no origin yet (the owner adds the sites).
+pub(super) fn portal_key(kind: KeyKind, key_hash: String) -> NewKey {
+    NewKey {
+        key_hash,
+        kind,
+        plan: Plan::Free,
+        pricing_enabled: true,
+        show_purchase_button: true,
+        default_commission_percent: None,
+        purchase_url: None,
+        allowed_origins: Vec::new(),
+        label: format!("{} key", kind.as_str()),
+    }
+}
+
+pub(super) async fn make_key(state: &AppState, account: &Account, kind: KeyKind) -> Result<ShownKey, PortalError> {
+    let (key, hash) = keys::generate(kind);
+    let record = state.store().create_account_key(&account.id, portal_key(kind, hash)).await?;
+    tracing::info!(account_id = %account.id, key_id = %record.id, fingerprint = %record.fingerprint, "portal key created");
+    Ok(ShownKey { id: record.id, kind: kind.as_str(), key, fingerprint: record.fingerprint })
+}
+
+/// The widget snippet for an embed key (the full key when just shown, else a placeholder).
+pub(super) fn snippet(state: &AppState, headers: &HeaderMap, embed_key: Option<&str>) -> String {
+    let w = widget();
+    format!(
+        "<div data-dsa-widget data-client-key=\"{}\"></div>\n<script src=\"{}/widget.js?v={}\"\n        integrity=\"{}\"\n        crossorigin=\"anonymous\" async></script>",
+        embed_key.unwrap_or(t("snippet_placeholder")),
+        crate::routes::front::base_url(state, headers),
+        w.version,
+        w.integrity
+    )
+}
+
+/// The page that shows new keys once.
+pub(super) fn keys_shown(
+    state: &AppState,
+    headers: &HeaderMap,
+    csrf: &str,
+    title: &str,
+    keys: &[ShownKey],
+    note: Option<String>,
+    cookies: &[String],
+) -> PortalResult {
+    let embed = keys.iter().find(|k| k.kind == "embed").map(|k| k.key.as_str());
+    let page = render(
+        "portal/keys_shown.html",
+        StatusCode::OK,
+        minijinja::context! {
+            signed_in => true,
+            title,
+            keys => ser(keys),
+            note,
+            snippet => embed.map(|k| snippet(state, headers, Some(k))),
+            csrf,
+        },
+    )?;
+    Ok(with_cookies(page, cookies))
+}
+
+/// The key `id` if the signed-in account owns it (else 404, whether or not it exists).
+pub(super) async fn owned_key(state: &AppState, signed: &Signed, id: &str) -> Result<KeyRecord, PortalError> {
+    state.store().account_keys(&signed.account.id).await?.into_iter().find(|k| k.id == id).ok_or(PortalError::NotFound)
+}
+
+pub(super) async fn create_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_post(&state, &headers, &form).await?;
+    let kind = KeyKind::parse(field(&form, "kind")).unwrap_or(KeyKind::Embed);
+    let shown = make_key(&state, &signed.account, kind).await?;
+    keys_shown(&state, &headers, &signed.session.csrf_token, t("keys_shown_title"), &[shown], None, &[])
+}
+
+/// Form values of the settings form, kept to re-show it with an error.
+#[derive(Debug, Default, Serialize)]
+pub(super) struct SettingsForm {
+    label: String,
+    origins: String,
+    pricing_enabled: bool,
+    show_purchase_button: bool,
+    commission: String,
+    purchase_url: String,
+}
+
+impl SettingsForm {
+    fn of(key: &KeyRecord) -> Self {
+        Self {
+            label: key.label.clone(),
+            origins: key.allowed_origins.join("\n"),
+            pricing_enabled: key.pricing_enabled,
+            show_purchase_button: key.show_purchase_button,
+            commission: key.default_commission_percent.map(|c| c.to_string()).unwrap_or_default(),
+            purchase_url: key.purchase_url.clone().unwrap_or_default(),
+        }
+    }
+
+    fn from_form(form: &HashMap<String, String>) -> Self {
+        Self {
+            label: field(form, "label").to_owned(),
+            origins: form.get("origins").cloned().unwrap_or_default(),
+            pricing_enabled: form.contains_key("pricing_enabled"),
+            show_purchase_button: form.contains_key("show_purchase_button"),
+            commission: field(form, "commission").to_owned(),
+            purchase_url: field(form, "purchase_url").to_owned(),
+        }
+    }
+
+    /// The change, or the messages saying what is wrong.
+    fn parse(&self) -> Result<KeyUpdate, Vec<String>> {
+        let mut errors = Vec::new();
+        let mut origins = Vec::new();
+        for line in self.origins.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            match keys::parse_origin(line) {
+                Ok(o) if !origins.contains(&o) => origins.push(o),
+                Ok(_) => {}
+                Err(e) => errors.push(e),
+            }
+        }
+        let commission = match self.commission.as_str() {
+            "" => None,
+            text => match text.parse::<f64>() {
+                Ok(c) if (0.0..=1000.0).contains(&c) => Some(c),
+                _ => {
+                    errors.push(t("commission_invalid").to_owned());
+                    None
+                }
+            },
+        };
+        let purchase_url = match self.purchase_url.as_str() {
+            "" => None,
+            // The same check as `dsa keys set --purchase-url` and the same stored form.
+            text => match crate::purchase::CheckoutUrl::parse(text) {
+                Ok(u) => Some(u.as_str().to_owned()),
+                Err(crate::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => {
+                    errors.push(format!("{} ({reason})", t("purchase_url_invalid")));
+                    None
+                }
+            },
+        };
+        if self.label.chars().count() > MAX_NAME_CHARS || self.label.chars().any(char::is_control) {
+            errors.push(t("label_invalid").to_owned());
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        // The plan and the state are not the owner's to change (the operator's `dsa keys set`).
+        Ok(KeyUpdate {
+            plan: None,
+            pricing_enabled: Some(self.pricing_enabled),
+            show_purchase_button: Some(self.show_purchase_button),
+            default_commission_percent: Some(commission),
+            purchase_url: Some(purchase_url),
+            allowed_origins: Some(origins),
+            label: Some(self.label.clone()),
+        })
+    }
+}
+
+/// What the key page shows besides the key.
+pub(super) struct KeyView<'a> {
+    form: &'a SettingsForm,
+    status: StatusCode,
+    errors: &'a [String],
+    saved: bool,
+}
+
+pub(super) fn key_page_render(
+    state: &AppState,
+    headers: &HeaderMap,
+    signed: &Signed,
+    (key, created_at): (&KeyRow, &str),
+    view: KeyView<'_>,
+) -> PortalResult {
+    let KeyView { form, status, errors, saved } = view;
+    render(
+        "portal/key.html",
+        status,
+        minijinja::context! {
+            signed_in => true,
+            csrf => signed.session.csrf_token.clone(),
+            key => ser(key),
+            created_at => created_at.get(..10).unwrap_or(created_at),
+            form => ser(form),
+            errors => errors.to_vec(),
+            saved,
+            grace => human_secs(state.portal().config().roll_grace_secs),
+            snippet => (key.kind == "embed").then(|| snippet(state, headers, None)),
+        },
+    )
+}
+
+pub(super) async fn key_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_session(&state, &headers).await?;
+    let key = owned_key(&state, &signed, &id).await?;
+    let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
+    let saved = q.contains_key("saved");
+    let form = SettingsForm::of(&key);
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved };
+    key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
+}
+
+pub(super) async fn save_settings(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_post(&state, &headers, &form).await?;
+    let key = owned_key(&state, &signed, &id).await?;
+    let values = SettingsForm::from_form(&form);
+    match values.parse() {
+        Ok(update) => {
+            state.store().update_key(&key.id, update).await?;
+            tracing::info!(account_id = %signed.account.id, key_id = %key.id, "portal key settings saved");
+            Ok(redirect(&format!("/account/keys/{}?saved=1", key.id)))
+        }
+        Err(errors) => {
+            let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
+            let view = KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false };
+            key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
+        }
+    }
+}
+
+pub(super) async fn roll_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_post(&state, &headers, &form).await?;
+    let key = owned_key(&state, &signed, &id).await?;
+    let (secret, hash) = keys::generate(key.kind);
+    let grace = i64::try_from(state.portal().config().roll_grace_secs).unwrap_or(86_400);
+    let until = OffsetDateTime::now_utc().unix_timestamp() + grace;
+    state.store().roll_key(&key.id, &hash, until).await?;
+    tracing::info!(account_id = %signed.account.id, key_id = %key.id, grace_secs = grace, "portal key rolled");
+    let until_text = OffsetDateTime::from_unix_timestamp(until)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_default();
+    let shown =
+        ShownKey { id: key.id.clone(), kind: key.kind.as_str(), key: secret, fingerprint: keys::fingerprint(&hash) };
+    let note = format!("{} {} (UTC).", t("rolled_grace"), until_text.replace('T', " ").trim_end_matches('Z'));
+    keys_shown(&state, &headers, &signed.session.csrf_token, t("rolled_title"), &[shown], Some(note), &[])
+}
+
+pub(super) async fn set_state(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    form: &HashMap<String, String>,
+    to: KeyState,
+) -> PortalResult {
+    let signed = require_post(state, headers, form).await?;
+    let key = owned_key(state, &signed, id).await?;
+    if key.state == KeyState::Suspended {
+        return Ok(message_page(StatusCode::FORBIDDEN, t("key_title"), t("suspended_refused")));
+    }
+    state.store().set_key_state(&key.id, to).await?;
+    tracing::info!(account_id = %signed.account.id, key_id = %key.id, state = to.as_str(), "portal key state changed");
+    Ok(redirect("/account"))
+}
+
+pub(super) async fn disable_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    set_state(&state, &headers, &id, &form, KeyState::Disabled).await
+}
+
+pub(super) async fn enable_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    set_state(&state, &headers, &id, &form, KeyState::Active).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_validated() {
+        let form = SettingsForm {
+            origins: "https://shop.example\nhttps://shop.example/\nhttps://*.example.com\n".into(),
+            commission: "25".into(),
+            purchase_url: "https://shop.example/cart".into(),
+            ..SettingsForm::default()
+        };
+        let update = form.parse().expect("valid");
+        assert_eq!(update.allowed_origins, Some(vec!["https://shop.example".into(), "https://*.example.com".into()]));
+        assert_eq!(update.default_commission_percent, Some(Some(25.0)));
+        assert_eq!(update.plan, None);
+        let bad = SettingsForm {
+            origins: "https://shop.example/path".into(),
+            commission: "1001".into(),
+            purchase_url: "/cart".into(),
+            ..SettingsForm::default()
+        };
+        let errors = bad.parse().expect_err("invalid");
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        let creds = SettingsForm { purchase_url: "https://user:pw@shop.example/".into(), ..SettingsForm::default() };
+        let errors = creds.parse().expect_err("credentials refused");
+        assert!(errors[0].contains("user:password"), "{errors:?}");
+    }
+}
