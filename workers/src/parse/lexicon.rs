@@ -71,6 +71,12 @@ pub struct FieldLexicon {
     /// Country names → ISO 3166-1 alpha-2 codes.
     #[serde(default)]
     pub country_names: BTreeMap<String, String>,
+    /// `signed` / `unsigned` → DNSSEC value wordings.
+    #[serde(default)]
+    pub dnssec_values: BTreeMap<String, Vec<String>>,
+    /// Words that put an expiry date inside a status value (`OK-UNTIL 20131218000000`).
+    #[serde(default)]
+    pub status_until_words: Vec<String>,
 }
 
 impl FieldLexicon {
@@ -94,6 +100,24 @@ impl FieldLexicon {
         self.registrant_roles.iter().any(|role| {
             key.strip_prefix(role.as_str()).and_then(|r| r.strip_prefix(' ')).is_some_and(|r| self.is_country_key(r))
         })
+    }
+
+    /// A DNSSEC value: `Some(true)` signed, `Some(false)` unsigned, by the `dnssec_values` table.
+    pub fn dnssec(&self, value: &str) -> Option<bool> {
+        let v = value.trim().to_lowercase();
+        let starts = |w: &str| {
+            v == w
+                || v.strip_prefix(w)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| c.is_whitespace() || ",;.(-/".contains(c))
+        };
+        // Unsigned first: "not signed" must not read as "signed"-anything.
+        for (state, signed) in [("unsigned", false), ("signed", true)] {
+            if self.dnssec_values.get(state).is_some_and(|words| words.iter().any(|w| starts(w))) {
+                return Some(signed);
+            }
+        }
+        None
     }
 
     /// A country value as an ISO code: `FR`, `France`, `France (FR)`.
@@ -221,6 +245,10 @@ mod tests {
         assert_eq!(f.country_code("United States (US)"), Some("US".to_owned()));
         assert_eq!(f.country_code("fo"), Some("FO".to_owned()));
         assert_eq!(f.country_code("Atlantis"), None);
+        assert_eq!(f.dnssec("Signed delegation"), Some(true));
+        assert_eq!(f.dnssec("not signed"), Some(false));
+        assert_eq!(f.dnssec("Nein"), Some(false));
+        assert_eq!(f.dnssec("noise"), None);
         // Every key table names a field the reader knows.
         for name in f.keys.keys() {
             assert!(

@@ -1266,6 +1266,21 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
                 }
             }
         }
+        // The same with the lexicon's date keys ("Record changed on 28-May-2010").
+        let lex = field_lexicon();
+        for (field, keys) in &lex.keys {
+            if !matches!(field.as_str(), "created" | "updated" | "expires") {
+                continue;
+            }
+            for name in keys {
+                if let Some(rest) = lower.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(' ')) {
+                    let value = t.get(t.len() - rest.len()..).unwrap_or_default().trim();
+                    if parse_date(value, DateOrder::Dmy).is_some() {
+                        return Some((name.clone(), value.to_owned()));
+                    }
+                }
+            }
+        }
         // "Domain GOOGLE.KG (ACTIVE)"
         if let Some(rest) = lower.strip_prefix("domain ") {
             let first = rest.split_whitespace().next().unwrap_or_default();
@@ -1352,6 +1367,9 @@ struct FieldState {
     registrar_handle: Option<String>,
     /// The registrant contact's handle, for finding its country in a separate contact object.
     registrant_handle: Option<String>,
+    /// The registrant's multi-line address: its last line, the number of lines, and whether
+    /// lines without a key still continue it.
+    registrant_address: Option<(String, usize, bool)>,
 }
 
 /// A block opened by an empty-valued key, waiting for its indented lines.
@@ -1490,6 +1508,13 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
             },
         }
     }
+    // A multi-line registrant address whose last line is a country ("IT", "FRANCE").
+    if st.record.registrant.country.is_none()
+        && let Some((tail, n, _)) = st.registrant_address.take()
+        && n >= 2
+    {
+        st.record.registrant.country = field_lexicon().country_code(&tail);
+    }
     if st.record.registrant.country.is_none()
         && let Some(handle) = st.registrant_handle.clone()
         && let Some(country) = contact_country(lines, &handle)
@@ -1551,8 +1576,22 @@ fn apply_child(
         // "Domain:\nname: git.ee" (.ee)
         (Block::Domain, Some((k, v))) if k == "name" => apply(st, Field::Domain, &v, order),
         (Block::Registrant, None) if index == 0 => apply(st, Field::RegistrantNameOrOrg, text, order),
+        (Block::Registrant, None) => {
+            // "Address: Viale Alessandrino, 595\n    Roma\n    00172\n    RM\n    IT"
+            if let Some((tail, n, true)) = st.registrant_address.as_mut() {
+                *tail = text.to_owned();
+                *n += 1;
+            }
+        }
         (Block::Registrant, Some((k, v))) => {
             let cands = key_candidates(&k);
+            if cands.iter().any(|c| matches!(c.as_str(), "address" | "street" | "street address")) {
+                if st.registrant_address.is_none() {
+                    st.registrant_address = Some((v.clone(), 1, true));
+                }
+            } else if let Some(address) = st.registrant_address.as_mut() {
+                address.2 = false;
+            }
             let has = |names: &[&str]| cands.iter().any(|c| names.contains(&c.as_str()));
             if has(&["organization", "organisation", "org", "company", "company name", "organization name"]) {
                 apply(st, Field::RegistrantOrg, &v, order);
@@ -1625,6 +1664,9 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
             }
         }
         Field::Status => {
+            if let Some(date) = status_until(value) {
+                keep_date(&mut st.expires, 3, date, order);
+            }
             for part in value.split(',') {
                 let s = clean_status(part);
                 // A wrapped explanation ("This feature is provided to protect against ...") or a
@@ -1692,6 +1734,28 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
             }
         }
     }
+}
+
+/// The date in a status value that carries the expiry ("OK-UNTIL 20131218000000").
+fn status_until(value: &str) -> Option<&str> {
+    let lower = value.to_lowercase();
+    if lower.len() != value.len() {
+        return None;
+    }
+    field_lexicon().status_until_words.iter().find_map(|w| {
+        let mut from = 0;
+        while let Some(rel) = lower[from..].find(w.as_str()) {
+            let start = from + rel;
+            let end = start + w.len();
+            let before_ok = lower[..start].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            let rest = value[end..].trim_start();
+            if before_ok && value[end..].starts_with([' ', ':']) && parse_date(rest, DateOrder::Dmy).is_some() {
+                return Some(rest);
+            }
+            from = end;
+        }
+        None
+    })
 }
 
 /// A registry handle rather than a name: one token with a digit or a hyphen ("ACTI-0024").
@@ -1813,7 +1877,7 @@ fn parse_dnssec(v: &str) -> Option<bool> {
         "unsigned" | "unsigneddelegation" | "no" | "inactive" | "false" | "off" | "none" | "미서명" => Some(false),
         "not" if l.starts_with("not signed") => Some(false),
         "signed" | "signeddelegation" | "yes" | "active" | "true" | "on" | "서명" => Some(true),
-        _ => None,
+        _ => field_lexicon().dnssec(&l),
     }
 }
 
