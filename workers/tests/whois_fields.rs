@@ -329,10 +329,11 @@ fn whois_object_fields_on_labelled_samples() {
         }
     }
     assert!(held_all.total > 1000 && rdap_all.total > 50, "too few fields compared: {held_all} / {rdap_all}");
-    // Floors at what the readers reach today (the target is 97%; the held-out WHOIS families are
-    // at 96.6%, the misses being registrar and status lines of the generic field reader and
-    // registrant countries given only in contact blocks, see WHOIS_FIELDS_VERBOSE=1).
+    // Floors just below what the readers reach today: held out 97.3% (tuning half 97.4%,
+    // validation half 97.2%). Most remaining tuning-half misses are the sources' own labels
+    // (registrar taken from a contact, status sets joined into one word), see
+    // WHOIS_FIELDS_VERBOSE=1.
     assert!(dev_all.pct() >= 96.0, "development families: {dev_all} below the 96% floor");
-    assert!(held_all.pct() >= 96.5, "held-out families: {held_all} below the 96.5% floor");
+    assert!(held_all.pct() >= 97.0, "held-out families: {held_all} below the 97% floor");
     assert!(rdap_all.pct() >= 97.0, "RDAP: {rdap_all} below 97%");
 }

@@ -2367,6 +2367,36 @@ mod tests {
         assert_eq!(r.record.status, vec!["Registered until expiry date".to_owned()]);
     }
 
+    /// The lexicon-driven rules of the generic field reader, on made-up answers of a server no
+    /// family describes.
+    #[test]
+    fn generic_field_rules() {
+        let zz = |text: &str| read(text, Some("whois.nic.zz"), "zz").record;
+        // Registrant contact object found by its handle; a run of "changed:" lines; "expired:".
+        let r = zz("domain:   example.zz\nholder-c: AB12-ZZ\nstatus:   ACTIVE\nnserver:  ns1.example.net\n\
+            created:  2001-02-03\nexpired:  2030-02-03\nchanged:  2005-01-01\nchanged:  2020-06-07\n\n\
+            nic-hdl:  XY9-ZZ\ncountry:  DE\n\nnic-hdl:  AB12-ZZ\ncontact:  Example Org\ncountry:  FR\n");
+        assert_eq!(r.registrant.country.as_deref(), Some("FR"));
+        assert_eq!(r.updated_at, Some(datetime!(2020-06-07 0:00 UTC)));
+        assert_eq!(r.expires_at, Some(datetime!(2030-02-03 0:00 UTC)));
+        // Role-prefixed country keys, country names, DNSSEC in another language.
+        let r = zz("Domain Name: example.zz\nowner-country: Deutschland\nadmin-country: US\nDNSSEC: nein\n");
+        assert_eq!(r.registrant.country.as_deref(), Some("DE"));
+        assert_eq!(r.dnssec, Some(false));
+        // YAML tags open a block; wrapped explanations are not statuses; expiry in a status.
+        let r = zz("name: example.zz\nstatus: OK-UNTIL 20300203000000\n\
+            Status: LOCKED\n\tThis feature is provided to protect against fraudulent acquisition of the name.\n\
+            registrar: !Registrar\n  name: Example Registrar\n  web: http://registrar.example\n");
+        assert_eq!(r.registrar.as_deref(), Some("Example Registrar"));
+        assert_eq!(r.status, vec!["OK-UNTIL 20300203000000".to_owned(), "LOCKED".to_owned()]);
+        assert_eq!(r.expires_at, Some(datetime!(2030-02-03 0:00 UTC)));
+        // A registrant address whose last line is the country.
+        let r = zz(
+            "Domain: example.zz\n\nRegistrant\n  Name: Example\n  Address: Via Roma 1\n           Roma\n           IT\n  Created: 2001-01-01\n",
+        );
+        assert_eq!(r.registrant.country.as_deref(), Some("IT"));
+    }
+
     #[test]
     fn date_formats() {
         let d = |s: &str| parse_date(s, DateOrder::Dmy);
