@@ -33,6 +33,19 @@ const DEVELOPMENT: &[&str] = &[
     "whois.publicinterestregistry.org",
 ];
 
+/// FNV-1a (64-bit) of the WHOIS server name: the held-out families are split by its parity into a
+/// **tuning** half (even; its misses may be looked at while improving the generic field reader)
+/// and a **validation** half (odd; never looked at, its figure is the generalisation measure).
+/// Samples that do not record their server (most of the library-derived ones) are keyed by their
+/// suffix instead, so that they spread over both halves rather than all hashing the empty string.
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+fn is_tuning(server: &str) -> bool {
+    fnv1a(server).is_multiple_of(2)
+}
+
 fn data_dir() -> PathBuf {
     let dir = std::env::var("DSA_SHARED_DATA")
         .map(PathBuf::from)
@@ -217,7 +230,10 @@ fn whois_object_fields_on_labelled_samples() {
     let dir = data_dir();
     let mut dev = Table::new();
     let mut held = Table::new();
+    let mut tuning = Table::new();
+    let mut validation = Table::new();
     let mut misses = Vec::new();
+    let mut tuning_misses = Vec::new();
     let index = std::fs::read_to_string(dir.join("whois/index.jsonl")).expect("whois index");
     for line in index.lines().filter(|l| !l.trim().is_empty()) {
         let row: Value = serde_json::from_str(line).expect("index line");
@@ -248,8 +264,19 @@ fn whois_object_fields_on_labelled_samples() {
             expected.dnssec = None;
         }
         let in_dev = server.as_deref().is_some_and(|sv| DEVELOPMENT.contains(&sv));
-        let table = if in_dev { &mut dev } else { &mut held };
-        score(table, &mut misses, &s("id").unwrap_or_default(), &record, &expected);
+        let id = s("id").unwrap_or_default();
+        if in_dev {
+            score(&mut dev, &mut misses, &id, &record, &expected);
+        } else {
+            score(&mut held, &mut Vec::new(), &id, &record, &expected);
+            let family = server.as_deref().unwrap_or(suffix.as_str());
+            if is_tuning(family) {
+                score(&mut tuning, &mut tuning_misses, &id, &record, &expected);
+            } else {
+                // Validation misses are deliberately not collected: they are not to be looked at.
+                score(&mut validation, &mut Vec::new(), &id, &record, &expected);
+            }
+        }
     }
 
     // RDAP: every family is held out (only the simulator's Verisign and CentralNic fixtures were
@@ -291,19 +318,22 @@ fn whois_object_fields_on_labelled_samples() {
     }
 
     let dev_all = print("WHOIS fields, development families (simulator fixtures)", &dev);
-    let held_all = print("WHOIS fields, held-out families", &held);
+    print("WHOIS fields, held-out families: tuning half (FNV-1a of the server even)", &tuning);
+    print("WHOIS fields, held-out families: validation half (odd; misses never printed)", &validation);
+    let held_all = print("WHOIS fields, held-out families (both halves)", &held);
     let rdap_all = print("RDAP fields (held out)", &rdap);
     if std::env::var_os("WHOIS_FIELDS_VERBOSE").is_some() {
-        println!("\nMisses:");
-        for m in &misses {
+        println!("\nMisses (development families, RDAP, held-out tuning half):");
+        for m in misses.iter().chain(&tuning_misses) {
             println!("  {m}");
         }
     }
     assert!(held_all.total > 1000 && rdap_all.total > 50, "too few fields compared: {held_all} / {rdap_all}");
-    // Floors at what the readers reach today (the target is 97%; the held-out WHOIS families are
-    // at 96.6%, the misses being registrar and status lines of the generic field reader and
-    // registrant countries given only in contact blocks, see WHOIS_FIELDS_VERBOSE=1).
+    // Floors just below what the readers reach today: held out 97.3% (tuning half 97.4%,
+    // validation half 97.2%). Most remaining tuning-half misses are the sources' own labels
+    // (registrar taken from a contact, status sets joined into one word), see
+    // WHOIS_FIELDS_VERBOSE=1.
     assert!(dev_all.pct() >= 96.0, "development families: {dev_all} below the 96% floor");
-    assert!(held_all.pct() >= 96.5, "held-out families: {held_all} below the 96.5% floor");
+    assert!(held_all.pct() >= 97.0, "held-out families: {held_all} below the 97% floor");
     assert!(rdap_all.pct() >= 97.0, "RDAP: {rdap_all} below 97%");
 }

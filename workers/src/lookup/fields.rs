@@ -169,6 +169,10 @@ pub fn whois_dnssec(text: &str) -> Option<bool> {
         if positive.iter().any(|p| v == *p || v.starts_with(&format!("{p} ")) || v.starts_with("signed")) {
             return Some(true);
         }
+        // Other wordings and languages (the lexicon's `dnssec_values`).
+        if let Some(signed) = crate::parse::lexicon::field_lexicon().dnssec(&v) {
+            return Some(signed);
+        }
     }
     None
 }

@@ -10,6 +10,7 @@
 //! - not-found together with a reserved or pending-delete phrase is a conflict: unknown;
 //! - "available" needs a not-found phrase and nothing else.
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -40,6 +41,107 @@ struct Lexicon {
     pending_delete: Vec<String>,
     reserved: Vec<String>,
     not_found: Vec<String>,
+    #[serde(default)]
+    fields: FieldLexicon,
+}
+
+/// The field reader's data (the lexicon's `fields` section): key synonyms by field, block
+/// headers by kind, registrant contact wordings and country names. Everything lower case.
+#[derive(Debug, Default, Deserialize)]
+pub struct FieldLexicon {
+    /// Field name (`registrar`, `status`, `created`, `updated`, `expires`, `registrant_country`,
+    /// `nameserver`, `dnssec`) → key wordings.
+    #[serde(default)]
+    pub keys: BTreeMap<String, Vec<String>>,
+    /// Block kind (`status`, `nameservers`, `registrant`, `registrar`) → header wordings.
+    #[serde(default)]
+    pub blocks: BTreeMap<String, Vec<String>>,
+    /// Key prefixes naming the registrant contact (`owner` in `owner-country`).
+    #[serde(default)]
+    pub registrant_roles: Vec<String>,
+    /// A contact's country key (`country`, `pays`, ...).
+    #[serde(default)]
+    pub contact_country_keys: Vec<String>,
+    /// Keys whose value is the registrant contact's handle (`holder-c`).
+    #[serde(default)]
+    pub registrant_handle_keys: Vec<String>,
+    /// Keys that introduce a contact object by its handle (`nic-hdl`, `contact`).
+    #[serde(default)]
+    pub contact_handle_keys: Vec<String>,
+    /// Country names → ISO 3166-1 alpha-2 codes.
+    #[serde(default)]
+    pub country_names: BTreeMap<String, String>,
+    /// `signed` / `unsigned` → DNSSEC value wordings.
+    #[serde(default)]
+    pub dnssec_values: BTreeMap<String, Vec<String>>,
+    /// Words that put an expiry date inside a status value (`OK-UNTIL 20131218000000`).
+    #[serde(default)]
+    pub status_until_words: Vec<String>,
+}
+
+impl FieldLexicon {
+    /// The field a key wording names, by the `keys` table.
+    pub fn field_of(&self, key: &str) -> Option<&str> {
+        self.keys.iter().find(|(_, words)| words.iter().any(|w| w == key)).map(|(f, _)| f.as_str())
+    }
+
+    /// The block kind a header wording opens, by the `blocks` table.
+    pub fn block_of(&self, key: &str) -> Option<&str> {
+        self.blocks.iter().find(|(_, words)| words.iter().any(|w| w == key)).map(|(b, _)| b.as_str())
+    }
+
+    /// Whether `key` is a contact's country key.
+    pub fn is_country_key(&self, key: &str) -> bool {
+        self.contact_country_keys.iter().any(|k| k == key)
+    }
+
+    /// `owner country`, `holder country code`: a registrant role followed by a country key.
+    pub fn is_registrant_country_key(&self, key: &str) -> bool {
+        self.registrant_roles.iter().any(|role| {
+            key.strip_prefix(role.as_str()).and_then(|r| r.strip_prefix(' ')).is_some_and(|r| self.is_country_key(r))
+        })
+    }
+
+    /// A DNSSEC value: `Some(true)` signed, `Some(false)` unsigned, by the `dnssec_values` table.
+    pub fn dnssec(&self, value: &str) -> Option<bool> {
+        let v = value.trim().to_lowercase();
+        let starts = |w: &str| {
+            v == w
+                || v.strip_prefix(w)
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| c.is_whitespace() || ",;.(-/".contains(c))
+        };
+        // Unsigned first: "not signed" must not read as "signed"-anything.
+        for (state, signed) in [("unsigned", false), ("signed", true)] {
+            if self.dnssec_values.get(state).is_some_and(|words| words.iter().any(|w| starts(w))) {
+                return Some(signed);
+            }
+        }
+        None
+    }
+
+    /// A country value as an ISO code: `FR`, `France`, `France (FR)`.
+    pub fn country_code(&self, value: &str) -> Option<String> {
+        let v = value.trim().trim_end_matches('.').trim();
+        let two =
+            |s: &str| (s.len() == 2 && s.chars().all(|c| c.is_ascii_alphabetic())).then(|| s.to_ascii_uppercase());
+        if let Some(code) = two(v) {
+            return Some(code);
+        }
+        if v.ends_with(')')
+            && let Some(open) = v.rfind('(')
+            && let Some(code) = two(&v[open + 1..v.len() - 1])
+        {
+            return Some(code);
+        }
+        let lower = v.to_lowercase();
+        self.country_names.get(&lower).map(|c| c.to_ascii_uppercase())
+    }
+}
+
+/// The field reader's data (empty when the lexicon does not parse, which a test rules out).
+pub fn field_lexicon() -> &'static FieldLexicon {
+    &lexicon().fields
 }
 
 fn lexicon() -> &'static Lexicon {
@@ -50,6 +152,7 @@ fn lexicon() -> &'static Lexicon {
             pending_delete: Vec::new(),
             reserved: Vec::new(),
             not_found: Vec::new(),
+            fields: FieldLexicon::default(),
         })
     })
 }
@@ -133,6 +236,33 @@ mod tests {
     #[test]
     fn the_shipped_lexicon_parses() {
         assert!(lexicon_is_valid());
+        let f = field_lexicon();
+        assert_eq!(f.field_of("expired"), Some("expires"));
+        assert_eq!(f.block_of("flags"), Some("status"));
+        assert!(f.is_registrant_country_key("owner country"));
+        assert!(!f.is_registrant_country_key("admin country"));
+        assert_eq!(f.country_code("France"), Some("FR".to_owned()));
+        assert_eq!(f.country_code("United States (US)"), Some("US".to_owned()));
+        assert_eq!(f.country_code("fo"), Some("FO".to_owned()));
+        assert_eq!(f.country_code("Atlantis"), None);
+        assert_eq!(f.dnssec("Signed delegation"), Some(true));
+        assert_eq!(f.dnssec("not signed"), Some(false));
+        assert_eq!(f.dnssec("Nein"), Some(false));
+        assert_eq!(f.dnssec("noise"), None);
+        // Every key table names a field the reader knows.
+        for name in f.keys.keys() {
+            assert!(
+                ["registrar", "status", "created", "updated", "expires", "registrant_country", "nameserver", "dnssec"]
+                    .contains(&name.as_str()),
+                "unknown field {name}"
+            );
+        }
+        for name in f.blocks.keys() {
+            assert!(
+                ["status", "nameservers", "registrant", "registrar"].contains(&name.as_str()),
+                "unknown block {name}"
+            );
+        }
     }
 
     #[test]

@@ -37,6 +37,8 @@ use std::sync::OnceLock;
 
 use common::record::DomainRecord;
 use serde::{Deserialize, Serialize};
+
+use super::lexicon::field_lexicon;
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
 /// The marker data, compiled into the binary so a deployment cannot run without it.
@@ -1073,7 +1075,7 @@ fn key_candidates(key: &str) -> Vec<String> {
 }
 
 fn field_for(key: &str) -> Option<Field> {
-    let find = |k: &str| KEY_FIELDS.iter().find(|(name, _)| *name == k).map(|(_, f)| *f);
+    let find = |k: &str| KEY_FIELDS.iter().find(|(name, _)| *name == k).map(|(_, f)| *f).or_else(|| lexicon_field(k));
     key_candidates(key).iter().find_map(|k| find(k)).or_else(|| {
         // Numbered keys: "Name Server 1", "ns1_hostname", "ns_name_01".
         let bare = without_numbers(key);
@@ -1081,8 +1083,64 @@ fn field_for(key: &str) -> Option<Field> {
     })
 }
 
+/// A key wording from the lexicon's field tables (`workers/data/whois-lexicon.json`, `fields`):
+/// synonyms by field, and a registrant role followed by a country key (`owner-country`).
+fn lexicon_field(key: &str) -> Option<Field> {
+    let lex = field_lexicon();
+    let field = match lex.field_of(key) {
+        Some("registrar") => Field::Registrar,
+        Some("status") => Field::Status,
+        Some("created") => Field::Created(2),
+        Some("updated") => Field::Updated(2),
+        Some("expires") => Field::Expires(2),
+        Some("registrant_country") => Field::RegistrantCountry,
+        Some("nameserver") => Field::Nameserver,
+        Some("dnssec") => Field::Dnssec,
+        _ => return lex.is_registrant_country_key(key).then_some(Field::RegistrantCountry),
+    };
+    Some(field)
+}
+
 fn block_for(key: &str) -> Option<Block> {
-    key_candidates(key).iter().find_map(|k| BLOCK_KEYS.iter().find(|(name, _)| name == k).map(|(_, b)| *b))
+    key_candidates(key).iter().find_map(|k| {
+        BLOCK_KEYS.iter().find(|(name, _)| name == k).map(|(_, b)| *b).or_else(|| match field_lexicon().block_of(k) {
+            Some("status") => Some(Block::Status),
+            Some("nameservers") => Some(Block::Nameservers),
+            Some("registrant") => Some(Block::Registrant),
+            Some("registrar") => Some(Block::Registrar),
+            _ => None,
+        })
+    })
+}
+
+/// A YAML type tag standing for the value (`registrar: !Registrar` followed by the indented
+/// mapping): the key opens a block like an empty value.
+fn is_yaml_tag(v: &str) -> bool {
+    v.strip_prefix('!').is_some_and(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// The country of the registrant's contact object, found by its handle: `holder-c: X` or
+/// `registrant: X` with, further on, a paragraph `nic-hdl: X` / `contact: X` ... `country: FR`
+/// (RIPE-style and AFNIC-style databases print contacts as separate objects).
+fn contact_country(lines: &[Line<'_>], handle: &str) -> Option<String> {
+    let lex = field_lexicon();
+    let any = |k: &str, list: &[String]| key_candidates(k).iter().any(|c| list.iter().any(|l| l == c));
+    let mut inside = false;
+    for line in lines {
+        let text = line.raw.trim();
+        if text.is_empty() || line.comment {
+            inside = false;
+            continue;
+        }
+        let Some((k, v)) = split_key_value(text) else { continue };
+        // The object lasts to the next blank line ("contact: AFNIC" inside it is its name).
+        if !inside && any(&k, &lex.contact_handle_keys) {
+            inside = v.split_whitespace().next().is_some_and(|t| t.eq_ignore_ascii_case(handle));
+        } else if inside && any(&k, &lex.contact_country_keys) && !v.is_empty() {
+            return Some(v);
+        }
+    }
+    None
 }
 
 /// The key with digit runs removed and spaces collapsed ("ns1 hostname" → "ns hostname").
@@ -1208,6 +1266,21 @@ fn split_key_value(text: &str) -> Option<(String, String)> {
                 }
             }
         }
+        // The same with the lexicon's date keys ("Record changed on 28-May-2010").
+        let lex = field_lexicon();
+        for (field, keys) in &lex.keys {
+            if !matches!(field.as_str(), "created" | "updated" | "expires") {
+                continue;
+            }
+            for name in keys {
+                if let Some(rest) = lower.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(' ')) {
+                    let value = t.get(t.len() - rest.len()..).unwrap_or_default().trim();
+                    if parse_date(value, DateOrder::Dmy).is_some() {
+                        return Some((name.clone(), value.to_owned()));
+                    }
+                }
+            }
+        }
         // "Domain GOOGLE.KG (ACTIVE)"
         if let Some(rest) = lower.strip_prefix("domain ") {
             let first = rest.split_whitespace().next().unwrap_or_default();
@@ -1292,6 +1365,11 @@ struct FieldState {
     domain_ace: Option<String>,
     /// A registrar given only by its registry handle, used when no name follows.
     registrar_handle: Option<String>,
+    /// The registrant contact's handle, for finding its country in a separate contact object.
+    registrant_handle: Option<String>,
+    /// The registrant's multi-line address: its last line, the number of lines, and whether
+    /// lines without a key still continue it.
+    registrant_address: Option<(String, usize, bool)>,
 }
 
 /// A block opened by an empty-valued key, waiting for its indented lines.
@@ -1313,6 +1391,8 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
     let mut st = FieldState::default();
     let mut stack: Vec<OpenBlock> = Vec::new();
     let mut prev_blank = false;
+    // The key of the previous top-level line, for runs of repeated keys ("changed:" lines).
+    let mut prev_top_key: Option<String> = None;
     for line in lines {
         let text = line.raw.trim();
         if text.is_empty() {
@@ -1327,7 +1407,10 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
         if is_decoration(text) {
             continue;
         }
-        let kv = split_key_value(text);
+        let kv = split_key_value(text).map(|(k, v)| if is_yaml_tag(&v) { (k, String::new()) } else { (k, v) });
+        let this_top_key = kv.as_ref().map(|(k, _)| k.clone()).filter(|_| stack.is_empty() || line.indent == 0);
+        let repeated_key = this_top_key.is_some() && this_top_key == prev_top_key;
+        prev_top_key = this_top_key;
         // Close the blocks this line is not part of.
         while let Some(top) = stack.last_mut() {
             if line.indent > top.indent {
@@ -1376,9 +1459,17 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
                         if kind == Block::Registrar && st.registrar_handle.is_none() {
                             st.registrar_handle = Some(value.clone());
                         }
+                        if kind == Block::Registrant && st.registrant_handle.is_none() {
+                            st.registrant_handle = Some(value.clone());
+                        }
                         stack.push(OpenBlock { kind, key, indent: line.indent, children: 1, indented: false });
                     } else if let Some(f) = field_for(&key) {
-                        apply(&mut st, f, &value, order);
+                        match f {
+                            // "changed: ... 19960111" ... "changed: ... 20140116": a run of change
+                            // lines is a history; the record was last updated at the latest.
+                            Field::Updated(p) if repeated_key => keep_latest(&mut st.updated, p, &value, order),
+                            _ => apply(&mut st, f, &value, order),
+                        }
                         // "nameservers: ns2.google.com.\n             ns1.google.com." (NASK):
                         // more-indented lines continue a list value.
                         if matches!(f, Field::Nameserver | Field::Status) {
@@ -1390,6 +1481,12 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
                                 indented: false,
                             });
                         }
+                    } else if st.registrant_handle.is_none()
+                        && !value.contains(char::is_whitespace)
+                        && key_candidates(&key).iter().any(|k| field_lexicon().registrant_handle_keys.contains(k))
+                    {
+                        // "holder-c: A1967-FRNIC": the registrant's contact object, by handle.
+                        st.registrant_handle = Some(value.clone());
                     }
                 }
                 None => {
@@ -1410,6 +1507,19 @@ fn read_fields(lines: &[Line<'_>], order: DateOrder) -> DomainRecord {
                 }
             },
         }
+    }
+    // A multi-line registrant address whose last line is a country ("IT", "FRANCE").
+    if st.record.registrant.country.is_none()
+        && let Some((tail, n, _)) = st.registrant_address.take()
+        && n >= 2
+    {
+        st.record.registrant.country = field_lexicon().country_code(&tail);
+    }
+    if st.record.registrant.country.is_none()
+        && let Some(handle) = st.registrant_handle.clone()
+        && let Some(country) = contact_country(lines, &handle)
+    {
+        apply(&mut st, Field::RegistrantCountry, &country, order);
     }
     finish(st)
 }
@@ -1466,14 +1576,30 @@ fn apply_child(
         // "Domain:\nname: git.ee" (.ee)
         (Block::Domain, Some((k, v))) if k == "name" => apply(st, Field::Domain, &v, order),
         (Block::Registrant, None) if index == 0 => apply(st, Field::RegistrantNameOrOrg, text, order),
+        (Block::Registrant, None) => {
+            // "Address: Viale Alessandrino, 595\n    Roma\n    00172\n    RM\n    IT"
+            if let Some((tail, n, true)) = st.registrant_address.as_mut() {
+                *tail = text.to_owned();
+                *n += 1;
+            }
+        }
         (Block::Registrant, Some((k, v))) => {
             let cands = key_candidates(&k);
+            if cands.iter().any(|c| matches!(c.as_str(), "address" | "street" | "street address")) {
+                if st.registrant_address.is_none() {
+                    st.registrant_address = Some((v.clone(), 1, true));
+                }
+            } else if let Some(address) = st.registrant_address.as_mut() {
+                address.2 = false;
+            }
             let has = |names: &[&str]| cands.iter().any(|c| names.contains(&c.as_str()));
             if has(&["organization", "organisation", "org", "company", "company name", "organization name"]) {
                 apply(st, Field::RegistrantOrg, &v, order);
             } else if has(&["name"]) {
                 apply(st, Field::RegistrantNameOrOrg, &v, order);
-            } else if has(&["country", "country code", "countrycode"]) {
+            } else if has(&["country", "country code", "countrycode"])
+                || cands.iter().any(|c| field_lexicon().is_country_key(c))
+            {
                 apply(st, Field::RegistrantCountry, &v, order);
             } else if !is_contact_subkey(&k) {
                 // GoDaddy prints the whole record indented under "Registrant:"; dates there may
@@ -1538,9 +1664,16 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
             }
         }
         Field::Status => {
+            if let Some(date) = status_until(value) {
+                keep_date(&mut st.expires, 3, date, order);
+            }
             for part in value.split(',') {
                 let s = clean_status(part);
-                if !s.is_empty() && !r.status.contains(&s) {
+                // A wrapped explanation ("This feature is provided to protect against ...") or a
+                // number is not a status word.
+                let sentence = s.split(" (").next().unwrap_or_default().split_whitespace().count() >= 6;
+                let number = s.chars().all(|c| c.is_ascii_digit() || c.is_whitespace());
+                if !s.is_empty() && !sentence && !number && !r.status.contains(&s) {
                     r.status.push(s);
                 }
             }
@@ -1575,10 +1708,8 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
         }
         Field::RegistrantCountry => {
             if r.registrant.country.is_none() {
-                let v = value.trim();
-                if v.len() == 2 && v.chars().all(|c| c.is_ascii_alphabetic()) {
-                    r.registrant.country = Some(v.to_ascii_uppercase());
-                }
+                // "FR", "France", "France (FR)": names through the lexicon's country table.
+                r.registrant.country = field_lexicon().country_code(value);
             }
         }
         Field::Nameserver => {
@@ -1603,6 +1734,28 @@ fn apply(st: &mut FieldState, field: Field, value: &str, order: DateOrder) {
             }
         }
     }
+}
+
+/// The date in a status value that carries the expiry ("OK-UNTIL 20131218000000").
+fn status_until(value: &str) -> Option<&str> {
+    let lower = value.to_lowercase();
+    if lower.len() != value.len() {
+        return None;
+    }
+    field_lexicon().status_until_words.iter().find_map(|w| {
+        let mut from = 0;
+        while let Some(rel) = lower[from..].find(w.as_str()) {
+            let start = from + rel;
+            let end = start + w.len();
+            let before_ok = lower[..start].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            let rest = value[end..].trim_start();
+            if before_ok && value[end..].starts_with([' ', ':']) && parse_date(rest, DateOrder::Dmy).is_some() {
+                return Some(rest);
+            }
+            from = end;
+        }
+        None
+    })
 }
 
 /// A registry handle rather than a name: one token with a digit or a hyphen ("ACTI-0024").
@@ -1641,6 +1794,18 @@ fn keep_date(slot: &mut Option<(u8, OffsetDateTime)>, priority: u8, value: &str,
     }
     if let Some(d) = parse_date(value, order) {
         *slot = Some((priority, d));
+    }
+}
+
+/// Like [`keep_date`], but at equal priority a later date replaces an earlier one.
+fn keep_latest(slot: &mut Option<(u8, OffsetDateTime)>, priority: u8, value: &str, order: DateOrder) {
+    match *slot {
+        Some((p, current)) if p == priority => {
+            if let Some(d) = parse_date(value, order).filter(|d| *d > current) {
+                *slot = Some((priority, d));
+            }
+        }
+        _ => keep_date(slot, priority, value, order),
     }
 }
 
@@ -1712,7 +1877,7 @@ fn parse_dnssec(v: &str) -> Option<bool> {
         "unsigned" | "unsigneddelegation" | "no" | "inactive" | "false" | "off" | "none" | "미서명" => Some(false),
         "not" if l.starts_with("not signed") => Some(false),
         "signed" | "signeddelegation" | "yes" | "active" | "true" | "on" | "서명" => Some(true),
-        _ => None,
+        _ => field_lexicon().dnssec(&l),
     }
 }
 
@@ -2200,6 +2365,36 @@ mod tests {
         assert_eq!(r.record.created_at, Some(datetime!(1999-02-14 0:00 UTC)));
         assert_eq!(r.record.expires_at, Some(datetime!(2026-02-14 0:00 UTC)));
         assert_eq!(r.record.status, vec!["Registered until expiry date".to_owned()]);
+    }
+
+    /// The lexicon-driven rules of the generic field reader, on made-up answers of a server no
+    /// family describes.
+    #[test]
+    fn generic_field_rules() {
+        let zz = |text: &str| read(text, Some("whois.nic.zz"), "zz").record;
+        // Registrant contact object found by its handle; a run of "changed:" lines; "expired:".
+        let r = zz("domain:   example.zz\nholder-c: AB12-ZZ\nstatus:   ACTIVE\nnserver:  ns1.example.net\n\
+            created:  2001-02-03\nexpired:  2030-02-03\nchanged:  2005-01-01\nchanged:  2020-06-07\n\n\
+            nic-hdl:  XY9-ZZ\ncountry:  DE\n\nnic-hdl:  AB12-ZZ\ncontact:  Example Org\ncountry:  FR\n");
+        assert_eq!(r.registrant.country.as_deref(), Some("FR"));
+        assert_eq!(r.updated_at, Some(datetime!(2020-06-07 0:00 UTC)));
+        assert_eq!(r.expires_at, Some(datetime!(2030-02-03 0:00 UTC)));
+        // Role-prefixed country keys, country names, DNSSEC in another language.
+        let r = zz("Domain Name: example.zz\nowner-country: Deutschland\nadmin-country: US\nDNSSEC: nein\n");
+        assert_eq!(r.registrant.country.as_deref(), Some("DE"));
+        assert_eq!(r.dnssec, Some(false));
+        // YAML tags open a block; wrapped explanations are not statuses; expiry in a status.
+        let r = zz("name: example.zz\nstatus: OK-UNTIL 20300203000000\n\
+            Status: LOCKED\n\tThis feature is provided to protect against fraudulent acquisition of the name.\n\
+            registrar: !Registrar\n  name: Example Registrar\n  web: http://registrar.example\n");
+        assert_eq!(r.registrar.as_deref(), Some("Example Registrar"));
+        assert_eq!(r.status, vec!["OK-UNTIL 20300203000000".to_owned(), "LOCKED".to_owned()]);
+        assert_eq!(r.expires_at, Some(datetime!(2030-02-03 0:00 UTC)));
+        // A registrant address whose last line is the country.
+        let r = zz(
+            "Domain: example.zz\n\nRegistrant\n  Name: Example\n  Address: Via Roma 1\n           Roma\n           IT\n  Created: 2001-01-01\n",
+        );
+        assert_eq!(r.registrant.country.as_deref(), Some("IT"));
     }
 
     #[test]
