@@ -102,11 +102,8 @@ fn endpoint_url(base: &str, key: &str, name: &str) -> String {
 }
 
 async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
-    let urls: Arc<Vec<String>> = Arc::new(
-        keys.iter()
-            .flat_map(|k| NAMES.iter().map(move |n| endpoint_url(base, k, n)))
-            .collect(),
-    );
+    let urls: Arc<Vec<String>> =
+        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(move |n| endpoint_url(base, k, n))).collect());
     let client = reqwest::Client::builder().pool_max_idle_per_host(connections * 2).build()?;
     for url in urls.iter().take(NAMES.len()) {
         let r = client.get(url).send().await?;
