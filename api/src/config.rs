@@ -113,7 +113,9 @@ pub struct ServerConfig {
     pub hsts_max_age_secs: u64,
     /// Longest time one request may take, seconds (beyond: 500 in the spec's shape).
     pub request_timeout_secs: f64,
-    /// Where `dsa worker` and `dsa ledger` serve `/healthz` and `/metrics` (none: not served).
+    /// Where `/healthz` and `/metrics` are served for operators. For `dsa worker` and
+    /// `dsa ledger` (none: not served); for `dsa serve` and `dsa front`, setting it moves
+    /// `/metrics` off the public listener (none: `/metrics` stays on the public listener).
     pub admin_listen: Option<SocketAddr>,
 }
 

@@ -60,3 +60,50 @@ async fn serves_https_with_hsts() {
     assert!(hsts.starts_with("max-age=31536000"), "{hsts}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 17: with `server.admin_listen` set, `dsa serve` answers `/metrics` there and no longer on
+/// the public listener (404 in the spec's shape); `/healthz` stays on both.
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_move_to_the_admin_listener() {
+    let dir = std::env::temp_dir().join(format!("dsa-admin-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let free = || std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    let (port, admin_port) = (free(), free());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dsa"))
+        .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("DSA_SERVER__ADMIN_LISTEN", format!("127.0.0.1:{admin_port}"))
+        .env("DSA_DATABASE__URL", format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display()))
+        .env("DSA_BOOTSTRAP__CREATE_DEV_KEY", "false")
+        .env("DSA_ENGINE__OVERRIDES_ONLY", "true")
+        .env_remove("DSA_CONFIG")
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dsa");
+    let client = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..200 {
+        if client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let public = client.get(format!("http://127.0.0.1:{port}/metrics")).send().await;
+    let admin = client.get(format!("http://127.0.0.1:{admin_port}/metrics")).send().await;
+    let admin_health = client.get(format!("http://127.0.0.1:{admin_port}/healthz")).send().await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(up, "dsa did not start");
+    let public = public.expect("public /metrics answers");
+    assert_eq!(public.status().as_u16(), 404);
+    let body: serde_json::Value = public.json().await.expect("json");
+    assert_eq!(body["success"], false);
+    let admin = admin.expect("admin /metrics answers");
+    assert_eq!(admin.status().as_u16(), 200);
+    let text = admin.text().await.expect("text");
+    assert!(text.contains("dsa_"), "Prometheus text with dsa's metrics: {text:.200}");
+    assert_eq!(admin_health.expect("admin /healthz").status().as_u16(), 200);
+}

@@ -54,7 +54,12 @@ async fn serve_http(
 ) -> anyhow::Result<()> {
     let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
     let hsts = tls.then_some(settings.server.hsts_max_age_secs);
-    let router = api::router(state, hsts);
+    let mut router = api::router(state, hsts);
+    if settings.server.admin_listen.is_some() {
+        // The metrics live on the admin listener: the public one does not serve them.
+        admin(settings).await?;
+        router = router.layer(axum::middleware::from_fn(metrics_not_public));
+    }
     if let (true, Some(cert), Some(key)) = (tls, &settings.server.tls_cert, &settings.server.tls_key) {
         let tls_config = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
             .await
@@ -98,7 +103,21 @@ pub(crate) async fn ledger(settings: Settings) -> anyhow::Result<()> {
     api::fleet::ledger(&settings, stats, shutdown_signal()).await
 }
 
-/// Serves `/healthz` and `/metrics` on `server.admin_listen` for the worker and ledger roles.
+/// Answers `/metrics` on the public listener with the 404 of an unknown path (spec §7 shape) once
+/// `server.admin_listen` serves it: operational data (per-endpoint counts, upstream health) is
+/// not for the public.
+async fn metrics_not_public(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if request.uri().path() == "/metrics" {
+        let body =
+            serde_json::json!({"success": false, "error": "Not found: /metrics is served on the admin listener."});
+        return (axum::http::StatusCode::NOT_FOUND, axum::Json(body)).into_response();
+    }
+    next.run(request).await
+}
+
+/// Serves `/healthz` and `/metrics` on `server.admin_listen` (every role; for `serve` and `front`
+/// the public listener then no longer serves `/metrics`).
 async fn admin(settings: &Settings) -> anyhow::Result<()> {
     let Some(addr) = settings.server.admin_listen else { return Ok(()) };
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("server.admin_listen {addr}: {e}"))?;
