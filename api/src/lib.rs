@@ -4,13 +4,18 @@
 //!
 //! ```text
 //! HTTP GET /v1/domains/check ─► routes::check
-//!     ├─ state::AppState::key        client key → KeyRecord (403)      store::SqliteStore
-//!     ├─ origin::check               allowed origins (403)
+//!     ├─ routes::keyed (middleware)  key → KeyRecord (403), origin (403), per-minute limit (429)
 //!     ├─ credits::Credits::reserve   monthly allowance (429)
-//!     ├─ workers::engine (cache hit) ─ or ─ dispatch::InProcessBus ─► worker task ─► engine probes
-//!     ├─ pricing / purchase          price table, commission, checkout URL
+//!     ├─ routes::check::evaluate     verdict: front cache ─ or ─ single-flight job on the bus
+//!     │                              (dispatch::InProcessBus ─► worker task ─► engine probes);
+//!     │                              no answer → last known verdict within its bound, else 502
+//!     ├─ pricing::quote / purchase   price table, commission, checkout URL
 //!     └─ credits::Reservation::commit ─► ledger::run ─► store (ledger_entries + key_usage)
 //! ```
+//!
+//! `/v1/whois` and `/v1/dns` ([`routes::whois`], [`routes::dns`]) share the keyed prelude and the
+//! credits and put their own job kinds on the bus; `/v1/domains/suggest` ([`routes::suggest`],
+//! generation in [`suggest`]) is computed in the front; `/v1/tlds` ([`routes::tlds`]) is free.
 //!
 //! A bulk check (`GET|POST /v1/domains/bulk`, [`routes::bulk`]) runs the same path for up to ten
 //! names at once: one credit hold for all of them, then every check concurrently, each charged
