@@ -51,5 +51,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Usage { key, period, json } => cli::usage::run(settings, &key, period, json).await.map(success),
         Command::Accounts { json, action } => cli::accounts::run(settings, action, json).await.map(success),
         Command::Prices { action } => cli::prices::run(action).map(success),
+        Command::Tlds { action: cli::Tlds::Refresh { data_dir, out, check, json } } => {
+            cli::tlds::refresh(&settings, &data_dir, out, check, json)
+        }
     }
 }

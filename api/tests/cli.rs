@@ -596,3 +596,64 @@ fn accounts_list_show_disable_enable_and_reset_link() {
     let err = db.fails(&["accounts", "show", "nobody@example.com"]);
     assert!(err.contains("no account"), "{err}");
 }
+
+/// The shared input data (`DSA_SHARED_DATA`, else `../shared/data` beside the repository).
+fn shared_data() -> PathBuf {
+    let dir = std::env::var("DSA_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
+    assert!(dir.join("iana/rdap/dns.json").is_file(), "the shared data set is missing at {}", dir.display());
+    dir
+}
+
+/// Issue 14: `dsa tlds refresh` rebuilds the catalogue from the inputs it is given and reports
+/// what changed: the shipped inputs give the shipped file and no change; an RDAP bootstrap whose
+/// base URL moved shows the suffixes whose `rdap` changed, and `--check` fails on it.
+#[test]
+fn tlds_refresh_rebuilds_the_catalogue_and_reports_changes() {
+    use common::catalogue::build::paths;
+    let db = Db::new();
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../common/data/tld-catalogue.json"))
+        .expect("shipped catalogue");
+    let out = db.dir.join("catalogue.json");
+    let data = shared_data();
+    let stdout = db.ok(&[
+        "tlds",
+        "refresh",
+        "--data-dir",
+        &data.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--check",
+    ]);
+    assert!(stdout.contains("added       0") && stdout.contains("changed     0"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&out).expect("written"), shipped, "the shipped inputs give the shipped file");
+
+    // The same inputs with Google's RDAP service moved.
+    let moved = db.dir.join("inputs");
+    for rel in [
+        paths::IANA_TLDS,
+        paths::RDAP_BOOTSTRAP,
+        paths::ZONEDB,
+        paths::PHP_WHOIS,
+        paths::PUBLIC_SUFFIX_LIST,
+        paths::PROVENANCE,
+    ] {
+        let target = moved.join(rel);
+        std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+        let mut text = std::fs::read_to_string(data.join(rel)).expect("input");
+        if rel == paths::RDAP_BOOTSTRAP {
+            text = text.replace("https://pubapi.registry.google/rdap/", "https://rdap.registry.example/rdap/");
+        }
+        std::fs::write(&target, text).expect("write input");
+    }
+    let run = db.run(&["tlds", "refresh", "--data-dir", &moved.display().to_string(), "--json", "--check"]);
+    assert!(!run.ok, "--check fails when something changed");
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    assert_eq!(report["added"], serde_json::json!([]));
+    assert_eq!(report["removed"], serde_json::json!([]));
+    assert_eq!(report["changed"]["dev"], serde_json::json!(["rdap"]), "{report}");
+    assert_eq!(report["changed"]["app"], serde_json::json!(["rdap"]), "{report}");
+    assert!(report["changed"].get("com").is_none(), "{report}");
+    let _ = std::fs::remove_dir_all(&db.dir);
+}

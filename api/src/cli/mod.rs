@@ -17,6 +17,7 @@ pub(crate) mod explain;
 pub(crate) mod keys;
 pub(crate) mod prices;
 pub(crate) mod roles;
+pub(crate) mod tlds;
 pub(crate) mod usage;
 
 use std::io::Read;
@@ -112,6 +113,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: Prices,
     },
+    /// The TLD catalogue.
+    Tlds {
+        #[command(subcommand)]
+        action: Tlds,
+    },
     /// Manages portal accounts (`/account`). An account is named by its id or e-mail address.
     Accounts {
         /// Print JSON instead of tables.
@@ -119,6 +125,30 @@ pub(crate) enum Command {
         json: bool,
         #[command(subcommand)]
         action: Accounts,
+    },
+}
+
+/// `dsa tlds …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Tlds {
+    /// Rebuilds the catalogue from the IANA TLD list, the IANA RDAP bootstrap, zonedb, php-whois and
+    /// the Public Suffix List in a data directory, and reports what changed against the catalogue
+    /// in use (`engine.catalogue`, else the built-in one).
+    Refresh {
+        /// Directory with the inputs (`iana/tlds-alpha-by-domain.txt`, `iana/rdap/dns.json`,
+        /// `tld/zonedb-zones.jsonl`, `whois-servers/php-whois/module.tld.servers.json`,
+        /// `psl/public_suffix_list.dat`, `PROVENANCE.md`).
+        #[arg(long)]
+        data_dir: PathBuf,
+        /// Write the new catalogue here (then set `engine.catalogue` to it and restart).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Exit with status 1 when anything changed (for a scheduled job).
+        #[arg(long)]
+        check: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
