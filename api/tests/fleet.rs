@@ -481,3 +481,71 @@ async fn workers_coalesce_jobs_and_answer_from_their_cache() {
     ledger.stop().await;
     db.drop_now().await;
 }
+
+/// Issue 17 burst benchmark (not a timed test: `cargo test -p dsa-api --test fleet -- --ignored
+/// --nocapture burst_bench`): 1,000 concurrent checks of 50 uncached names (10 of them on
+/// WHOIS-only suffixes) through two fronts and two workers against the simulator with the shipped
+/// politeness limits. Prints registry queries per distinct name (1.0 = perfect coalescing),
+/// politeness violations seen by the simulator and the status counts.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "benchmark; run with --ignored --nocapture"]
+async fn burst_bench() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "burst";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    // The shipped politeness limits (the test harness raises WHOIS to 100/s), a 10 s deadline.
+    settings.engine.limits = workers::config::LimitsConfig::default();
+    settings.engine.check_deadline_secs = 10.0;
+    let front_a = Front::start(&settings).await;
+    let front_b = Front::start(&settings).await;
+    let stats = Arc::new(workers::fleet::PoolStats::default());
+    let w1 = Role::worker(&settings, stats.clone());
+    let w2 = Role::worker(&settings, stats.clone());
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, _) = key(&front_a.store, Plan::Reseller).await;
+    let run = uuid::Uuid::now_v7().simple().to_string();
+    let mut names: Vec<String> = (0..20).map(|i| format!("burst-{}-{i}.com", &run[..8])).collect();
+    names.extend((0..20).map(|i| format!("burst-{}-{i}.net", &run[..8])));
+    names.extend((0..5).map(|i| format!("burst-{}-{i}.af", &run[..8])));
+    names.extend((0..5).map(|i| format!("burst-{}-{i}.io", &run[..8])));
+    let before = sim.stats();
+    let http = reqwest::Client::builder().pool_max_idle_per_host(512).build().expect("client");
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    for i in 0..1000 {
+        // Every name goes to both fronts (rounds of 50 alternate between them).
+        let front = if (i / 50) % 2 == 0 { &front_a } else { &front_b };
+        let url = front.url(&format!("/v1/domains/check?client_key={key}&domain={}", names[i % names.len()]));
+        let http = http.clone();
+        calls.push(tokio::spawn(async move { get(&http, url).await.0 }));
+    }
+    let mut statuses: std::collections::BTreeMap<u16, u32> = std::collections::BTreeMap::new();
+    for call in calls {
+        *statuses.entry(call.await.expect("task")).or_default() += 1;
+    }
+    let took = started.elapsed();
+    let after = sim.stats();
+    let rdap = after.rdap.queries - before.rdap.queries;
+    let whois = after.whois.queries - before.whois.queries;
+    let violations = (after.rdap.rate_limit_violations - before.rdap.rate_limit_violations)
+        + (after.whois.rate_limit_violations - before.whois.rate_limit_violations);
+    println!(
+        "burst: 1000 checks of 50 names in {:.1} s; registry queries {} (rdap {rdap}, whois {whois}) = {:.2} per name; \
+         politeness violations {violations}; statuses {statuses:?}; worker cache hits {}, coalesced {}",
+        took.as_secs_f64(),
+        rdap + whois,
+        (rdap + whois) as f64 / 50.0,
+        stats.cache_hits.load(Ordering::Relaxed),
+        stats.coalesced.load(Ordering::Relaxed),
+    );
+    for front in [front_a, front_b] {
+        front.stop().await;
+    }
+    w1.stop().await;
+    w2.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
