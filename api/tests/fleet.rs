@@ -423,8 +423,9 @@ async fn front_store_of(settings: &api::config::Settings) -> std::sync::Arc<dyn 
 }
 
 /// Issue 17: the worker pool asks the registry once per name, whichever fronts sent the jobs:
-/// concurrent jobs for one name join the lookup in flight, and a later job is answered from the
-/// worker's verdict cache (a front with a cold cache still costs the registry nothing).
+/// concurrent jobs for one name join the lookup in flight, a later job is answered from the
+/// worker's verdict cache (a front with a cold cache still costs the registry nothing), and
+/// another worker answers from the fleet-wide verdict bucket.
 #[tokio::test]
 async fn workers_coalesce_jobs_and_answer_from_their_cache() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -473,11 +474,21 @@ async fn workers_coalesce_jobs_and_answer_from_their_cache() {
     assert_eq!(body["available"], true);
     assert_eq!(stats.cache_hits.load(Ordering::Relaxed), hits + 1, "{body}");
     assert_eq!(sim.stats().rdap.queries - before, 1, "still one registry query");
-    assert_eq!(settled(&front_a.store, &key_id, 21).await, 21, "every answer charged once");
-    for front in [front_a, front_b, front_c] {
+    // Another worker (cold cache) takes over: it answers from the fleet-wide verdict bucket.
+    worker.stop().await;
+    let stats_2 = Arc::new(workers::fleet::PoolStats::default());
+    let worker_2 = Role::worker(&settings, stats_2.clone());
+    let front_d = Front::start(&settings).await;
+    let (status, body) = get(&http, front_d.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["available"], true);
+    assert_eq!(stats_2.fleet_cache_hits.load(Ordering::Relaxed), 1, "{body}");
+    assert_eq!(sim.stats().rdap.queries - before, 1, "still one registry query, fleet-wide");
+    assert_eq!(settled(&front_a.store, &key_id, 22).await, 22, "every answer charged once");
+    for front in [front_a, front_b, front_c, front_d] {
         front.stop().await;
     }
-    worker.stop().await;
+    worker_2.stop().await;
     ledger.stop().await;
     db.drop_now().await;
 }
@@ -534,11 +545,12 @@ async fn burst_bench() {
         + (after.whois.rate_limit_violations - before.whois.rate_limit_violations);
     println!(
         "burst: 1000 checks of 50 names in {:.1} s; registry queries {} (rdap {rdap}, whois {whois}) = {:.2} per name; \
-         politeness violations {violations}; statuses {statuses:?}; worker cache hits {}, coalesced {}",
+         politeness violations {violations}; statuses {statuses:?}; worker cache hits {}, fleet cache hits {}, coalesced {}",
         took.as_secs_f64(),
         rdap + whois,
         (rdap + whois) as f64 / 50.0,
         stats.cache_hits.load(Ordering::Relaxed),
+        stats.fleet_cache_hits.load(Ordering::Relaxed),
         stats.coalesced.load(Ordering::Relaxed),
     );
     for front in [front_a, front_b] {

@@ -5,7 +5,7 @@
 //! | role | publishes | subscribes |
 //! |---|---|---|
 //! | front | jobs, charge events, the rate and demo KV buckets, JetStream info/create of the fleet's streams | its reply inbox |
-//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate KV bucket | its inboxes |
+//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate and verdict KV buckets | its inboxes |
 //! | ledger | fetch/ack on the ledger stream's consumer | its inboxes |
 //!
 //! Every role may create the fleet's streams, consumers and buckets (each role declares them
@@ -35,6 +35,7 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
         names.ledger_stream.clone(),
         kv_stream(&names.rate_bucket),
         kv_stream(&names.demo_bucket),
+        kv_stream(&names.verdict_bucket),
     ];
     // Declaring (idempotent create) and inspecting the fleet's streams and consumers.
     let mut publish = vec!["$JS.API.INFO".to_owned()];
@@ -64,6 +65,7 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
         "dsa-worker" => {
             publish.extend(consume(&names.jobs_stream));
             publish.extend(kv(&names.rate_bucket));
+            publish.extend(kv(&names.verdict_bucket));
             // Replies go to the fronts' inboxes.
             publish.push("_INBOX.>".to_owned());
         }

@@ -37,6 +37,9 @@ pub const LEDGER_CONSUMER: &str = "dsa-ledger";
 pub const RATE_BUCKET: &str = "dsa_rate";
 /// KV bucket holding demo-mode counters (per session, per client IP and day).
 pub const DEMO_BUCKET: &str = "dsa_demo";
+/// Fleet-wide verdict cache KV bucket: definitive verdicts by domain, written by workers, read by
+/// every worker before it asks a registry.
+pub const VERDICT_BUCKET: &str = "dsa_verdicts";
 
 /// Header carrying the inbox a worker must reply to (JetStream has no request-reply of its own).
 pub const REPLY_HEADER: &str = "Dsa-Reply-To";
@@ -73,6 +76,8 @@ pub struct Names {
     pub rate_bucket: String,
     /// Demo-mode KV bucket.
     pub demo_bucket: String,
+    /// Fleet-wide verdict cache KV bucket.
+    pub verdict_bucket: String,
 }
 
 impl Names {
@@ -101,6 +106,7 @@ impl Names {
             ledger_consumer: consumer(LEDGER_CONSUMER),
             rate_bucket: bucket(RATE_BUCKET),
             demo_bucket: bucket(DEMO_BUCKET),
+            verdict_bucket: bucket(VERDICT_BUCKET),
         }
     }
 }

@@ -87,6 +87,10 @@ impl Default for Tuning {
 pub const JOBS_MAX_MSGS: i64 = 100_000;
 /// Default bound on the bytes of the jobs stream (64 MiB).
 pub const JOBS_MAX_BYTES: i64 = 64 * 1024 * 1024;
+/// Longest a verdict stays in the fleet-wide verdict bucket, seconds; each read also applies the
+/// engine's per-status freshness (`engine.cache`: taken-like verdicts hours, available minutes).
+pub const VERDICT_BUCKET_MAX_AGE_SECS: u64 = 86_400;
+
 /// Duplicate window of the jobs stream (a re-published job id within it is not a new job).
 pub const JOB_DUPLICATE_WINDOW_SECS: u64 = 120;
 /// Duplicate window of the ledger stream.
@@ -173,13 +177,18 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
         )
         .await
         .map_err(js_err)?;
-    for (bucket, max_age) in [(&names.rate_bucket, 300), (&names.demo_bucket, 86_400)] {
+    for (bucket, max_age, storage) in [
+        (&names.rate_bucket, 300, stream::StorageType::File),
+        (&names.demo_bucket, 86_400, stream::StorageType::File),
+        // A cache: memory is enough, and a restarted server just starts cold.
+        (&names.verdict_bucket, VERDICT_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
+    ] {
         if js.get_key_value(bucket).await.is_err() {
             js.create_key_value(kv::Config {
                 bucket: bucket.clone(),
                 history: 1,
                 max_age: Duration::from_secs(max_age),
-                storage: stream::StorageType::File,
+                storage,
                 ..Default::default()
             })
             .await
@@ -202,6 +211,8 @@ pub struct PoolStats {
     pub cache_hits: AtomicU64,
     /// Check jobs that joined a lookup of the same name already in flight in this pool.
     pub coalesced: AtomicU64,
+    /// Check jobs answered from the fleet-wide verdict bucket (another worker asked the registry).
+    pub fleet_cache_hits: AtomicU64,
 }
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
@@ -269,6 +280,13 @@ async fn kind_loop(
     tracing::info!(kind = %kind, consumer = %consumer_name, concurrency, "worker pool fetching");
     let slots = Arc::new(Semaphore::new(concurrency.max(1)));
     let inflight: Arc<CheckFlights> = Arc::new(SingleFlight::default());
+    let verdicts: Option<kv::Store> = match js.get_key_value(&names.verdict_bucket).await {
+        Ok(store) => Some(store),
+        Err(e) => {
+            tracing::warn!(error = %e, bucket = %names.verdict_bucket, "no fleet-wide verdict cache; this worker's own cache only");
+            None
+        }
+    };
     loop {
         let available = slots.available_permits();
         if available == 0 {
@@ -293,10 +311,12 @@ async fn kind_loop(
             let Ok(message) = message else { continue };
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
             let (client, lookups, stats, inflight) = (client.clone(), lookups.clone(), stats.clone(), inflight.clone());
+            let verdicts = verdicts.clone();
             tokio::spawn(async move {
                 match kind {
                     LookupKind::Check => {
-                        handle(&client, lookups.engine(), &inflight, &stats, message, progress_every).await;
+                        let pool = CheckPool { engine: lookups.engine(), inflight: &inflight, verdicts, stats: &stats };
+                        handle(&client, pool, message, progress_every).await;
                     }
                     LookupKind::Whois | LookupKind::Dns => {
                         handle_lookup(&client, &lookups, kind, &stats, message, progress_every).await;
@@ -406,26 +426,74 @@ fn time_left(deadline: OffsetDateTime) -> Option<Duration> {
     if left <= time::Duration::ZERO { None } else { Duration::try_from(left).ok() }
 }
 
+/// Where a worker's check answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The registry (this job's lookup, or one it joined).
+    Registry,
+    /// This worker's verdict cache.
+    Cache,
+    /// The fleet-wide verdict bucket.
+    FleetCache,
+}
+
 /// Check lookups in flight in one worker pool, by domain (A-label).
-type CheckFlights = SingleFlight<String, Result<(Report, bool), String>>;
+type CheckFlights = SingleFlight<String, Result<(Report, Source), String>>;
+
+/// What a check job needs from its worker pool.
+struct CheckPool<'a> {
+    engine: &'a Engine,
+    inflight: &'a CheckFlights,
+    verdicts: Option<kv::Store>,
+    stats: &'a PoolStats,
+}
 
 /// A check for the worker: a fresh verdict from this worker's cache (filled by the jobs of every
-/// front), else one upstream check. Returns the report and whether it came from the cache.
-async fn decide(engine: Engine, domain: DomainName) -> Result<(Report, bool), String> {
+/// front), else from the fleet-wide bucket (filled by every worker), else one upstream check,
+/// whose definitive verdict goes into both.
+async fn decide(engine: Engine, verdicts: Option<kv::Store>, domain: DomainName) -> Result<(Report, Source), String> {
+    let report = |verdict| Report { verdict, steps: Vec::new(), record: None, retryable: false };
     if let Some(verdict) = engine.cached(&domain).await {
-        return Ok((Report { verdict, steps: Vec::new(), record: None, retryable: false }, true));
+        return Ok((report(verdict), Source::Cache));
     }
-    engine.check_uncached(&domain).await.map(|r| (r, false)).map_err(|e| e.to_string())
+    if let Some(store) = &verdicts
+        && let Ok(Some(bytes)) = store.get(domain.as_str()).await
+        && let Ok(mut verdict) = serde_json::from_slice::<common::verdict::Verdict>(&bytes)
+        && verdict.domain == domain.as_str()
+        && fresh(&engine, &verdict)
+    {
+        engine.remember(&verdict).await;
+        verdict.evidence = format!("fleet cache: {}", verdict.evidence);
+        verdict.method = common::verdict::Method::Cache;
+        verdict.authoritative = false;
+        return Ok((report(verdict), Source::FleetCache));
+    }
+    let report = engine.check_uncached(&domain).await.map_err(|e| e.to_string())?;
+    if report.verdict.status != Status::Unknown
+        && let Some(store) = &verdicts
+        && let Ok(bytes) = serde_json::to_vec(&report.verdict)
+        && let Err(e) = store.put(domain.as_str(), bytes.into()).await
+    {
+        tracing::debug!(error = %e, "verdict not shared with the fleet");
+    }
+    Ok((report, Source::Registry))
+}
+
+/// Whether a verdict from the fleet bucket is still fresh by the engine's per-status TTLs.
+fn fresh(engine: &Engine, verdict: &common::verdict::Verdict) -> bool {
+    let cache = &engine.config().cache;
+    let ttl = if verdict.status.is_available() { cache.available_ttl_secs } else { cache.taken_ttl_secs };
+    let age = OffsetDateTime::now_utc() - verdict.checked_at;
+    verdict.status != Status::Unknown && age >= time::Duration::ZERO && age < time::Duration::seconds(ttl as i64)
 }
 
 async fn handle(
     client: &async_nats::Client,
-    engine: &Engine,
-    inflight: &CheckFlights,
-    stats: &PoolStats,
+    pool: CheckPool<'_>,
     message: jetstream::Message,
     progress_every: Duration,
 ) {
+    let (engine, stats) = (pool.engine, pool.stats);
     let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
     let job: CheckJob = match serde_json::from_slice(&message.payload) {
         Ok(job) => job,
@@ -455,8 +523,8 @@ async fn handle(
         Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
         Ok(domain) => {
             let key = domain.as_str().to_owned();
-            let engine = engine.clone();
-            let work = inflight.run(key, move || decide(engine, domain).boxed());
+            let (engine, verdicts) = (engine.clone(), pool.verdicts.clone());
+            let work = pool.inflight.run(key, move || decide(engine, verdicts, domain).boxed());
             match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
                 Err(_) => {
                     // The deadline passed while probing: the front has given up; end the job.
@@ -466,10 +534,13 @@ async fn handle(
                     return;
                 }
                 Ok((Err(reason), _)) => CheckOutcome::Rejected { reason },
-                Ok((Ok((report, from_cache)), joined)) => {
-                    if from_cache {
+                Ok((Ok((report, source)), joined)) => {
+                    if source == Source::Cache {
                         stats.cache_hits.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_worker_cache_hits_total").increment(1);
+                    } else if source == Source::FleetCache {
+                        stats.fleet_cache_hits.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("dsa_worker_fleet_cache_hits_total").increment(1);
                     } else if joined {
                         stats.coalesced.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_worker_coalesced_total").increment(1);
