@@ -55,14 +55,17 @@ fn alnum(text: &str) -> String {
     text.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
 }
 
-/// Every `available` rule of the WHOIS marker data (generic and every family), as its
-/// `*`-separated parts reduced by [`alnum`].
+/// Every `available` rule of the WHOIS marker data (generic and every family) and every
+/// not-found phrase of the generic lexicon (registries' own wordings in many languages, e.g.
+/// `.hu`'s "Nincs találat"), as `*`-separated parts reduced by [`alnum`].
 fn available_rules() -> &'static Vec<Vec<String>> {
     static RULES: OnceLock<Vec<Vec<String>>> = OnceLock::new();
     RULES.get_or_init(|| {
         let data: serde_json::Value =
             serde_json::from_str(include_str!("../workers/data/whois-markers.json")).expect("marker data");
-        let mut lists = vec![&data["generic"]["available"]];
+        let lexicon: serde_json::Value =
+            serde_json::from_str(include_str!("../workers/data/whois-lexicon.json")).expect("lexicon data");
+        let mut lists = vec![&data["generic"]["available"], &lexicon["not_found"]];
         lists.extend(data["families"].as_object().expect("families").values().map(|f| &f["available"]));
         lists
             .into_iter()

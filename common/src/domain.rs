@@ -205,6 +205,11 @@ fn to_ascii(host: &str) -> Result<String, DomainError> {
         .map_err(|_| diagnose(host))?
         .into_owned();
     for label in ascii.split('.') {
+        // A label of characters that UTS 46 maps to nothing (U+034F COMBINING GRAPHEME JOINER,
+        // soft hyphen…) is empty once mapped: `x.\u{34f}.dk` is not a name (found by fuzzing).
+        if label.is_empty() {
+            return Err(DomainError::EmptyLabel);
+        }
         if label.len() > MAX_LABEL_OCTETS {
             return Err(DomainError::LabelTooLong(label.to_owned()));
         }
@@ -288,5 +293,14 @@ mod tests {
         assert_eq!(icann_suffix("example.co.uk"), "co.uk");
         assert_eq!(icann_suffix("example.com.af"), "com.af");
         assert_eq!(icann_suffix("example.xn--p1ai"), "xn--p1ai");
+    }
+
+    /// Found by fuzzing: a label of characters UTS 46 maps to nothing is empty after mapping,
+    /// and must not leave a registrable domain with an empty name (`.dk`).
+    #[test]
+    fn labels_that_map_to_nothing_are_empty() {
+        assert_eq!(to_ascii("Fz\u{34f}.\u{34f}.dk"), Err(DomainError::EmptyLabel));
+        assert_eq!(to_ascii("example\u{ad}.\u{ad}.com"), Err(DomainError::EmptyLabel));
+        assert_eq!(to_ascii("ex\u{ad}ample.com").as_deref(), Ok("example.com"));
     }
 }
