@@ -262,6 +262,12 @@ pub struct DnsAnswer {
     pub cname_chain: Vec<String>,
     /// Types whose lookup failed (SERVFAIL, timeout…), with why.
     pub failed: BTreeMap<DnsType, String>,
+    /// How DNSSEC validation proved the records returned (RFC 4035 §4.3 states, lower case):
+    /// `secure`, `insecure` or `indeterminate` — the weakest over every record returned; `None`
+    /// when validation is off (`engine.records.dnssec_validation`) or nothing was returned.
+    /// `bogus` records are never returned: their type is in [`Self::failed`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dnssec: Option<String>,
     /// When the lookups finished (UTC).
     #[serde(with = "time::serde::rfc3339")]
     pub checked_at: OffsetDateTime,

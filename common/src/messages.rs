@@ -179,6 +179,7 @@ mod tests {
             }],
         );
         let answer = DnsAnswer {
+            dnssec: None,
             name: job.name.clone(),
             rcode: "NOERROR".into(),
             records,

@@ -55,7 +55,8 @@ async fn dns_all_nine_types_with_presentation_fields() {
     let soa = &r["SOA"][0];
     assert_eq!(soa["mname"], "ns1.example.com");
     assert_eq!(soa["rname"], "hostmaster.example.com");
-    assert_eq!(soa["serial"], 2026112301);
+    // The zone file says 2026112301; signing the zone (RRSIG/NSEC) bumps the serial once.
+    assert_eq!(soa["serial"], 2026112302);
     assert_eq!((soa["refresh"].as_i64(), soa["retry"].as_i64()), (Some(7200), Some(3600)));
     assert_eq!((soa["expire"].as_i64(), soa["minimum"].as_i64()), (Some(1209600), Some(300)));
     assert_eq!(r["CAA"][0]["flags"], 0);
@@ -291,4 +292,46 @@ async fn whois_thin_port_43_answer_follows_the_registrar_referral_once() {
     let redacted = body["lookup"]["redacted"].as_array().expect("redacted").clone();
     assert!(redacted.contains(&Value::from("registrant.org")) && redacted.contains(&Value::from("registrant.country")));
     app.finish(Some(&key)).await;
+}
+
+#[tokio::test]
+async fn dns_dnssec_validation_proves_signed_zones_and_refuses_bogus_ones() {
+    // Validation off (the default): no proof reported.
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    let (status, _, body) = app.get(&format!("/v1/dns?client_key={key}&domain=example.com&types=A,MX")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["lookup"]["dnssec"], Value::Null, "{body}");
+    assert_eq!(app.finish(Some(&key)).await, 1);
+
+    // Validation on, the simulator's key as trust anchor: every record zone is signed, so the
+    // answers are proven secure, CNAME chain and NXDOMAIN included.
+    let app = TestApp::spawn_with(|s| s.engine.records.dnssec_validation = true).await;
+    let key = app.key(KeyOpts::default()).await;
+    let (status, _, body) = app.get(&format!("/v1/dns?client_key={key}&domain=example.com&types=A,MX,TXT")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["lookup"]["dnssec"], "secure", "{body}");
+    assert_eq!(body["records"]["A"][0]["value"], "192.0.2.10", "{body}");
+    assert_eq!(body["records"]["MX"].as_array().map(Vec::len), Some(2), "{body}");
+    assert_eq!(body["lookup"]["failed"], serde_json::json!({}), "{body}");
+    let (status, _, body) = app.get(&format!("/v1/dns?client_key={key}&domain=www.example.com&types=A")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["records"]["A"][0]["value"], "192.0.2.80", "{body}");
+    assert_eq!(body["lookup"]["dnssec"], "secure", "{body}");
+    assert_eq!(app.finish(Some(&key)).await, 2);
+
+    // Validation on with only the IANA root keys: the simulator's zones chain to nothing the
+    // resolver trusts, their signatures prove nothing, and no record is returned as if it had been
+    // validated: every type is bogus, so the answer is a 502, not charged.
+    let app = TestApp::spawn_with(|s| {
+        s.engine.records.dnssec_validation = true;
+        s.engine.records.trust_anchor = None;
+        s.engine.records.timeout_secs = 0.5;
+        s.engine.records.attempts = 1;
+    })
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    let (status, _, body) = app.get(&format!("/v1/dns?client_key={key}&domain=example.com&types=A,MX")).await;
+    assert_error(status, &body, 502);
+    assert_eq!(app.finish(Some(&key)).await, 0, "a bogus answer is not charged");
 }

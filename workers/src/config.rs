@@ -275,6 +275,16 @@ pub struct RecordsConfig {
     pub attempts: usize,
     /// Entries of the resolver's own cache (it honours record TTLs); 0 disables it.
     pub cache_size: u64,
+    /// Validate DNSSEC (RFC 4033–4035) on `/v1/dns` answers: records that fail validation
+    /// (`bogus`) are not returned (their type is listed as failed), and the answer says how
+    /// it was proven (`lookup.dnssec`: `secure`, `insecure`, `indeterminate`). Off by default:
+    /// most recursive resolvers validate already, and validation costs extra queries (DNSKEY, DS
+    /// up the chain).
+    pub dnssec_validation: bool,
+    /// Trust anchor file for DNSSEC validation (DNSKEY records in zone-file form, as unbound's
+    /// `trust-anchor-file`); unset: the IANA root keys (KSK-2017, KSK-2024) built into
+    /// hickory. Used only when `dnssec_validation` is on.
+    pub trust_anchor: Option<String>,
     /// Whole-request deadline for one DNS lookup (all types, in parallel), seconds.
     pub dns_deadline_secs: f64,
     /// Whole-request deadline for one WHOIS lookup (registry plus one referral), seconds.
@@ -292,6 +302,8 @@ impl Default for RecordsConfig {
             timeout_secs: 2.0,
             attempts: 2,
             cache_size: 4096,
+            dnssec_validation: false,
+            trust_anchor: None,
             dns_deadline_secs: 5.0,
             whois_deadline_secs: 10.0,
             whois_cache_ttl_secs: 900,

@@ -50,8 +50,14 @@ pub struct DnsLookupInfo {
     pub rcode: String,
     /// CNAME chain the resolver followed, `owner -> target` per link, in order.
     pub cname_chain: Vec<String>,
-    /// Types whose lookup failed (SERVFAIL, timeout), with why; their arrays are empty.
+    /// Types whose lookup failed (SERVFAIL, timeout, DNSSEC `bogus`), with why; their arrays
+    /// are empty.
     pub failed: BTreeMap<String, String>,
+    /// DNSSEC proof of the records returned when the operator turned validation on
+    /// (`engine.records.dnssec_validation`): `secure`, `insecure` or `indeterminate` (the
+    /// weakest over every record, RFC 4035 §4.3); `null` when validation is off or nothing was
+    /// returned. Records that fail validation are never returned.
+    pub dnssec: Option<String>,
 }
 
 /// The DNS response (spec §2.4 plus our `lookup` object).
@@ -154,7 +160,7 @@ A type whose lookup failed while others answered is named in `lookup.failed`.",
                     "SOA": [{"type": "SOA", "ttl": 300, "mname": "ns1.example.com", "rname": "hostmaster.example.com", "serial": 2026112301, "refresh": 7200, "retry": 3600, "expire": 1209600, "minimum": 300}],
                     "CAA": [{"type": "CAA", "ttl": 300, "flags": 0, "tag": "issue", "value": "letsencrypt.org"}]},
                 "credits_cost": 1, "credits_remaining": 499, "checked_at": "2026-11-23T06:52:02.967675545Z",
-                "lookup": {"rcode": "NOERROR", "cname_chain": [], "failed": {}}})),
+                "lookup": {"rcode": "NOERROR", "cname_chain": [], "failed": {}, "dnssec": null}})),
         (status = 400, description = "Missing `client_key` or `domain`, an invalid host name (garbage, an IP address, over-long), or a record type that is not allowed (named in the message).", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended (`Invalid or disabled client key.`), or the request's origin is not allowed for the key.", body = ErrorBody),
         (status = 429, description = "Per-minute limit (`Retry-After`: the next window) or monthly credits (`Monthly credit limit reached`).", body = ErrorBody,
@@ -199,6 +205,7 @@ pub async fn dns(
             rcode: answer.rcode,
             cname_chain: answer.cname_chain,
             failed: answer.failed.into_iter().map(|(t, why)| (t.as_str().to_owned(), why)).collect(),
+            dnssec: answer.dnssec,
         },
     }))
 }

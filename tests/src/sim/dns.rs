@@ -14,6 +14,12 @@
 //! that is not listed answers NXDOMAIN. dsa's recursive-resolver client is pointed at this server
 //! (`engine.records.resolvers`); the answers are authoritative, which a stub resolver accepts as
 //! a recursive resolver's.
+//!
+//! **DNSSEC**: every record zone is signed (RRSIG + NSEC, RFC 4034) with one Ed25519 key
+//! (RFC 8080) made at start; [`ZoneKey::trust_anchor_text`] lists its DNSKEY once per record
+//! zone, so dsa's optional validation (`engine.records.dnssec_validation`) proves the answers
+//! `secure` with that anchor, and `bogus` without it. A query without the DO bit gets no RRSIGs,
+//! so non-validating clients see the zones as before.
 
 use std::fmt::Write as _;
 use std::future::Future;
@@ -24,7 +30,11 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use hickory_server::Server;
+use hickory_server::dnssec::NxProofKind;
 use hickory_server::net::runtime::{Time, TokioRuntimeProvider};
+use hickory_server::proto::dnssec::crypto::Ed25519SigningKey;
+use hickory_server::proto::dnssec::rdata::DNSKEY;
+use hickory_server::proto::dnssec::{DnssecSigner, SigningKey};
 use hickory_server::proto::op::{Header, HeaderCounts, ResponseCode};
 use hickory_server::proto::rr::{LowerName, Name, RecordType};
 use hickory_server::proto::serialize::txt::Parser;
@@ -81,8 +91,52 @@ pub(crate) fn records_text(name: &str) -> String {
     )
 }
 
-/// Builds the catalog of every DNS zone of the scenario.
-fn catalog(scenario: &Scenario) -> anyhow::Result<Catalog> {
+/// The simulator's zone-signing key (Ed25519, RFC 8080): it signs every record zone.
+pub(crate) struct ZoneKey {
+    /// The private key, PKCS#8 DER.
+    pkcs8: Vec<u8>,
+    /// Its DNSKEY (zone key + secure entry point, flags 257).
+    dnskey: DNSKEY,
+}
+
+impl ZoneKey {
+    /// A fresh key.
+    pub(crate) fn generate() -> anyhow::Result<Self> {
+        let pkcs8 = Ed25519SigningKey::generate_pkcs8().map_err(|e| anyhow!("DNSSEC key: {e}"))?;
+        let key = Ed25519SigningKey::from_pkcs8(&pkcs8).map_err(|e| anyhow!("DNSSEC key: {e}"))?;
+        let public = key.to_public_key().map_err(|e| anyhow!("DNSSEC public key: {e}"))?;
+        Ok(Self { pkcs8: pkcs8.secret_pkcs8_der().to_vec(), dnskey: DNSKEY::new(true, true, false, public) })
+    }
+
+    /// A signer for `zone`; signatures are valid for 30 days.
+    fn signer(&self, zone: &Name) -> anyhow::Result<DnssecSigner> {
+        let der = rustls_pki_types::PrivatePkcs8KeyDer::from(self.pkcs8.clone());
+        let key = Ed25519SigningKey::from_pkcs8(&der).map_err(|e| anyhow!("DNSSEC key: {e}"))?;
+        Ok(DnssecSigner::new(self.dnskey.clone(), Box::new(key), zone.clone(), Duration::from_secs(30 * 86_400)))
+    }
+
+    /// A trust anchor file (DNSKEY records in zone-file form) naming this key for every signed
+    /// zone of `scenario`.
+    pub(crate) fn trust_anchor_text(&self, scenario: &Scenario) -> String {
+        let mut text = String::new();
+        for name in record_zones(scenario) {
+            let _ = writeln!(text, "{name}. 3600 IN DNSKEY {}", self.dnskey);
+        }
+        text
+    }
+}
+
+/// The registered names that get a record zone (their TLD offers DNS and delegates them).
+fn record_zones(scenario: &Scenario) -> Vec<&str> {
+    scenario
+        .domains()
+        .filter(|(name, truth)| scenario.tld_of(name).is_some_and(|t| t.offers(Protocol::Dns)) && truth.is_delegated())
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Builds the catalog of every DNS zone of the scenario; record zones are signed with `key`.
+fn catalog(scenario: &Scenario, key: &ZoneKey) -> anyhow::Result<Catalog> {
     let mut catalog = Catalog::new();
     for tld in scenario.tlds().iter().filter(|t| t.offers(Protocol::Dns)) {
         let origin =
@@ -96,26 +150,26 @@ fn catalog(scenario: &Scenario) -> anyhow::Result<Catalog> {
             records,
             ZoneType::Primary,
             AxfrPolicy::Deny,
+            None,
         )
         .map_err(|e| anyhow!("zone {}: {e}", tld.suffix))?;
         catalog.upsert(LowerName::from(origin), vec![Arc::new(handler)]);
     }
-    for (name, truth) in scenario.domains() {
-        let dns_zone = scenario.tld_of(name).is_some_and(|t| t.offers(Protocol::Dns));
-        if !(dns_zone && truth.is_delegated()) {
-            continue;
-        }
+    for name in record_zones(scenario) {
         let origin = Name::from_ascii(format!("{name}.")).with_context(|| format!("zone name {name}"))?;
         let (origin, records) = Parser::new(records_text(name), None, Some(origin))
             .parse()
             .with_context(|| format!("record zone {name} does not parse"))?;
-        let handler = InMemoryZoneHandler::<TokioRuntimeProvider>::new(
+        let mut handler = InMemoryZoneHandler::<TokioRuntimeProvider>::new(
             origin.clone(),
             records,
             ZoneType::Primary,
             AxfrPolicy::Deny,
+            Some(NxProofKind::Nsec),
         )
         .map_err(|e| anyhow!("record zone {name}: {e}"))?;
+        handler.add_zone_signing_key_mut(key.signer(&origin)?).map_err(|e| anyhow!("record zone {name}: {e}"))?;
+        handler.secure_zone_mut().map_err(|e| anyhow!("record zone {name} signing: {e}"))?;
         catalog.upsert(LowerName::from(origin), vec![Arc::new(handler)]);
     }
     Ok(catalog)
@@ -192,10 +246,11 @@ async fn bind(port: u16) -> anyhow::Result<(UdpSocket, TcpListener)> {
 /// Starts the DNS server; the returned task serves until `control` says stop.
 pub(crate) async fn start(
     scenario: &Scenario,
+    key: &ZoneKey,
     control: Arc<Control>,
     port: u16,
 ) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    let catalog = catalog(scenario)?;
+    let catalog = catalog(scenario, key)?;
     let (udp, tcp) = bind(port).await?;
     let addr = udp.local_addr()?;
     let stopped = control.stopped();

@@ -32,6 +32,8 @@ pub struct Simulator {
     rdap: SocketAddr,
     whois: SocketAddr,
     registrar_whois: SocketAddr,
+    /// The DNSSEC trust anchor file of the signed record zones (removed on drop).
+    trust_anchor: std::path::PathBuf,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -61,6 +63,11 @@ impl Simulator {
     pub async fn start_on(scenario: Scenario, ports: Ports) -> anyhow::Result<Self> {
         let scenario = Arc::new(scenario);
         let control = Control::new(scenario.knobs());
+        let zone_key = dns::ZoneKey::generate()?;
+        let trust_anchor =
+            std::env::temp_dir().join(format!("dsa-sim-trust-anchor-{}-{:x}.txt", std::process::id(), rand_suffix()));
+        std::fs::write(&trust_anchor, zone_key.trust_anchor_text(&scenario))
+            .map_err(|e| anyhow::anyhow!("trust anchor {}: {e}", trust_anchor.display()))?;
         // Each server is pushed as soon as it runs, so an error in a later one still stops
         // the earlier ones (through `Drop`).
         let mut sim = Self {
@@ -70,9 +77,10 @@ impl Simulator {
             rdap: SocketAddr::from(([127, 0, 0, 1], 0)),
             whois: SocketAddr::from(([127, 0, 0, 1], 0)),
             registrar_whois: SocketAddr::from(([127, 0, 0, 1], 0)),
+            trust_anchor,
             tasks: Vec::with_capacity(3),
         };
-        let (addr, task) = dns::start(&scenario, control.clone(), ports.dns).await?;
+        let (addr, task) = dns::start(&scenario, &zone_key, control.clone(), ports.dns).await?;
         sim.dns = addr;
         sim.tasks.push(task);
         let (addr, task) = rdap::start(scenario.clone(), control.clone(), ports.rdap).await?;
@@ -92,6 +100,12 @@ impl Simulator {
     /// Address of the authoritative DNS server (UDP and TCP).
     pub fn dns_addr(&self) -> SocketAddr {
         self.dns
+    }
+
+    /// The DNSSEC trust anchor file (DNSKEY records) of the signed record zones, for
+    /// `engine.records.trust_anchor`.
+    pub fn trust_anchor_path(&self) -> &std::path::Path {
+        &self.trust_anchor
     }
 
     /// Address of the RDAP HTTP server.
@@ -139,6 +153,7 @@ impl Simulator {
         #[derive(Serialize)]
         struct Records {
             resolvers: Vec<String>,
+            trust_anchor: String,
             referral: Referral,
         }
         #[derive(Serialize)]
@@ -185,6 +200,8 @@ impl Simulator {
                 // thin-registry links to the simulated registrar (a test-only allowance).
                 records: Records {
                     resolvers: vec![self.dns.to_string()],
+                    // Used only if the operator turns `dnssec_validation` on.
+                    trust_anchor: self.trust_anchor.display().to_string(),
                     referral: Referral {
                         test_only_allow: BTreeMap::from([
                             (rdap::REGISTRAR_HOST.to_owned(), self.rdap.to_string()),
@@ -235,10 +252,19 @@ impl Simulator {
     }
 }
 
+/// A per-simulator suffix for file names (several simulators run in one test process).
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    (u64::from(nanos) << 16) ^ NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 impl Drop for Simulator {
     fn drop(&mut self) {
         // The servers watch this signal and wind down on their own (graceful for HTTP);
         // stalled and slow answers end too.
         self.control.shutdown();
+        let _ = std::fs::remove_file(&self.trust_anchor);
     }
 }

@@ -1,0 +1,176 @@
+//! Benchmark of **uncached** `GET /v1/dns` against a resolver with a known round-trip time: the
+//! simulator's DNS server answers every query after `BENCH_DNS_RTT_MS` (default 20 ms), and the
+//! resolver's own cache is off (`engine.records.cache_size = 0`), so every request goes to the
+//! resolver. Not a timed test: `cargo bench -p dsa-api --bench dns`.
+//!
+//! For standalone mode and the fleet (front + NATS JetStream + worker), it sends
+//! `BENCH_REQUESTS` (default 100) sequential requests of each shape and prints the p50/p90:
+//! * one type (`types=A`): the floor, one round trip plus dsa's own work;
+//! * four types (`types=A,MX,NS,TXT`, the default set): asked in parallel, so ≈ one round trip;
+//! * a CNAME chain (`www` → `alias` → `web`, type A): the resolver's answer carries the chain.
+//!
+//! Targets (issue "WHOIS and DNS end to end"): p50 ≤ RTT + 2 ms, and four types ≈ one round trip.
+//! The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`) and Postgres (`DSA_TEST_PG_URL`);
+//! `BENCH_MODES` (`standalone,fleet`) picks the modes.
+
+#[path = "../tests/fleet_support/mod.rs"]
+mod fleet_support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use api::config::Settings;
+use api::keys::{KeyKind, Plan};
+use api::store::{NewKey, Store};
+use dsa_tests::sim::{Knobs, Latency, Scenario, Simulator};
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+#[derive(serde::Deserialize)]
+struct EngineFile {
+    engine: workers::config::EngineConfig,
+}
+
+/// The request shapes measured: label, domain, types.
+const SHAPES: [(&str, &str, &str); 3] = [
+    ("1 type (A)", "example.com", "A"),
+    ("4 types (A,MX,NS,TXT)", "example.com", "A,MX,NS,TXT"),
+    ("CNAME chain (www, A)", "www.example.com", "A"),
+];
+
+/// Settings shared by both modes: no limits in the way, the resolver's cache off.
+fn tune(settings: &mut Settings) {
+    settings.policy.per_minute =
+        api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
+    settings.policy.per_ip_per_minute = 0;
+    settings.policy.max_in_flight = 0;
+    settings.engine.records.cache_size = 0;
+}
+
+async fn key(store: &Arc<dyn Store>) -> anyhow::Result<String> {
+    let (key, key_hash) = api::keys::generate(KeyKind::Server);
+    store
+        .create_key(NewKey {
+            key_hash,
+            kind: KeyKind::Server,
+            plan: Plan::Reseller,
+            pricing_enabled: false,
+            show_purchase_button: false,
+            default_commission_percent: None,
+            purchase_url: None,
+            allowed_origins: Vec::new(),
+            label: "dns bench".into(),
+        })
+        .await?;
+    Ok(key)
+}
+
+/// Sequential requests of each shape; returns (label, p50, p90) per shape.
+async fn measure(base: &str, key: &str, requests: usize) -> anyhow::Result<Vec<(&'static str, Duration, Duration)>> {
+    let client = reqwest::Client::new();
+    let mut out = Vec::new();
+    for (label, domain, types) in SHAPES {
+        let url = format!("{base}/v1/dns?client_key={key}&domain={domain}&types={types}");
+        // Warm the connection and the worker's code paths (not a cache: the resolver's is off).
+        let r = client.get(&url).send().await?;
+        anyhow::ensure!(r.status().is_success(), "{label}: warm-up answered {}", r.status());
+        let mut latencies = Vec::with_capacity(requests);
+        for _ in 0..requests {
+            let started = Instant::now();
+            let r = client.get(&url).send().await?;
+            anyhow::ensure!(r.status().is_success(), "{label}: answered {}", r.status());
+            let _ = r.bytes().await?;
+            latencies.push(started.elapsed());
+        }
+        latencies.sort();
+        out.push((label, percentile(&latencies, 0.5), percentile(&latencies, 0.9)));
+    }
+    Ok(out)
+}
+
+async fn standalone(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'static str, Duration, Duration)>> {
+    let db = std::env::temp_dir().join(format!("dsa-bench-dns-{}.db", uuid::Uuid::now_v7()));
+    let mut settings = Settings::default();
+    settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
+    settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
+    tune(&mut settings);
+    let app = api::standalone(&settings).await?;
+    let key = key(&app.store).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let router = api::router(app.state.clone(), None);
+    let server = tokio::spawn(async move {
+        let _ = api::serve(listener, router, std::future::pending()).await;
+    });
+    let figures = measure(&format!("http://{addr}"), &key, requests).await;
+    server.abort();
+    let _ = std::fs::remove_file(&db);
+    figures
+}
+
+async fn fleet(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'static str, Duration, Duration)>> {
+    use fleet_support::{Front, NatsServer, PgDatabase, Role};
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let mut settings = fleet_support::settings(&nats, &db, sim, "dnsbench");
+    tune(&mut settings);
+    let front = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::default());
+    let ledger = Role::ledger(&settings, Arc::default());
+    let key = key(&front.store).await?;
+    let figures = measure(&format!("http://{}", front.addr), &key, requests).await;
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+    figures
+}
+
+fn main() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rtt_ms: u64 = env_or("BENCH_DNS_RTT_MS", 20);
+    let requests: usize = env_or("BENCH_REQUESTS", 100);
+    let modes: String = env_or("BENCH_MODES", "standalone,fleet".to_owned());
+    let sim = Simulator::start(Scenario::demo()).await?;
+    sim.set_knobs(Knobs { latency_ms: Latency { dns: rtt_ms, ..Latency::default() }, ..Knobs::default() });
+    println!(
+        "simulated resolver round trip: {rtt_ms} ms; resolver cache off; {requests} sequential requests per shape"
+    );
+    for mode in ["standalone", "fleet"] {
+        if !modes.contains(mode) {
+            continue;
+        }
+        let figures =
+            if mode == "standalone" { standalone(&sim, requests).await? } else { fleet(&sim, requests).await? };
+        let one = figures.first().map(|f| ms(f.1)).unwrap_or(0.0);
+        for (label, p50, p90) in &figures {
+            println!(
+                "{mode:<10} {label:<22} p50 {:>6.2} ms (RTT + {:>5.2} ms), p90 {:>6.2} ms, p50 / one-type p50 {:.2}",
+                ms(*p50),
+                ms(*p50) - rtt_ms as f64,
+                ms(*p90),
+                ms(*p50) / one.max(f64::MIN_POSITIVE)
+            );
+        }
+    }
+    Ok(())
+}
