@@ -1,7 +1,7 @@
 //! The fleet's faults on real NATS JetStream and Postgres: a worker SIGKILLed mid-job, the ledger
 //! consumer killed after and before its commit, its store failing mid-batch and a poison event,
-//! duplicate publishes, Postgres unreachable, the fleet-wide upstream limit, and credits
-//! overspent across fronts.
+//! duplicate publishes, Postgres unreachable, the fleet-wide upstream limit, credits overspent
+//! across fronts, and `dsa front` processes SIGKILLed under load (with NATS up and down).
 //!
 //! Each test has its own nats-server, database, simulator and name prefix. Teardown asserts that
 //! no job is left un-acked and no ledger event unapplied (`assert_drained`), and every test holds
