@@ -14,8 +14,16 @@
 //! `BENCH_ENDPOINT=whois` or `=dns` measures `/v1/whois` or `/v1/dns` (four types) the same way:
 //! cached answers (the worker's registration cache, the resolver's TTL cache) through the job bus.
 //!
+//! `BENCH_MODES=flood` (not in the default modes) floods a `dsa front` *process* of a fleet:
+//! its capacity is measured first (closed loop), then an open-loop flood at `BENCH_FLOOD_FACTOR`
+//! (3) × that capacity runs for `BENCH_FLOOD_SECS` (60). Reported: p99 of the admitted requests
+//! (200, from the scheduled send), answers by status (5xx by code: only the documented 503 shed
+//! and 502 are expected), the front's RSS before, at peak and after, and the time from the
+//! flood's end until the front serves normally again (five 200s in a row, each within twice the
+//! pre-flood p99 or 20 ms). `BENCH_FLOOD_MAX_IN_FLIGHT` overrides `policy.max_in_flight`.
+//!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
-//! `BENCH_MODES` (`standalone,fleet`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
+//! `BENCH_MODES` (`standalone,fleet`; add `flood`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
 //! everything it measures, so figures are lower bounds.
 
@@ -319,6 +327,181 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
     Ok(FleetFigures { http, charges, lag_p50_ms, lag_p99_ms, open_lag_p50_ms, open_lag_p99_ms, settle_per_sec })
 }
 
+/// Resident set size of process `pid` in MiB (`VmRSS` of `/proc/PID/status`).
+fn rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Sequential requests: their latencies, sorted, and the statuses that were not 200.
+async fn sequential(client: &reqwest::Client, urls: &[String], n: usize) -> (Vec<Duration>, u64) {
+    let mut latencies = Vec::with_capacity(n);
+    let mut failed = 0;
+    for i in 0..n {
+        let started = Instant::now();
+        let ok = matches!(client.get(&urls[i % urls.len()]).send().await, Ok(r) if r.status().is_success());
+        failed += u64::from(!ok);
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    (latencies, failed)
+}
+
+/// The flood benchmark (`BENCH_MODES=flood`): see the crate doc.
+async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
+    use fleet_support::{NatsServer, PgDatabase, Role, WorkerProcess};
+    let secs: u64 = env_or("BENCH_FLOOD_SECS", 60);
+    let factor: f64 = env_or("BENCH_FLOOD_FACTOR", 3.0);
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let mut settings = fleet_support::settings(&nats, &db, sim, "flood");
+    unlimited(&mut settings);
+    settings.policy.max_in_flight = env_or("BENCH_FLOOD_MAX_IN_FLIGHT", api::policy::DEFAULT_MAX_IN_FLIGHT);
+    settings.fleet.ledger_ack_wait_secs = 10.0;
+    settings.server.listen = format!("127.0.0.1:{}", fleet_support::free_port()).parse()?;
+    settings.bootstrap.create_dev_key = false;
+    let store = api::fleet::connect_pg(&settings).await?;
+    let keys = keys(&store, 40).await?;
+    let w1 = Role::worker(&settings, Arc::default());
+    let ledger = Role::ledger(&settings, Arc::default());
+    let mut front = WorkerProcess::spawn_role(&settings, "front");
+    let pid = front.pid().ok_or_else(|| anyhow::anyhow!("dsa front did not start"))?;
+    let base = format!("http://{}", settings.server.listen);
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
+    let started = Instant::now();
+    while !matches!(client.get(format!("{base}/healthz")).send().await, Ok(r) if r.status().is_success()) {
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(60) && front.running(), "dsa front never answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let urls: Arc<Vec<String>> =
+        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(|n| endpoint_url(&base, k, n))).collect());
+    for url in urls.iter().take(NAMES.len()) {
+        let r = client.get(url).send().await?;
+        anyhow::ensure!(r.status().is_success(), "warm-up failed: {}", r.status());
+    }
+    // Capacity: closed loop, as the throughput bench.
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let measure = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        let (client, urls, stop, done) = (client.clone(), urls.clone(), stop.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut i = c;
+            while !stop.load(Ordering::Relaxed) {
+                if matches!(client.get(&urls[i % urls.len()]).send().await, Ok(r) if r.status().is_success()) {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                i += connections;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        let _ = t.await;
+    }
+    let capacity = done.load(Ordering::Relaxed) as f64 / measure.elapsed().as_secs_f64();
+    let (baseline, _) = sequential(&client, &urls, 200).await;
+    let baseline_p99 = percentile(&baseline, 0.99);
+    let rss_before = rss_mib(pid);
+
+    // The flood: open loop at factor × capacity; each latency from the scheduled send time.
+    let rate = capacity * factor;
+    let total = (rate * secs as f64) as u64;
+    let interval = Duration::from_secs_f64(1.0 / rate);
+    let sampling = Arc::new(AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        tokio::spawn(async move {
+            let mut peak: f64 = 0.0;
+            while sampling.load(Ordering::Relaxed) {
+                peak = peak.max(rss_mib(pid));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            peak
+        })
+    };
+    let flood_client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
+    let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    let mut handles = Vec::with_capacity(total as usize);
+    for n in 0..total {
+        let scheduled = start + interval.mul_f64(n as f64);
+        tokio::time::sleep_until(scheduled).await;
+        let (client, url) = (flood_client.clone(), urls[n as usize % urls.len()].clone());
+        handles.push(tokio::spawn(async move {
+            let status = match client.get(&url).send().await {
+                Ok(r) => {
+                    let status = r.status().as_u16();
+                    let _ = r.bytes().await;
+                    status
+                }
+                Err(_) => 0,
+            };
+            (scheduled.elapsed(), status)
+        }));
+    }
+    let sent_secs = start.elapsed().as_secs_f64();
+    let flood_end = Instant::now();
+    // Recovery: from the last scheduled send, until five 200s in a row each within the bound.
+    let normal = (baseline_p99 * 2).max(Duration::from_millis(20));
+    let mut in_a_row = 0;
+    let recovered = loop {
+        let t = Instant::now();
+        let ok = matches!(client.get(&urls[0]).send().await, Ok(r) if r.status().is_success());
+        in_a_row = if ok && t.elapsed() <= normal { in_a_row + 1 } else { 0 };
+        if in_a_row == 5 {
+            break flood_end.elapsed();
+        }
+        if flood_end.elapsed() > Duration::from_secs(120) {
+            break Duration::MAX;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let mut admitted = Vec::new();
+    let mut statuses = std::collections::BTreeMap::new();
+    for h in handles {
+        let (latency, status) = h.await?;
+        if status == 200 {
+            admitted.push(latency);
+        }
+        *statuses.entry(status).or_insert(0u64) += 1;
+    }
+    admitted.sort();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    sampling.store(false, Ordering::Relaxed);
+    let rss_peak = sampler.await?.max(rss_before);
+    let rss_after = rss_mib(pid);
+    let five_xx: Vec<String> = statuses.iter().filter(|(s, _)| **s >= 500).map(|(s, n)| format!("{s}: {n}")).collect();
+    let unexpected: u64 = statuses.iter().filter(|(s, _)| **s >= 500 && **s != 502 && **s != 503).map(|(_, n)| n).sum();
+    println!(
+        "flood      capacity {capacity:.0}/s (closed loop, {connections} conns); flood {factor}× = {rate:.0}/s for {secs} s \
+         ({total} requests scheduled, sent over {sent_secs:.1} s); admitted (200) {} p50 {:.2} ms p99 {:.2} ms max {:.2} ms; \
+         statuses {statuses:?} (0 = no answer); 5xx {five_xx:?}, undocumented 5xx {unexpected}; \
+         RSS before {rss_before:.1} MiB, peak {rss_peak:.1} MiB, after {rss_after:.1} MiB; \
+         normal service (5 × 200 within {:.1} ms) {:.3} s after the flood's last send; pre-flood p99 {:.2} ms",
+        admitted.len(),
+        ms(percentile(&admitted, 0.50)),
+        ms(percentile(&admitted, 0.99)),
+        ms(*admitted.last().unwrap_or(&Duration::ZERO)),
+        ms(normal),
+        recovered.as_secs_f64(),
+        ms(baseline_p99),
+    );
+    front.sigkill();
+    w1.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(run())
@@ -349,7 +532,10 @@ async fn run() -> anyhow::Result<()> {
         report("standalone", &f);
         standalone_closed = Some(f.closed);
     }
-    if modes.contains("fleet") {
+    if modes.contains("flood") {
+        flood(&sim, connections).await?;
+    }
+    if modes.split(',').any(|m| m == "fleet") {
         let f = fleet(&sim, secs, connections, rate).await?;
         report("fleet", &f.http);
         println!(

@@ -11,9 +11,10 @@
 //! at most `refresh` plus the ledger's settle lag: the overspend bound (README "Credits in the
 //! fleet").
 //!
-//! A [`Reservation`] is a must-settle guard: [`Reservation::commit`] sends a [`LedgerEvent`] and
-//! keeps the credits spent; dropping it uncommitted (an error, an unknown verdict, a cancelled
-//! request) gives them back and logs why.
+//! A [`Reservation`] is a must-settle guard: [`Reservation::commit`] makes a [`LedgerEvent`]
+//! durable (see [`crate::ledger`]) and keeps the credits spent, and only then may the handler
+//! answer; dropping it uncommitted (an error, an unknown verdict, a cancelled request) gives them
+//! back and logs why.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -22,11 +23,11 @@ use std::time::{Duration, Instant};
 
 use common::messages::{LedgerEvent, billing_period};
 use time::OffsetDateTime;
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::keys::KeyRecord;
+use crate::ledger::{LedgerSink, RecordError};
 use crate::store::Store;
 
 /// One key's month as seen by this front.
@@ -47,7 +48,7 @@ type Accounts = Mutex<HashMap<(String, String), Arc<Account>>>;
 pub struct Credits {
     store: Arc<dyn Store>,
     accounts: Accounts,
-    ledger: mpsc::UnboundedSender<LedgerEvent>,
+    ledger: LedgerSink,
     front: Arc<str>,
     refresh: Option<Duration>,
 }
@@ -70,16 +71,24 @@ pub struct Reservation {
     endpoint: &'static str,
     charged_at: OffsetDateTime,
     front: Arc<str>,
-    ledger: mpsc::UnboundedSender<LedgerEvent>,
+    ledger: LedgerSink,
     settled: bool,
 }
 
 impl Reservation {
-    /// Keeps the credits: emits the ledger event and returns the credits remaining this month.
-    pub fn commit(mut self) -> i64 {
+    /// Keeps the credits: makes the charge durable (the ledger's store in standalone mode, the
+    /// ledger stream in the fleet) and returns the credits remaining this month. Answer the
+    /// request only after this returns `Ok`.
+    ///
+    /// # Errors
+    /// 503 when the charge cannot be made durable: [`ApiError::Overloaded`] when the ledger queue
+    /// is full, [`ApiError::Unavailable`] when the ledger is unreachable (both give the credits
+    /// back: nothing was recorded) or did not confirm in time (the credits stay spent, since the
+    /// charge may yet be recorded, once).
+    pub async fn commit(mut self) -> Result<i64, ApiError> {
+        // Settled from here on: a request cancelled while the charge is on its way keeps it spent.
         self.settled = true;
         self.account.held.fetch_sub(self.credits, Ordering::AcqRel);
-        let used = self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
         let event = LedgerEvent {
             event_id: Uuid::now_v7(),
             key_id: self.key_id.clone(),
@@ -89,10 +98,22 @@ impl Reservation {
             charged_at: self.charged_at,
             front: self.front.to_string(),
         };
-        if self.ledger.send(event).is_err() {
-            tracing::error!(key_id = %self.key_id, "ledger channel closed; charge not recorded");
+        let outcome = self.ledger.record(event).await;
+        let used = || self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);
+        match outcome {
+            Ok(()) => Ok((self.allowance - used()).max(0)),
+            Err(reason) => {
+                metrics::counter!("dsa_ledger_charges_refused_total", "reason" => reason.label()).increment(1);
+                tracing::warn!(key_id = %self.key_id, credits = self.credits, %reason, "charge not made durable; answering 503");
+                match reason {
+                    RecordError::Full | RecordError::Unavailable => {
+                        self.account.mine.fetch_sub(self.credits, Ordering::AcqRel);
+                        Err(if reason == RecordError::Full { ApiError::Overloaded } else { ApiError::Unavailable })
+                    }
+                    RecordError::Unconfirmed => Err(ApiError::Unavailable),
+                }
+            }
         }
-        (self.allowance - used).max(0)
     }
 
     /// Credits held.
@@ -147,12 +168,7 @@ impl Credits {
     /// Accounting over `store` for the front instance `front` (unique per process), sending
     /// committed charges to `ledger`. `refresh`: how often other fronts' settled charges are
     /// re-read (`None` in standalone mode, where this process is the only one).
-    pub fn new(
-        store: Arc<dyn Store>,
-        ledger: mpsc::UnboundedSender<LedgerEvent>,
-        front: &str,
-        refresh: Option<Duration>,
-    ) -> Self {
+    pub fn new(store: Arc<dyn Store>, ledger: LedgerSink, front: &str, refresh: Option<Duration>) -> Self {
         Self { store, accounts: Mutex::new(HashMap::new()), ledger, front: Arc::from(front), refresh }
     }
 
@@ -286,7 +302,7 @@ mod tests {
     use crate::keys::{KeyKind, Plan};
     use crate::store::{NewKey, SqliteStore};
 
-    async fn setup() -> (Credits, KeyRecord, mpsc::UnboundedReceiver<LedgerEvent>, std::path::PathBuf) {
+    async fn setup() -> (Credits, KeyRecord, crate::ledger::LedgerQueue, std::path::PathBuf) {
         let path = std::env::temp_dir().join(format!("dsa-credits-{}.db", Uuid::now_v7()));
         let store = SqliteStore::connect(&format!("sqlite://{}?mode=rwc", path.display()), 1).await.expect("store");
         store.migrate().await.expect("migrate");
@@ -306,7 +322,7 @@ mod tests {
             .await
             .expect("key");
         key.monthly_allowance = 10;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = crate::ledger::queue(16);
         (Credits::new(Arc::new(store), tx, "test-front", None), key, rx, path)
     }
 
@@ -318,16 +334,51 @@ mod tests {
         assert!(hold.split_off(0).is_none() && hold.split_off(5).is_none(), "only 1..=held");
         let part = hold.split_off(1).expect("a part");
         assert_eq!((part.credits(), hold.credits()), (1, 3));
-        // Committed: 1; still held: 3 → 6 left while the rest is held.
-        assert_eq!(part.commit(), 6);
+        // Committed: 1; still held: 3 → 6 left while the rest is held. The commit returns only
+        // once the writer has taken (and confirmed) the charge.
+        let writer = async {
+            loop {
+                if let Some(event) = ledger.try_take() {
+                    return event;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        let (remaining, event) = tokio::join!(part.commit(), writer);
+        assert_eq!(remaining.expect("durable"), 6);
         // Another request cannot take what the hold still has (7 > 10 − 1 − 3).
         assert!(credits.reserve(&key, "check", 7, now).await.is_err());
         assert_eq!(hold.release(), 9, "the rest given back: only the committed credit is spent");
-        let event = ledger.try_recv().expect("one ledger event");
         assert_eq!((event.credits, event.endpoint.as_str()), (1, "bulk"));
-        assert!(ledger.try_recv().is_err(), "releasing records no charge");
+        assert!(ledger.try_take().is_none(), "releasing records no charge");
         let all = credits.reserve(&key, "bulk", 9, now).await.expect("the 9 left");
         assert_eq!(all.release(), 9);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_charge_the_ledger_cannot_take_is_a_503_and_gives_the_credits_back() {
+        let (_, key, _, path) = setup().await;
+        let now = OffsetDateTime::now_utc();
+        let store = SqliteStore::connect(&format!("sqlite://{}?mode=rwc", path.display()), 1).await.expect("store");
+        // A queue of one that nobody drains: the first charge waits, the second finds it full.
+        let (sink, queue) = crate::ledger::queue(1);
+        let credits = Credits::new(Arc::new(store), sink, "full-front", None);
+        let waiting = credits.reserve(&key, "check", 1, now).await.expect("1 of 10");
+        let stuck = tokio::spawn(waiting.commit());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let refused = credits.reserve(&key, "check", 1, now).await.expect("1 of 9");
+        assert!(matches!(refused.commit().await, Err(ApiError::Overloaded)), "full queue: fast 503");
+        // The writer is gone: the waiting charge is unconfirmed (kept spent), new ones refused.
+        drop(queue);
+        assert!(matches!(stuck.await.expect("task"), Err(ApiError::Unavailable)));
+        let gone = credits.reserve(&key, "check", 1, now).await.expect("credits left");
+        assert!(matches!(gone.commit().await, Err(ApiError::Unavailable)));
+        // 10 − the unconfirmed one; the refused charges were given back.
+        let probe = credits.reserve(&key, "check", 0, now).await.expect("probe");
+        assert_eq!(probe.release(), 9);
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }

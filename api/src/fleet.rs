@@ -1,7 +1,8 @@
 //! Fleet mode: the same check flow as standalone, distributed over NATS JetStream and Postgres.
 //!
 //! * `dsa front`: the HTTP front; jobs to workers through [`crate::dispatch::NatsBus`], charges
-//!   to the ledger stream through [`crate::ledger::forward`], keys and settled usage from Postgres.
+//!   stored in the ledger stream through [`crate::ledger::forward`] before each answer, keys and
+//!   settled usage from Postgres.
 //! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
 //!   ([`workers::fleet::FleetBudget`]).
@@ -90,11 +91,15 @@ pub async fn connect_pg(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
+/// How often a front reads the ledger stream's oldest unsettled charge.
+const UNSETTLED_WATCH: Duration = Duration::from_secs(15);
+
 /// A running fleet front: its state and the ledger forwarder to drain at shutdown.
 pub struct FleetFront {
     /// Shared state (drop every clone to close the ledger channel).
     pub state: AppState,
-    /// Forwards charges to the ledger stream; finishes once the state is dropped and all are acked.
+    /// Publishes charges to the ledger stream; finishes once the state is dropped and the charges
+    /// in flight are acked or refused.
     pub forwarder: tokio::task::JoinHandle<()>,
     /// The store (Postgres).
     pub store: Arc<dyn Store>,
@@ -111,8 +116,11 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     let store = connect_pg(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
-    let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ledger_tx, ledger_rx) = crate::ledger::queue(crate::ledger::QUEUE_CAPACITY);
     let forwarder = tokio::spawn(crate::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
+    // The settlement lag as the stream sees it, exported by every front (the ledger consumer may
+    // be the one that is down).
+    tokio::spawn(crate::ledger::watch_unsettled(js.clone(), names.ledger_stream.clone(), UNSETTLED_WATCH));
     let (prices, platform_checkout) = crate::pricing_parts(settings)?;
     let front_id = format!("front-{}", uuid::Uuid::now_v7().simple());
     let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));

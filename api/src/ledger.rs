@@ -1,107 +1,277 @@
-//! The ledger consumer of standalone mode: batches charge events into the store.
+//! The ledger: every charge made durable before its response is sent, then settled in the store.
 //!
-//! Events arrive on an in-process channel; up to 512 (or whatever arrived within 20 ms) are applied
-//! in one transaction (`ON CONFLICT DO NOTHING` on the event id, plus the per-key monthly usage).
-//! A failed batch is retried with back-off, never dropped. When every sender is gone (shutdown),
-//! the consumer drains what is left and returns.
+//! A handler that keeps credits calls [`LedgerSink::record`] (through
+//! [`crate::credits::Reservation::commit`]) and answers 200 only once the charge is durable:
+//!
+//! * **standalone** ([`run`]): the charge is in SQLite. Charges queue on a bounded channel; the
+//!   writer applies whatever has queued since its last transaction in one transaction
+//!   (`ON CONFLICT DO NOTHING` on the event id, plus the per-key monthly usage) and then wakes
+//!   every handler of the batch: a group commit. A failed transaction is retried with back-off
+//!   and never dropped.
+//! * **fleet** ([`forward`]): the charge is stored by JetStream in `DSA_LEDGER` (publish ack;
+//!   `Nats-Msg-Id` = event id, so a retried publish is absorbed by the stream's dedup). Charges
+//!   queue on a bounded channel; the forwarder publishes each batch pipelined and wakes each
+//!   handler when its ack arrives, with several batches in flight. NATS disconnected → the charge
+//!   is refused at once (the handler answers 503 and keeps nothing).
+//!
+//! Nothing waits in memory once a client has its 200, so a front killed at any moment loses no
+//! charge. The reverse can happen: a charge durable just before the front died (or whose ack
+//! came after the handler gave up) has a ledger entry though its client saw no 200 (README
+//! "Running the fleet", durability).
+//!
+//! Both queues are bounded ([`QUEUE_CAPACITY`]): a full queue is a fast 503, never unbounded
+//! memory.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use backon::{ExponentialBuilder, Retryable};
 use common::messages::LedgerEvent;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::store::Store;
 
-/// Largest batch applied in one transaction.
+/// Largest batch applied in one transaction (standalone) or published at once (fleet).
 pub const MAX_BATCH: usize = 512;
 
-/// Runs until the channel closes and every received event is applied.
-pub async fn run(store: Arc<dyn Store>, mut events: mpsc::UnboundedReceiver<LedgerEvent>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    loop {
-        let received = events.recv_many(&mut batch, MAX_BATCH).await;
-        if received == 0 {
-            return;
+/// Charges that may wait for the ledger writer at once; past it a charge is refused (503).
+pub const QUEUE_CAPACITY: usize = 8192;
+
+/// Batches the fleet forwarder keeps in flight (published, acks not all in).
+const BATCHES_IN_FLIGHT: usize = 16;
+
+/// How long a handler waits for its charge to become durable before answering 503 (seconds).
+pub const DURABLE_WAIT: Duration = Duration::from_secs(3);
+
+/// Why a charge was not confirmed durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The queue to the ledger writer is full: the charge was not taken (nothing recorded).
+    #[error("ledger queue full")]
+    Full,
+    /// The ledger is unreachable (NATS disconnected, writer gone): nothing was recorded.
+    #[error("ledger unavailable")]
+    Unavailable,
+    /// No confirmation in time: the charge may still be recorded (it is never recorded twice).
+    #[error("ledger confirmation timed out")]
+    Unconfirmed,
+}
+
+impl RecordError {
+    /// A metric label for the reason (`full`, `unavailable`, `unconfirmed`).
+    pub fn label(self) -> &'static str {
+        match self {
+            RecordError::Full => "full",
+            RecordError::Unavailable => "unavailable",
+            RecordError::Unconfirmed => "unconfirmed",
         }
-        // Let a burst accumulate briefly so one transaction carries many events.
-        if batch.len() < MAX_BATCH {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            while batch.len() < MAX_BATCH {
-                match events.try_recv() {
-                    Ok(e) => batch.push(e),
-                    Err(_) => break,
-                }
-            }
-        }
-        let mut backoff = Duration::from_millis(50);
-        loop {
-            match store.apply_ledger(batch.clone()).await {
-                Ok(applied) => {
-                    metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
-                    break;
-                }
-                Err(e) => {
-                    tracing::error!(error = ?e, events = batch.len(), "ledger batch failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                }
-            }
-        }
-        batch.clear();
     }
 }
 
-/// The front's half of the fleet ledger: publishes each committed charge to the ledger stream
-/// (`Nats-Msg-Id` = event id, so a retried publish is absorbed by JetStream's dedup) and waits
-/// for JetStream's ack; an event is retried until acked, so a NATS outage delays charges but
-/// loses none while the process lives. Returns when the channel closes and all are acked.
-pub async fn forward(
-    js: async_nats::jetstream::Context,
-    subject: String,
-    mut events: mpsc::UnboundedReceiver<LedgerEvent>,
-) {
+/// A charge waiting for the ledger writer, with the handler to wake.
+#[derive(Debug)]
+pub struct Pending {
+    event: LedgerEvent,
+    done: oneshot::Sender<Result<(), RecordError>>,
+}
+
+/// The handlers' end of the ledger: a bounded queue to [`run`] or [`forward`].
+#[derive(Debug, Clone)]
+pub struct LedgerSink {
+    queue: mpsc::Sender<Pending>,
+}
+
+/// The writer's end of a [`LedgerSink`]: give it to [`run`] or [`forward`].
+#[derive(Debug)]
+pub struct LedgerQueue(mpsc::Receiver<Pending>);
+
+impl LedgerQueue {
+    /// The next event without its handler (tests that stand in for the writer); `None` when
+    /// nothing is queued. The handler is told its charge is durable.
+    pub fn try_take(&mut self) -> Option<LedgerEvent> {
+        let pending = self.0.try_recv().ok()?;
+        let _ = pending.done.send(Ok(()));
+        Some(pending.event)
+    }
+}
+
+/// A bounded ledger queue of `capacity` charges.
+pub fn queue(capacity: usize) -> (LedgerSink, LedgerQueue) {
+    let (tx, rx) = mpsc::channel(capacity.max(1));
+    (LedgerSink { queue: tx }, LedgerQueue(rx))
+}
+
+impl LedgerSink {
+    /// Hands `event` to the ledger writer and waits until it is durable (in the store, or stored
+    /// by JetStream), at most [`DURABLE_WAIT`].
+    ///
+    /// # Errors
+    /// [`RecordError::Full`] at once when the queue is full, [`RecordError::Unavailable`] when
+    /// the ledger cannot take it (nothing recorded), [`RecordError::Unconfirmed`] when no
+    /// confirmation came in time (it may yet be recorded, once).
+    pub async fn record(&self, event: LedgerEvent) -> Result<(), RecordError> {
+        let (done, confirmed) = oneshot::channel();
+        self.queue.try_send(Pending { event, done }).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => RecordError::Full,
+            mpsc::error::TrySendError::Closed(_) => RecordError::Unavailable,
+        })?;
+        metrics::gauge!("dsa_ledger_queue_depth").set((self.queue.max_capacity() - self.queue.capacity()) as f64);
+        match tokio::time::timeout(DURABLE_WAIT, confirmed).await {
+            Ok(Ok(outcome)) => outcome,
+            // The writer dropped the charge unanswered (its task ended): it may have written it.
+            Ok(Err(_)) | Err(_) => Err(RecordError::Unconfirmed),
+        }
+    }
+}
+
+/// Back-off of the retry loops: 50 ms doubling to 5 s, jittered.
+fn backoff() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(50))
+        .with_max_delay(Duration::from_secs(5))
+        .with_jitter()
+}
+
+/// The standalone ledger writer: applies queued charges in batches (group commit) and confirms
+/// each batch's charges once its transaction is committed. Runs until every [`LedgerSink`] is
+/// dropped and everything queued is applied.
+pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
-        if events.recv_many(&mut batch, MAX_BATCH).await == 0 {
+        // No wait to let a batch fill: what queued during the last transaction is the next batch.
+        if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
             return;
         }
-        let mut backoff = Duration::from_millis(50);
-        while !batch.is_empty() {
-            // Pipeline the batch: publish all, then collect the acks; keep the failures.
-            let mut acks = Vec::with_capacity(batch.len());
-            for event in batch.drain(..) {
-                let payload = match serde_json::to_vec(&event) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        tracing::error!(error = %e, "ledger event not serialisable; dropped");
-                        continue;
-                    }
-                };
-                let message = async_nats::jetstream::message::PublishMessage::build()
-                    .payload(payload.into())
-                    .message_id(event.event_id.to_string());
-                let ack = js.send_publish(subject.clone(), message).await;
-                acks.push((event, ack));
+        let events: Vec<LedgerEvent> = batch.iter().map(|p: &Pending| p.event.clone()).collect();
+        // Never dropped: a charge confirmed to nobody yet may have been answered 200 after a
+        // timeout, so the batch is retried until the store takes it.
+        let applied = (|| store.apply_ledger(events.clone()))
+            .retry(backoff().without_max_times())
+            .notify(
+                |e, wait| tracing::error!(error = ?e, events = events.len(), ?wait, "ledger batch failed; retrying"),
+            )
+            .await
+            .unwrap_or(0);
+        metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
+        for pending in batch.drain(..) {
+            let _ = pending.done.send(Ok(()));
+        }
+    }
+}
+
+/// The fleet front's ledger forwarder: publishes queued charges to `subject` on the ledger
+/// stream in pipelined batches and confirms each charge when JetStream acks it. A charge whose
+/// publish fails is retried (same `Nats-Msg-Id`) until [`DURABLE_WAIT`] has passed; with NATS
+/// disconnected a batch is refused at once. Returns when every [`LedgerSink`] is dropped and the
+/// batches in flight are settled.
+pub async fn forward(js: async_nats::jetstream::Context, subject: String, LedgerQueue(mut queue): LedgerQueue) {
+    let client = js.client();
+    let slots = Arc::new(tokio::sync::Semaphore::new(BATCHES_IN_FLIGHT));
+    let mut in_flight = tokio::task::JoinSet::new();
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    loop {
+        if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            break;
+        }
+        let Ok(slot) = slots.clone().acquire_owned().await else { break };
+        if client.connection_state() != async_nats::connection::State::Connected {
+            // Not published at all, so definitely not recorded: the handlers answer 503.
+            metrics::counter!("dsa_ledger_refused_total").increment(batch.len() as u64);
+            tracing::warn!(events = batch.len(), "NATS disconnected; charges refused");
+            for pending in batch.drain(..) {
+                let _ = pending.done.send(Err(RecordError::Unavailable));
             }
-            let mut failed = Vec::new();
-            for (event, ack) in acks {
-                let ok = match ack {
-                    Ok(future) => future.await.is_ok(),
-                    Err(_) => false,
-                };
-                if ok {
-                    metrics::counter!("dsa_ledger_events_published_total").increment(1);
-                } else {
-                    failed.push(event);
-                }
+            continue;
+        }
+        let mut acks = Vec::with_capacity(batch.len());
+        for pending in batch.drain(..) {
+            let ack = js.send_publish(subject.clone(), message(&pending.event)).await;
+            acks.push((pending, ack));
+        }
+        let (js, subject) = (js.clone(), subject.clone());
+        in_flight.spawn(async move {
+            futures::future::join_all(acks.into_iter().map(|(pending, ack)| confirm(&js, &subject, pending, ack)))
+                .await;
+            drop(slot);
+        });
+        while in_flight.try_join_next().is_some() {}
+    }
+    while in_flight.join_next().await.is_some() {}
+}
+
+/// The JetStream message of a charge (`Nats-Msg-Id` = event id).
+fn message(event: &LedgerEvent) -> async_nats::jetstream::message::PublishMessage {
+    // A LedgerEvent is plain data: serialising it cannot fail.
+    let payload = serde_json::to_vec(event).unwrap_or_default();
+    async_nats::jetstream::message::PublishMessage::build()
+        .payload(payload.into())
+        .message_id(event.event_id.to_string())
+}
+
+/// Waits for one charge's ack, republishing it with back-off on failure, and wakes its handler.
+async fn confirm(
+    js: &async_nats::jetstream::Context,
+    subject: &str,
+    pending: Pending,
+    first: Result<async_nats::jetstream::context::PublishAckFuture, async_nats::jetstream::context::PublishError>,
+) {
+    let acked = match first {
+        Ok(ack) => ack.await.is_ok(),
+        Err(_) => false,
+    };
+    let outcome = if acked {
+        Ok(())
+    } else {
+        let publish = || async { js.send_publish(subject.to_owned(), message(&pending.event)).await?.await };
+        publish
+            .retry(backoff().with_total_delay(Some(DURABLE_WAIT)).without_max_times())
+            .notify(
+                |e, _| tracing::warn!(error = %e, event = %pending.event.event_id, "ledger publish failed; retrying"),
+            )
+            .await
+            .map(|_| ())
+            .map_err(|_| RecordError::Unconfirmed)
+    };
+    match outcome {
+        Ok(()) => metrics::counter!("dsa_ledger_events_published_total").increment(1),
+        Err(_) => metrics::counter!("dsa_ledger_unconfirmed_total").increment(1),
+    }
+    let _ = pending.done.send(outcome);
+}
+
+/// Watches the ledger stream every `every` and exports the age of its oldest event as
+/// `dsa_ledger_oldest_unsettled_seconds` (a work-queue stream keeps only unsettled events, so
+/// this is the settlement lag even while no ledger consumer runs), with a warning log and
+/// `dsa_ledger_settle_lag_alerts_total` past [`SETTLE_LAG_ALERT_FRACTION`] of the stream's max
+/// age. Runs until the process ends; a failed look-up is logged and retried next time.
+pub async fn watch_unsettled(js: async_nats::jetstream::Context, stream: String, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let info = match js.get_stream(&stream).await {
+            Ok(s) => s.get_info().await,
+            Err(e) => {
+                tracing::debug!(error = %e, %stream, "ledger stream not looked up");
+                continue;
             }
-            if !failed.is_empty() {
-                tracing::warn!(events = failed.len(), "ledger publish failed; retrying");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-            batch = failed;
+        };
+        let Ok(info) = info else { continue };
+        let age = if info.state.messages == 0 {
+            0.0
+        } else {
+            (time::OffsetDateTime::now_utc() - info.state.first_timestamp).as_seconds_f64().max(0.0)
+        };
+        metrics::gauge!("dsa_ledger_oldest_unsettled_seconds").set(age);
+        metrics::gauge!("dsa_ledger_unsettled_events").set(info.state.messages as f64);
+        let max_age = info.config.max_age.as_secs_f64();
+        if max_age > 0.0 && age > max_age * SETTLE_LAG_ALERT_FRACTION {
+            metrics::counter!("dsa_ledger_settle_lag_alerts_total").increment(1);
+            tracing::warn!(
+                oldest_unsettled_secs = age,
+                unsettled = info.state.messages,
+                stream_max_age_secs = max_age,
+                "the oldest unsettled charge is past half the ledger stream's max age: is the ledger consumer running?"
+            );
         }
     }
 }
@@ -162,16 +332,16 @@ pub async fn consume(
     use std::sync::atomic::Ordering;
     tokio::pin!(shutdown);
     // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
-    let consumer: async_nats::jetstream::consumer::PullConsumer = loop {
-        let found =
-            async { js.get_stream(&names.ledger_stream).await.ok()?.get_consumer(&names.ledger_consumer).await.ok() };
-        tokio::select! {
-            _ = &mut shutdown => return Ok(()),
-            c = found => match c {
-                Some(c) => break c,
-                None => tokio::time::sleep(Duration::from_millis(500)).await,
-            },
-        }
+    let find = || async {
+        let stream = js.get_stream(&names.ledger_stream).await.map_err(anyhow::Error::from)?;
+        stream.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let found = find
+        .retry(backoff().with_max_delay(Duration::from_secs(2)).without_max_times())
+        .notify(|e, _| tracing::debug!(error = %e, "ledger consumer not reachable yet; retrying"));
+    let consumer: async_nats::jetstream::consumer::PullConsumer = tokio::select! {
+        _ = &mut shutdown => return Ok(()),
+        c = found => c?,
     };
     loop {
         let fetched = tokio::select! {

@@ -10,7 +10,8 @@
 //!     │                              (dispatch::InProcessBus ─► worker task ─► engine probes);
 //!     │                              no answer → last known verdict within its bound, else 502
 //!     ├─ pricing::quote / purchase   price table, commission, checkout URL
-//!     └─ credits::Reservation::commit ─► ledger::run ─► store (ledger_entries + key_usage)
+//!     └─ credits::Reservation::commit ─► ledger::run ─► store (ledger_entries + key_usage);
+//!                                    the answer waits until the charge is committed (group commit)
 //! ```
 //!
 //! `/v1/whois` and `/v1/dns` ([`routes::whois`], [`routes::dns`]) share the keyed prelude and the
@@ -216,7 +217,7 @@ pub async fn standalone_with_store(
     let engine = Engine::new(settings.engine.clone())?;
     let lookups = workers::lookup::Lookups::new(engine.clone()).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
     let bus = Arc::new(InProcessBus::start(lookups, &settings.jobs.kinds(), settings.jobs.queue));
-    let (ledger_tx, ledger_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (ledger_tx, ledger_rx) = ledger::queue(ledger::QUEUE_CAPACITY);
     let ledger = tokio::spawn(ledger::run(store.clone(), ledger_rx));
     let (prices, platform_checkout) = pricing_parts(settings)?;
     let state = AppState::new(Parts {

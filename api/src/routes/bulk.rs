@@ -478,7 +478,7 @@ async fn run(
         return Err(first);
     }
     let credits_cost = i64::try_from(charged).unwrap_or(i64::MAX) * COST_PER_DOMAIN;
-    let credits_remaining = settle(&state, &key, hold, credits_cost).await;
+    let credits_remaining = settle(&state, &key, hold, credits_cost).await?;
     let domains = finished
         .into_iter()
         .map(|(_, domain, result)| match result {
@@ -498,18 +498,23 @@ async fn run(
     .into_response())
 }
 
-/// Commits `credits` of `hold` (one ledger event) and gives the rest back; returns the credits
-/// remaining this month.
-async fn settle(state: &AppState, key: &KeyRecord, hold: Option<Reservation>, credits: i64) -> i64 {
+/// Commits `credits` of `hold` (one ledger event, durable before the answer) and gives the rest
+/// back; returns the credits remaining this month.
+///
+/// # Errors
+/// 503 when the charge cannot be made durable (the whole hold is given back, see
+/// [`Reservation::commit`]).
+async fn settle(state: &AppState, key: &KeyRecord, hold: Option<Reservation>, credits: i64) -> Result<i64, ApiError> {
     match hold {
         Some(mut hold) => {
             if let Some(charged) = hold.split_off(credits) {
-                charged.commit();
+                // On failure `hold` drops here and gives the rest back.
+                charged.commit().await?;
             }
             // Read after the rest is given back, so the figure counts only what was charged.
-            hold.release()
+            Ok(hold.release())
         }
-        None => remaining(state, key).await,
+        None => Ok(remaining(state, key).await),
     }
 }
 
@@ -553,11 +558,19 @@ fn streaming(
                 p.checked += 1;
                 let entry = match result {
                     Ok(outcome) => {
-                        if let Some(piece) = p.hold.as_mut().and_then(|h| h.split_off(COST_PER_DOMAIN)) {
-                            piece.commit();
+                        // The line is written only once its charge is durable; a charge the
+                        // ledger refuses makes the line an error, not charged.
+                        let charged = match p.hold.as_mut().and_then(|h| h.split_off(COST_PER_DOMAIN)) {
+                            Some(piece) => piece.commit().await.map(|_| ()),
+                            None => Ok(()),
+                        };
+                        match charged {
+                            Ok(()) => {
+                                p.credits_cost += COST_PER_DOMAIN;
+                                BulkEntry::checked(outcome)
+                            }
+                            Err(e) => BulkEntry::failed(&domain, &e),
                         }
-                        p.credits_cost += COST_PER_DOMAIN;
-                        BulkEntry::checked(outcome)
                     }
                     Err(e) => BulkEntry::failed(&domain, &e),
                 };

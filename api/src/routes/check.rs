@@ -357,7 +357,7 @@ pub async fn perform(
     let domain = parse_domain(state, input)?;
     let reservation = state.credits().reserve(&key, "check", CHECK_COST, state.now()).await?;
     let outcome = evaluate(state, &key, domain, &options).await?;
-    let credits_remaining = reservation.commit();
+    let credits_remaining = reservation.commit().await?;
     Ok(Checked { outcome, credits_cost: CHECK_COST, credits_remaining, demo: None })
 }
 

@@ -192,7 +192,7 @@ pub async fn dns(
     for t in &types {
         records.insert(t.as_str().to_owned(), answer.records.get(t).cloned().unwrap_or_default());
     }
-    let credits_remaining = reservation.commit();
+    let credits_remaining = reservation.commit().await?;
     Ok(Json(DnsResponse {
         success: true,
         domain: name,

@@ -177,7 +177,7 @@ pub async fn suggest(
     let generated = generate(words, catalogue, &keyword, &tlds, limit);
     let mut items: Vec<SuggestionItem> = generated.items.iter().map(item).collect();
     let mut credits_cost = SUGGEST_COST;
-    let mut credits_remaining = reservation.commit();
+    let mut credits_remaining = reservation.commit().await?;
     if let Some(precheck) = precheck {
         let answers = join_all(generated.items.iter().map(|s| precheck_one(&state, s))).await;
         let answered = answers.iter().any(|a| a.2 != "none");
@@ -188,7 +188,7 @@ pub async fn suggest(
         }
         if answered {
             credits_cost += PRECHECK_COST;
-            credits_remaining = precheck.commit();
+            credits_remaining = precheck.commit().await?;
         }
     }
     Ok(Json(SuggestResponse {

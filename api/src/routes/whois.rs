@@ -190,7 +190,7 @@ pub async fn whois(
         }
     };
     metrics::counter!("dsa_lookups_total", "kind" => "whois", "outcome" => "answer").increment(1);
-    let credits_remaining = reservation.commit();
+    let credits_remaining = reservation.commit().await?;
     let whois = answer.registered.then(|| whois_object(domain.as_str(), answer.record));
     Ok(Json(WhoisResponse {
         success: true,

@@ -61,7 +61,7 @@ pub fn nats_binary() -> String {
     .clone()
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
@@ -459,7 +459,7 @@ impl Drop for PgProxy {
     }
 }
 
-/// `dsa worker` as a real process (`DSA_CONFIG` = the settings written as TOML), killable with
+/// A `dsa` role (worker, front, ledger) as a real process (`DSA_CONFIG` = the settings written as TOML), killable with
 /// SIGKILL; killed on drop.
 pub struct WorkerProcess {
     child: Option<Child>,
@@ -472,23 +472,28 @@ impl WorkerProcess {
     /// Writes `settings` to a TOML file (checking that it reads back identical) and starts
     /// `dsa worker` on it.
     pub fn spawn(settings: &Settings) -> Self {
+        Self::spawn_role(settings, "worker")
+    }
+
+    /// Writes `settings` to a TOML file and starts `dsa ROLE` on it (`front`, `worker`, `ledger`).
+    pub fn spawn_role(settings: &Settings, role: &str) -> Self {
         let text = toml::to_string(settings).expect("settings serialise to TOML");
         let back: Settings = toml::from_str(&text).expect("the written TOML reads back");
         assert_eq!(&back, settings, "Settings round-trip through TOML");
-        let stem = std::env::temp_dir().join(format!("dsa-worker-{}", uuid::Uuid::now_v7().simple()));
+        let stem = std::env::temp_dir().join(format!("dsa-{role}-{}", uuid::Uuid::now_v7().simple()));
         let config = stem.with_extension("toml");
         let log = stem.with_extension("log");
-        std::fs::write(&config, text).expect("write worker config");
-        let stderr = std::fs::File::create(&log).expect("worker log");
+        std::fs::write(&config, text).expect("write role config");
+        let stderr = std::fs::File::create(&log).expect("role log");
         let child = Command::new(env!("CARGO_BIN_EXE_dsa"))
-            .arg("worker")
+            .arg(role)
             .env("DSA_CONFIG", &config)
             .env("DSA_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)
             .spawn()
-            .expect("start dsa worker");
+            .expect("start the dsa role");
         Self { child: Some(child), config, log }
     }
 
@@ -498,6 +503,11 @@ impl WorkerProcess {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// Whether the process is still running.
