@@ -5,7 +5,8 @@
 //!   settled usage from Postgres.
 //! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
-//!   ([`workers::fleet::FleetBudget`]).
+//!   ([`workers::fleet::FleetBudget`]), self-correcting routing shared in another
+//!   ([`workers::fleet::FleetRoutes`]).
 //! * `dsa ledger`: the ledger consumer ([`crate::ledger::consume`]) settling charges in Postgres.
 //!
 //! Every role declares the streams, consumers and bucket idempotently at start.
@@ -115,6 +116,8 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     let (names, nats, js) = join(settings).await?;
     let store = connect_pg(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
+    // `GET /v1/tlds/{tld}` shows the fleet's routing state (the workers write it).
+    share_routing(&engine, &js, &names).await;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
     let (ledger_tx, ledger_rx) = crate::ledger::queue(crate::ledger::QUEUE_CAPACITY);
     let forwarder = tokio::spawn(crate::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
@@ -162,9 +165,19 @@ pub async fn worker(
     if settings.fleet.fleet_rate_limits {
         engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
     }
+    share_routing(&engine, &js, &names).await;
     let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
     workers::fleet::run_pool(nats, names, lookups, &kinds, stats, settings.fleet.tuning(), shutdown).await?;
     Ok(())
+}
+
+/// Keeps `engine`'s self-correcting routing decisions in the fleet's routing bucket; without the
+/// bucket (an older server, missing permissions) the engine keeps them in process, with a warning.
+async fn share_routing(engine: &Engine, js: &async_nats::jetstream::Context, names: &Names) {
+    match workers::fleet::FleetRoutes::open(js, &names.routing_bucket).await {
+        Ok(routes) => engine.set_route_book(Arc::new(routes)),
+        Err(e) => tracing::warn!(error = %e, bucket = %names.routing_bucket, "routing decisions stay per process"),
+    }
 }
 
 /// Runs the ledger consumer until `shutdown`.

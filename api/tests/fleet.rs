@@ -561,3 +561,75 @@ async fn burst_bench() {
     ledger.stop().await;
     db.drop_now().await;
 }
+
+/// Issue 14: self-correcting routing is shared by the fleet. Worker A sees RDAP fail while WHOIS
+/// answers and demotes RDAP in the routing bucket; worker B then asks WHOIS first without ever
+/// failing itself, and any front shows the shared state. When RDAP answers again (asked after a
+/// failing WHOIS), the worker that saw it promotes RDAP back for the whole fleet.
+#[tokio::test]
+async fn rdap_demoted_by_one_worker_is_whois_first_for_every_worker() {
+    use dsa_tests::sim::{Fault, Faults, Knobs};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "routing";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    settings.engine.dns.enabled = false;
+    settings.engine.routing.rdap_failures = 3;
+    settings.engine.routing.prefer_whois_secs = 300;
+    let front = Front::start(&settings).await;
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, _) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    let check = |name: &str| front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"));
+    let whois_first_until = |detail: &serde_json::Value| detail["health"].get("whois_first_until").cloned();
+
+    // Worker A alone: RDAP resets every connection, WHOIS answers.
+    sim.set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
+    let worker_a = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    for i in 1..=3 {
+        let (status, body) = get(&http, check(&format!("routing-{i}.com"))).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["verdict"]["method"], "whois", "{body}");
+    }
+    let (_, detail) = get(&http, front.url("/v1/tlds/com")).await;
+    assert!(whois_first_until(&detail).is_some_and(|v| v.is_string()), "the front shows the fleet's state: {detail}");
+    let (_, net) = get(&http, front.url("/v1/tlds/net")).await;
+    assert_eq!(whois_first_until(&net), None, "per suffix: {net}");
+    worker_a.stop().await;
+
+    // Worker B (fresh process, no failures of its own) asks WHOIS first: RDAP is not asked.
+    let worker_b = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let rdap_before = sim.stats().rdap.queries;
+    for i in 4..=5 {
+        let (status, body) = get(&http, check(&format!("routing-{i}.com"))).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["verdict"]["method"], "whois", "{body}");
+    }
+    assert_eq!(sim.stats().rdap.queries, rdap_before, "worker B went WHOIS-first without failing itself");
+
+    // RDAP recovers while WHOIS breaks: B's WHOIS-first check falls through to RDAP, which
+    // answers; B promotes RDAP back for the fleet.
+    sim.set_knobs(Knobs { faults: Faults { whois: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
+    let (status, body) = get(&http, check("routing-6.com")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["verdict"]["method"], "rdap", "{body}");
+    let (_, detail) = get(&http, front.url("/v1/tlds/com")).await;
+    assert_eq!(whois_first_until(&detail), None, "promoted back fleet-wide: {detail}");
+    worker_b.stop().await;
+
+    // Another fresh worker follows the catalogue's order again: RDAP first, WHOIS not asked.
+    sim.set_knobs(Knobs::default());
+    let worker_c = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let whois_before = sim.stats().whois.queries;
+    let (status, body) = get(&http, check("routing-7.com")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["verdict"]["method"], "rdap", "{body}");
+    assert_eq!(sim.stats().whois.queries, whois_before, "RDAP leads again");
+    front.stop().await;
+    worker_c.stop().await;
+    assert_drained(&nats, prefix).await;
+    ledger.stop().await;
+    db.drop_now().await;
+}

@@ -4,8 +4,8 @@
 //!
 //! | role | publishes | subscribes |
 //! |---|---|---|
-//! | front | jobs, charge events, the rate and demo KV buckets, JetStream info/create of the fleet's streams | its reply inbox |
-//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate and verdict KV buckets | its inboxes |
+//! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket, JetStream info/create of the fleet's streams | its reply inbox |
+//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate, verdict and routing KV buckets | its inboxes |
 //! | ledger | fetch/ack on the ledger stream's consumer | its inboxes |
 //!
 //! Every role may create the fleet's streams, consumers and buckets (each role declares them
@@ -36,6 +36,7 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
         kv_stream(&names.rate_bucket),
         kv_stream(&names.demo_bucket),
         kv_stream(&names.verdict_bucket),
+        kv_stream(&names.routing_bucket),
     ];
     // Declaring (idempotent create) and inspecting the fleet's streams and consumers.
     let mut publish = vec!["$JS.API.INFO".to_owned()];
@@ -54,6 +55,14 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             format!("$JS.API.STREAM.MSG.GET.{}", kv_stream(bucket)),
         ]
     };
+    // Reading a bucket without writing it: direct and message gets only.
+    let kv_read = |bucket: &str| {
+        vec![
+            format!("$JS.API.DIRECT.GET.{}.>", kv_stream(bucket)),
+            format!("$JS.API.DIRECT.GET.{}", kv_stream(bucket)),
+            format!("$JS.API.STREAM.MSG.GET.{}", kv_stream(bucket)),
+        ]
+    };
     let consume = |stream: &str| vec![format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.>"), format!("$JS.ACK.{stream}.>")];
     match role {
         "dsa-front" => {
@@ -61,11 +70,14 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             publish.push(names.ledger_subjects.clone());
             publish.extend(kv(&names.rate_bucket));
             publish.extend(kv(&names.demo_bucket));
+            // `GET /v1/tlds/{tld}` shows the fleet's routing state; only workers change it.
+            publish.extend(kv_read(&names.routing_bucket));
         }
         "dsa-worker" => {
             publish.extend(consume(&names.jobs_stream));
             publish.extend(kv(&names.rate_bucket));
             publish.extend(kv(&names.verdict_bucket));
+            publish.extend(kv(&names.routing_bucket));
             // Replies go to the fronts' inboxes.
             publish.push("_INBOX.>".to_owned());
         }
@@ -123,6 +135,17 @@ mod tests {
             assert_eq!(publish.contains(&"dsa.jobs.>".to_owned()), charges, "{role}");
             assert!(!publish.iter().any(|s| s.contains("DELETE") || s.contains("PURGE") || s.contains("UPDATE")));
         }
+    }
+
+    #[test]
+    fn workers_write_the_routing_bucket_and_fronts_only_read_it() {
+        let names = Names::with_prefix("");
+        let (front, _) = permissions("dsa-front", &names);
+        let (worker, _) = permissions("dsa-worker", &names);
+        let get = "$JS.API.DIRECT.GET.KV_dsa_routing.>".to_owned();
+        let put = "$KV.dsa_routing.>".to_owned();
+        assert!(front.contains(&get) && !front.contains(&put), "{front:?}");
+        assert!(worker.contains(&get) && worker.contains(&put), "{worker:?}");
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub const DEMO_BUCKET: &str = "dsa_demo";
 /// Fleet-wide verdict cache KV bucket: definitive verdicts by domain, written by workers, read by
 /// every worker before it asks a registry.
 pub const VERDICT_BUCKET: &str = "dsa_verdicts";
+/// Self-correcting routing KV bucket: per catalogue suffix whose RDAP is demoted, until when
+/// WHOIS is asked first (written by the worker that saw RDAP fail or recover, read by every
+/// worker before it routes a check and by the fronts for `GET /v1/tlds/{tld}`).
+pub const ROUTING_BUCKET: &str = "dsa_routing";
 
 /// Header carrying the inbox a worker must reply to (JetStream has no request-reply of its own).
 pub const REPLY_HEADER: &str = "Dsa-Reply-To";
@@ -78,6 +82,8 @@ pub struct Names {
     pub demo_bucket: String,
     /// Fleet-wide verdict cache KV bucket.
     pub verdict_bucket: String,
+    /// Self-correcting routing KV bucket.
+    pub routing_bucket: String,
 }
 
 impl Names {
@@ -107,6 +113,7 @@ impl Names {
             rate_bucket: bucket(RATE_BUCKET),
             demo_bucket: bucket(DEMO_BUCKET),
             verdict_bucket: bucket(VERDICT_BUCKET),
+            routing_bucket: bucket(ROUTING_BUCKET),
         }
     }
 }
@@ -147,6 +154,7 @@ mod tests {
         assert_eq!(t.workers_consumer, "t-42-dsa-workers");
         assert_eq!(t.rate_bucket, "t_42_dsa_rate");
         assert_eq!(t.demo_bucket, "t_42_dsa_demo");
+        assert_eq!(t.routing_bucket, "t_42_dsa_routing");
         assert_eq!(t.jobs_subject(LookupKind::Dns), "t-42.dsa.jobs.dns");
         assert_eq!(t.jobs_consumer(LookupKind::Whois), "t-42-dsa-workers-whois");
         assert_eq!(plain.jobs_consumer(LookupKind::Check), "dsa-workers");

@@ -278,7 +278,16 @@ async fn a_suffix_whose_rdap_keeps_failing_asks_whois_first_for_a_while() {
     // Per suffix: .net still asks RDAP first (and fails over to WHOIS).
     let (_, _, net) = app.get("/v1/tlds/net").await;
     assert!(net["health"].get("whois_first_until").is_none(), "{net}");
+    // RDAP recovers while WHOIS breaks: WHOIS (asked first) fails, RDAP answers, and RDAP is
+    // promoted back at once.
+    app.sim.set_knobs(Knobs { faults: Faults { whois: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
+    let (status, _, body) = app.get(&check("reroute-6.com")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["verdict"]["method"], "rdap", "{body}");
+    let (_, _, detail) = app.get("/v1/tlds/com").await;
+    assert!(detail["health"].get("whois_first_until").is_none(), "promoted back: {detail}");
     let metrics = app.http.get(app.url("/metrics")).send().await.expect("metrics").text().await.expect("text");
     assert!(metrics.contains("dsa_route_whois_first_total{suffix=\"com\"}"), "exported as a metric");
-    assert_eq!(app.finish(Some(&key)).await, 5);
+    assert!(metrics.contains("dsa_route_rdap_first_total{suffix=\"com\"}"), "the promotion too");
+    assert_eq!(app.finish(Some(&key)).await, 6);
 }

@@ -241,8 +241,10 @@ impl Default for StaleConfig {
 
 /// Self-correcting routing (`[engine.routing]`): when RDAP fails `rdap_failures` times in a row
 /// for a suffix and WHOIS then answers definitively, WHOIS is asked first for that suffix for
-/// `prefer_whois_secs`. Per process (each worker learns on its own); logged and counted in
-/// `dsa_route_whois_first_total{suffix}`; shown by `GET /v1/tlds/{tld}`.
+/// `prefer_whois_secs` (or until RDAP answers definitively again). Standalone the decision is the
+/// process's; in a fleet it is shared through the routing KV bucket (see `crate::routing`).
+/// Logged and counted in `dsa_route_whois_first_total{suffix}` / `dsa_route_rdap_first_total{suffix}`;
+/// shown by `GET /v1/tlds/{tld}`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct RoutingConfig {
@@ -251,7 +253,8 @@ pub struct RoutingConfig {
     /// RDAP failures in a row (timeouts, resets, 5xx, unreadable answers) before a WHOIS success
     /// puts WHOIS first.
     pub rdap_failures: u32,
-    /// How long WHOIS stays first, seconds; then RDAP leads again.
+    /// How long WHOIS stays first, seconds; then RDAP leads again. In a fleet at most an hour
+    /// (the routing bucket's max age).
     pub prefer_whois_secs: u64,
 }
 

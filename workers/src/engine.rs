@@ -8,7 +8,7 @@
 //!    one is definitive: RDAP 200 → taken (or pending delete), RDAP 404 from the suffix's own
 //!    registry server (not one reached by redirect) → available; WHOIS markers → available /
 //!    taken / reserved. While RDAP keeps failing for a suffix and WHOIS answers, WHOIS is asked
-//!    first there for a while (per process; see [`crate::health`] and `engine.routing`);
+//!    first there for a while, fleet-wide in a fleet (see [`crate::routing`] and `engine.routing`);
 //! 5. nothing definitive → `unknown`, which the front reports as 502 and never as available.
 //!
 //! "Available" is therefore only ever the registry's own word (house rule: never a DNS-only
@@ -33,7 +33,7 @@ pub mod registration;
 
 use crate::cache::VerdictCache;
 use crate::config::EngineConfig;
-use crate::health::HealthBook;
+use crate::health::{HealthBook, Reroute};
 use crate::parse::rdap::{RdapClass, read_rdap_for};
 use crate::parse::whois::{WhoisClass, read_whois};
 use crate::politeness::{Budget, Politeness};
@@ -41,6 +41,7 @@ use crate::probe::dns::{Delegation, DnsProbe};
 use crate::probe::rdap::RdapProbe;
 use crate::probe::whois::WhoisProbe;
 use crate::probe::{ProbeError, Protocol};
+use crate::routing::{LocalRoutes, RouteBook};
 
 /// Errors of the engine that are the caller's fault or configuration faults (never upstream
 /// trouble, which becomes an `unknown` verdict).
@@ -134,6 +135,10 @@ struct Inner {
     cache: VerdictCache,
     rdap_hosts: BTreeSet<String>,
     health: HealthBook,
+    /// Routing decisions of this process (standalone, or a fleet member without the bucket).
+    local_routes: LocalRoutes,
+    /// Routing decisions shared by the fleet (set once, fleet mode).
+    shared_routes: std::sync::OnceLock<Arc<dyn RouteBook>>,
 }
 
 /// A last known verdict served because the registry gave no definitive answer now.
@@ -189,6 +194,8 @@ impl Engine {
             cache: VerdictCache::new(&config.cache, &config.stale),
             rdap_hosts,
             health: HealthBook::new(config.routing.clone()),
+            local_routes: LocalRoutes::default(),
+            shared_routes: std::sync::OnceLock::new(),
             catalogue,
             config,
         };
@@ -198,6 +205,25 @@ impl Engine {
     /// Makes the per-host rate limits hold fleet-wide (see [`Politeness::set_fleet_budget`]).
     pub fn set_fleet_budget(&self, budget: crate::fleet::FleetBudget) {
         self.inner.politeness.set_fleet_budget(budget);
+    }
+
+    /// Keeps the self-correcting routing decisions in `book` instead of in this process (fleet
+    /// mode: [`crate::fleet::FleetRoutes`], shared by every worker and front). Can be set once.
+    pub fn set_route_book(&self, book: Arc<dyn RouteBook>) {
+        let _ = self.inner.shared_routes.set(book);
+    }
+
+    fn routes(&self) -> &dyn RouteBook {
+        match self.inner.shared_routes.get() {
+            Some(book) => book.as_ref(),
+            None => &self.inner.local_routes,
+        }
+    }
+
+    /// While RDAP is demoted for the catalogue suffix `suffix` (see [`crate::routing`]): until
+    /// when WHOIS is asked first. In a fleet this is the fleet's shared state.
+    pub async fn whois_first_until(&self, suffix: &str) -> Option<OffsetDateTime> {
+        self.routes().whois_first_until(suffix, OffsetDateTime::now_utc()).await
     }
 
     /// The TLD catalogue in use.
@@ -415,14 +441,20 @@ impl Engine {
             }
         }
         let mut failures: Vec<Failure> = Vec::new();
-        for method in &self.registry_order(entry) {
+        let (order, rdap_demoted) = self.registry_order(entry).await;
+        for method in &order {
             let outcome = match method {
                 LookupMethod::Rdap if self.inner.config.rdap.enabled => self.ask_rdap(domain, entry, steps).await,
                 LookupMethod::Whois if self.inner.config.whois.enabled => self.ask_whois(domain, entry, steps).await,
                 _ => continue,
             };
             match outcome {
-                Ok((verdict, record)) => return done(verdict, steps, record),
+                Ok((verdict, record)) => {
+                    if rdap_demoted && *method == LookupMethod::Rdap {
+                        self.promote_rdap(entry).await;
+                    }
+                    return done(verdict, steps, record);
+                }
                 Err(failure) => failures.push(failure),
             }
         }
@@ -453,7 +485,7 @@ impl Engine {
             let started = std::time::Instant::now();
             let answer = self.inner.dns.ns(server, domain.as_str()).await;
             observe(Protocol::Dns, started, answer.is_ok());
-            self.note(entry, Protocol::Dns, started, answer.is_ok());
+            self.note(entry, Protocol::Dns, started, answer.is_ok()).await;
             match answer {
                 Ok(Delegation::Delegated(ns)) => {
                     permit.succeeded();
@@ -540,14 +572,14 @@ impl Engine {
                 a
             }
             Err(e) => {
-                self.note(entry, Protocol::Rdap, started, false);
+                self.note(entry, Protocol::Rdap, started, false).await;
                 permit.failed();
                 steps.push(step(e.to_string()));
                 return Err(Failure::probe(Method::Rdap, &e));
             }
         };
         let reading = read_rdap_for(domain.as_str(), domain.unicode(), answer.status, &answer.body);
-        self.note(entry, Protocol::Rdap, started, reading.class != RdapClass::Unknown);
+        self.note(entry, Protocol::Rdap, started, reading.class != RdapClass::Unknown).await;
         let outcome = format!("HTTP {} from {}: {}", answer.status, answer.host, reading.detail);
         steps.push(step(outcome.clone()));
         let status = match reading.class {
@@ -602,7 +634,7 @@ impl Engine {
         let raw = match raw {
             Ok(raw) => raw,
             Err(e) => {
-                self.note(entry, Protocol::Whois, started, false);
+                self.note(entry, Protocol::Whois, started, false).await;
                 permit.failed();
                 steps.push(step(e.to_string()));
                 return Err(Failure::probe(Method::Whois, &e));
@@ -610,7 +642,7 @@ impl Engine {
         };
         let reading = read_whois(&raw, Some(&host), domain.suffix(), server.charset.as_deref());
         let definitive = !matches!(reading.class, WhoisClass::Unknown | WhoisClass::RateLimited);
-        self.note(entry, Protocol::Whois, started, definitive);
+        self.note(entry, Protocol::Whois, started, definitive).await;
         let marker = reading.marker.clone().unwrap_or_else(|| "no marker matched".into());
         let outcome = format!("{:?} ({marker}), {} bytes", reading.class, raw.len());
         steps.push(step(outcome.clone()));
@@ -637,11 +669,12 @@ impl Engine {
 
 impl Engine {
     /// Notes one upstream exchange of `entry`'s suffix in the health book (see [`crate::health`]
-    /// for what counts as a success).
-    fn note(&self, entry: &TldEntry, protocol: Protocol, started: std::time::Instant, success: bool) {
+    /// for what counts as a success) and demotes RDAP in the route book when the book asks for it.
+    async fn note(&self, entry: &TldEntry, protocol: Protocol, started: std::time::Instant, success: bool) {
         let now = OffsetDateTime::now_utc();
         let reroute = self.inner.health.record(&entry.suffix, protocol, now, started.elapsed(), success);
-        if let crate::health::Reroute::WhoisFirstUntil(until) = reroute {
+        if let Reroute::WhoisFirstUntil(until) = reroute {
+            self.routes().demote(&entry.suffix, until).await;
             tracing::warn!(
                 suffix = %entry.suffix,
                 until = %until,
@@ -651,20 +684,32 @@ impl Engine {
         }
     }
 
+    /// RDAP answered definitively while demoted for `entry`'s suffix (asked after WHOIS failed):
+    /// the catalogue's order applies again, for the whole fleet in fleet mode.
+    async fn promote_rdap(&self, entry: &TldEntry) {
+        self.routes().promote(&entry.suffix).await;
+        tracing::info!(suffix = %entry.suffix, "RDAP answers again: asking RDAP first for this suffix");
+        metrics::counter!("dsa_route_rdap_first_total", "suffix" => entry.suffix.clone()).increment(1);
+    }
+
     /// The registry methods of `entry` in the order to ask them now: the catalogue's, with WHOIS
-    /// moved before RDAP while RDAP is demoted for the suffix (see [`crate::health`]).
-    fn registry_order(&self, entry: &TldEntry) -> Vec<LookupMethod> {
+    /// moved before RDAP while RDAP is demoted for the suffix (see [`crate::routing`]); and
+    /// whether it is. The route book is only read for a chain with RDAP before WHOIS.
+    async fn registry_order(&self, entry: &TldEntry) -> (Vec<LookupMethod>, bool) {
         let mut order = entry.methods.clone();
-        if self.inner.health.whois_first(&entry.suffix, OffsetDateTime::now_utc())
-            && let (Some(r), Some(w)) = (
-                order.iter().position(|m| *m == LookupMethod::Rdap),
-                order.iter().position(|m| *m == LookupMethod::Whois),
-            )
-            && r < w
-        {
-            order.swap(r, w);
+        if !self.inner.config.routing.enabled {
+            return (order, false);
         }
-        order
+        let (Some(r), Some(w)) =
+            (order.iter().position(|m| *m == LookupMethod::Rdap), order.iter().position(|m| *m == LookupMethod::Whois))
+        else {
+            return (order, false);
+        };
+        if r > w || self.whois_first_until(&entry.suffix).await.is_none() {
+            return (order, false);
+        }
+        order.swap(r, w);
+        (order, true)
     }
 }
 

@@ -90,6 +90,10 @@ pub const JOBS_MAX_BYTES: i64 = 64 * 1024 * 1024;
 /// Longest a verdict stays in the fleet-wide verdict bucket, seconds; each read also applies the
 /// engine's per-status freshness (`engine.cache`: taken-like verdicts hours, available minutes).
 pub const VERDICT_BUCKET_MAX_AGE_SECS: u64 = 86_400;
+/// Longest a routing decision stays in the routing bucket, seconds. Each entry carries its own
+/// deadline (`engine.routing.prefer_whois_secs` after the demotion), checked on read; this bound
+/// only clears entries nobody promoted back, and caps a longer hold at one hour.
+pub const ROUTING_BUCKET_MAX_AGE_SECS: u64 = 3_600;
 
 /// Duplicate window of the jobs stream (a re-published job id within it is not a new job).
 pub const JOB_DUPLICATE_WINDOW_SECS: u64 = 120;
@@ -182,6 +186,8 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
         (&names.demo_bucket, 86_400, stream::StorageType::File),
         // A cache: memory is enough, and a restarted server just starts cold.
         (&names.verdict_bucket, VERDICT_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
+        // Short-lived decisions: a restarted server forgets them and RDAP leads again.
+        (&names.routing_bucket, ROUTING_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
     ] {
         if js.get_key_value(bucket).await.is_err() {
             js.create_key_value(kv::Config {
@@ -646,6 +652,95 @@ impl FleetBudget {
             }
             // Lost the compare-and-set race: read again.
         }
+    }
+}
+
+/// Self-correcting routing decisions shared by the fleet (see [`crate::routing`]): one key per
+/// demoted catalogue suffix (`s.<suffix>`) in the routing bucket holding the Unix time (seconds)
+/// until which WHOIS is asked first. A demotion is a put, a promotion a delete. Every decision
+/// is also kept in process, and read from there when the bucket does not answer (within
+/// [`FleetRoutes::TIMEOUT`]), so a NATS outage falls back to per-process routing.
+pub struct FleetRoutes {
+    kv: kv::Store,
+    local: crate::routing::LocalRoutes,
+}
+
+impl std::fmt::Debug for FleetRoutes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetRoutes").finish_non_exhaustive()
+    }
+}
+
+impl FleetRoutes {
+    /// Longest wait for the bucket on one read or write before falling back to this process's state.
+    pub const TIMEOUT: Duration = Duration::from_millis(500);
+
+    /// The routing decisions in `bucket`.
+    ///
+    /// # Errors
+    /// When the bucket does not exist (or may not be read).
+    pub async fn open(js: &jetstream::Context, bucket: &str) -> Result<Self, FleetError> {
+        Ok(Self { kv: js.get_key_value(bucket).await.map_err(js_err)?, local: Default::default() })
+    }
+
+    /// The bucket key of a catalogue suffix (KV keys allow `[-_.=/a-zA-Z0-9]`; suffixes are
+    /// A-labels, so only an unexpected character is replaced).
+    fn key(suffix: &str) -> String {
+        let clean: String =
+            suffix.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+        format!("s.{clean}")
+    }
+
+    async fn read(&self, suffix: &str) -> Result<Option<OffsetDateTime>, String> {
+        let entry = tokio::time::timeout(Self::TIMEOUT, self.kv.entry(Self::key(suffix)))
+            .await
+            .map_err(|_| "timed out".to_owned())?
+            .map_err(|e| e.to_string())?;
+        Ok(entry
+            .filter(|e| e.operation == kv::Operation::Put)
+            .and_then(|e| std::str::from_utf8(&e.value).ok()?.trim().parse::<i64>().ok())
+            .and_then(|secs| OffsetDateTime::from_unix_timestamp(secs).ok()))
+    }
+}
+
+impl crate::routing::RouteBook for FleetRoutes {
+    fn whois_first_until<'a>(
+        &'a self,
+        suffix: &'a str,
+        now: OffsetDateTime,
+    ) -> futures::future::BoxFuture<'a, Option<OffsetDateTime>> {
+        Box::pin(async move {
+            match self.read(suffix).await {
+                Ok(until) => until.filter(|until| now < *until),
+                Err(e) => {
+                    tracing::debug!(error = %e, suffix, "routing bucket unreadable; this process's routing");
+                    self.local.get(suffix, now)
+                }
+            }
+        })
+    }
+
+    fn demote<'a>(&'a self, suffix: &'a str, until: OffsetDateTime) -> futures::future::BoxFuture<'a, ()> {
+        self.local.set(suffix, until);
+        Box::pin(async move {
+            let value = Bytes::from(until.unix_timestamp().to_string());
+            match tokio::time::timeout(Self::TIMEOUT, self.kv.put(Self::key(suffix), value)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, suffix, "routing not shared: bucket refused the demotion"),
+                Err(_) => tracing::warn!(suffix, "routing not shared: bucket timed out on the demotion"),
+            }
+        })
+    }
+
+    fn promote<'a>(&'a self, suffix: &'a str) -> futures::future::BoxFuture<'a, ()> {
+        self.local.clear(suffix);
+        Box::pin(async move {
+            match tokio::time::timeout(Self::TIMEOUT, self.kv.delete(Self::key(suffix))).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, suffix, "routing not shared: bucket refused the promotion"),
+                Err(_) => tracing::warn!(suffix, "routing not shared: bucket timed out on the promotion"),
+            }
+        })
     }
 }
 

@@ -12,10 +12,11 @@
 //! answers are failures. An attempt refused by our own politeness (cooldown, no slot in time) is
 //! not an attempt on the upstream and is not counted.
 //!
-//! The book also drives **self-correcting routing** ([`RoutingConfig`]): when RDAP fails
-//! `rdap_failures` times in a row for a suffix and WHOIS then answers definitively, WHOIS is asked
-//! first for that suffix for `prefer_whois_secs`; after that RDAP leads again (and is demoted again
-//! if it still fails). Like the windows, this state is per process: each worker learns on its own.
+//! The book also notices when **self-correcting routing** ([`RoutingConfig`]) should act: when
+//! RDAP fails `rdap_failures` times in a row for a suffix and WHOIS then answers definitively,
+//! [`HealthBook::record`] returns [`Reroute::WhoisFirstUntil`] (now + `prefer_whois_secs`). The
+//! decision itself is kept in a [`crate::routing::RouteBook`]: in process when standalone, in
+//! the fleet's KV bucket when the engine runs in a fleet, so one worker's failures reroute them all.
 //!
 //! The book is per process. In standalone mode that is every probe; in fleet mode the probes run
 //! on the workers, so a front's windows stay empty and only `last_definitive_at` (from the
@@ -122,8 +123,6 @@ struct SuffixHealth {
     last_definitive_at: Option<OffsetDateTime>,
     /// RDAP failures in a row (reset by an RDAP success or a switch to WHOIS first).
     rdap_failures_in_a_row: u32,
-    /// Until when WHOIS is asked before RDAP.
-    whois_first_until: Option<OffsetDateTime>,
 }
 
 impl SuffixHealth {
@@ -147,8 +146,6 @@ pub struct SuffixStats {
     pub whois: WindowStats,
     /// The last time this process saw a definitive verdict for a name under the suffix (UTC).
     pub last_definitive_at: Option<OffsetDateTime>,
-    /// While RDAP is demoted for the suffix: until when WHOIS is asked first.
-    pub whois_first_until: Option<OffsetDateTime>,
 }
 
 impl SuffixStats {
@@ -174,7 +171,8 @@ pub struct HealthBook {
 pub enum Reroute {
     /// Nothing.
     Unchanged,
-    /// RDAP kept failing and WHOIS answered: WHOIS is asked first until the given time.
+    /// RDAP kept failing and WHOIS answered: WHOIS is to be asked first until the given time
+    /// (the engine records it in its [`crate::routing::RouteBook`]).
     WhoisFirstUntil(OffsetDateTime),
 }
 
@@ -214,19 +212,12 @@ impl HealthBook {
                     let hold = time::Duration::seconds(i64::try_from(routing.prefer_whois_secs).unwrap_or(i64::MAX));
                     let until = at.saturating_add(hold);
                     h.rdap_failures_in_a_row = 0;
-                    h.whois_first_until = Some(until);
                     return Reroute::WhoisFirstUntil(until);
                 }
                 _ => {}
             }
             Reroute::Unchanged
         })
-    }
-
-    /// Whether WHOIS is to be asked before RDAP for `suffix` at `now`.
-    pub fn whois_first(&self, suffix: &str, now: OffsetDateTime) -> bool {
-        let map = self.suffixes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.get(suffix).and_then(|h| h.whois_first_until).is_some_and(|until| now < until)
     }
 
     /// Notes a definitive verdict for a name under `suffix`, obtained at `at` (keeps the latest).
@@ -248,7 +239,6 @@ impl HealthBook {
             rdap: h.rdap.stats(now),
             whois: h.whois.stats(now),
             last_definitive_at: h.last_definitive_at,
-            whois_first_until: h.whois_first_until.filter(|until| now < *until),
         }
     }
 }
@@ -305,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn rdap_failing_while_whois_answers_puts_whois_first_for_a_while() {
+    fn rdap_failing_while_whois_answers_asks_for_whois_first() {
         let book = HealthBook::new(RoutingConfig { enabled: true, rdap_failures: 3, prefer_whois_secs: 300 });
         let ms = Duration::from_millis(5);
         // Two RDAP failures, then WHOIS answers: not enough yet.
@@ -320,14 +310,10 @@ mod tests {
         }
         // A failing WHOIS does not switch either.
         assert_eq!(book.record("com", Protocol::Whois, at(7), ms, false), Reroute::Unchanged);
-        assert!(!book.whois_first("com", at(7)));
         assert_eq!(book.record("com", Protocol::Whois, at(8), ms, true), Reroute::WhoisFirstUntil(at(308)));
-        assert!(book.whois_first("com", at(8)));
-        assert!(!book.whois_first("net", at(8)), "per suffix");
-        assert_eq!(book.stats("com", at(100)).whois_first_until, Some(at(308)));
-        // After the hold, RDAP leads again.
-        assert!(!book.whois_first("com", at(308)));
-        assert_eq!(book.stats("com", at(400)).whois_first_until, None);
+        // The streak starts over: one more WHOIS success asks for nothing new.
+        assert_eq!(book.record("com", Protocol::Whois, at(9), ms, true), Reroute::Unchanged);
+        assert_eq!(book.record("net", Protocol::Whois, at(9), ms, true), Reroute::Unchanged, "per suffix");
         // Switched off: never.
         let off = HealthBook::new(RoutingConfig { enabled: false, ..RoutingConfig::default() });
         for i in 0..10 {

@@ -19,6 +19,8 @@
 //! * [`politeness`], [`cache`]: rate limits and the verdict cache (with its last known store for
 //!   serve-stale).
 //! * [`health`]: per-suffix, per-method outcomes of the last hour (`GET /v1/tlds/{tld}`).
+//! * [`routing`]: self-correcting routing decisions (WHOIS first while RDAP fails), in process or
+//!   shared by the fleet.
 
 pub mod cache;
 pub mod config;
@@ -29,4 +31,5 @@ pub mod lookup;
 pub mod parse;
 pub mod politeness;
 pub mod probe;
+pub mod routing;
 pub mod singleflight;

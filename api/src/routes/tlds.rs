@@ -128,9 +128,11 @@ pub struct HealthInfo {
     #[serde(with = "time::serde::rfc3339::option", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_definitive_at: Option<OffsetDateTime>,
-    /// Self-correcting routing (`engine.routing`, per process): while RDAP keeps failing for the
-    /// suffix and WHOIS answers, checks ask WHOIS before RDAP until this time (RFC 3339, UTC).
-    /// Absent when the catalogue's order applies. `methods` above keeps the catalogue's order.
+    /// Self-correcting routing (`engine.routing`): while RDAP keeps failing for the suffix and
+    /// WHOIS answers, checks ask WHOIS before RDAP until this time (RFC 3339, UTC), or until RDAP
+    /// answers again. In a fleet this is the state shared by every worker (the routing KV
+    /// bucket); standalone, this process's. Absent when the catalogue's order applies. `methods`
+    /// above keeps the catalogue's order.
     #[serde(with = "time::serde::rfc3339::option", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub whois_first_until: Option<OffsetDateTime>,
@@ -315,7 +317,7 @@ pub async fn detail(
             probes_in_process: state.bus().probes_in_process(),
             methods,
             last_definitive_at: stats.last_definitive_at,
-            whois_first_until: stats.whois_first_until,
+            whois_first_until: engine.whois_first_until(&entry.suffix).await,
         },
     };
     let mut response = axum::Json(body).into_response();

@@ -1,0 +1,136 @@
+//! Classification: the order of rules of the module documentation of [`super`], over the
+//! prepared lines, the selected family and the registration facts read.
+
+use common::record::DomainRecord;
+
+use super::WhoisClass;
+use super::lines::Line;
+use super::markers::{Family, Lists, Marker, Markers, Selected, first_match, last_hit};
+
+pub(super) fn classify(
+    data: &Markers,
+    sel: &Selected<'_>,
+    lines: &[Line<'_>],
+    record: &DomainRecord,
+) -> (WhoisClass, Option<String>) {
+    let fam = sel.family.map(|f| &f.lists);
+    let family_then_generic = |pick: fn(&Lists) -> &Vec<Marker>| -> Option<String> {
+        fam.and_then(|l| first_match(pick(l), lines))
+            .or_else(|| first_match(pick(&data.generic), lines))
+            .map(|m| m.rule.clone())
+    };
+
+    if let Some(rule) = family_then_generic(|l| &l.rate_limited) {
+        return (WhoisClass::RateLimited, Some(rule));
+    }
+    if let Some(rule) = family_then_generic(|l| &l.reserved) {
+        return (WhoisClass::Reserved, Some(rule));
+    }
+    let registered_marker = family_then_generic(|l| &l.registered);
+    // A text that is not about a domain registration at all (an IANA TLD record, a help page)
+    // stays unknown even if it carries dates, statuses or name servers — unless a registered
+    // marker *follows* it, as when a client prints IANA's referral and then the registry's answer.
+    let unknown_hit = fam
+        .and_then(|l| last_hit(&l.unknown, lines))
+        .into_iter()
+        .chain(last_hit(&data.generic.unknown, lines))
+        .max_by_key(|(_, at)| *at);
+    if let Some((rule, at)) = unknown_hit {
+        let registered_after = fam
+            .and_then(|l| last_hit(&l.registered, lines))
+            .into_iter()
+            .chain(last_hit(&data.generic.registered, lines))
+            .any(|(_, reg_at)| reg_at > at);
+        if !registered_after {
+            return (WhoisClass::Unknown, Some(rule.rule.clone()));
+        }
+    }
+    let registered = registered_marker.or_else(|| field_evidence(record));
+
+    if sel.wrong_server {
+        // E.g. Verisign's "No match for" about a .et name: that server does not hold .et.
+        let name = sel.family.map_or("", |f| f.name.as_str());
+        return match registered {
+            Some(rule) => (WhoisClass::Registered, Some(rule)),
+            None => (WhoisClass::Unknown, Some(format!("server {name} is not authoritative for this suffix"))),
+        };
+    }
+
+    // Only the family's own "available" wording counts when the family is known.
+    let available_rules =
+        sel.family.and_then(|f| f.lists.available.as_deref()).or(data.generic.available.as_deref()).unwrap_or(&[]);
+    let available = first_match(available_rules, lines).map(|m| m.rule.clone());
+
+    let result = match (available, registered) {
+        // Both: the registration facts win — a stray phrase must not free a registered name.
+        (_, Some(rule)) => (WhoisClass::Registered, Some(rule)),
+        (Some(rule), None) => (WhoisClass::Available, Some(rule)),
+        (None, None) => {
+            let empty = lines.iter().all(|l| l.comment || l.norm.is_empty());
+            match sel.family {
+                Some(f) if empty && f.empty_means_available => {
+                    (WhoisClass::Available, Some(format!("empty answer ({} answers not-found with nothing)", f.name)))
+                }
+                // Neither the family nor the generic markers know this wording, and no
+                // registration evidence was read: the multilingual lexicon decides. Comment lines
+                // count here (some registries wrap their whole answer in them).
+                _ => match generic_lexicon(lines) {
+                    Some(reading) => reading,
+                    None if empty => (WhoisClass::Unknown, Some("empty answer".into())),
+                    None => (WhoisClass::Unknown, None),
+                },
+            }
+        }
+    };
+    tracing::trace!(
+        by_host = sel.by_host,
+        family = sel.family.map(|f| f.name.as_str()),
+        class = ?result.0,
+        marker = result.1.as_deref(),
+        "whois answer classified"
+    );
+    result
+}
+
+/// The lexicon layer (see [`crate::parse::lexicon`]) over the answer's lines, comment lines included,
+/// wrapped sentence tails left out.
+pub(super) fn generic_lexicon(lines: &[Line<'_>]) -> Option<(WhoisClass, Option<String>)> {
+    use crate::parse::lexicon::{LexiconClass, classify};
+    let norms: Vec<&str> = lines.iter().filter(|l| !l.continuation).map(|l| l.norm.as_str()).collect();
+    Some(match classify(&norms)? {
+        LexiconClass::Quota(m) => (WhoisClass::RateLimited, Some(m)),
+        LexiconClass::Reserved(m) => (WhoisClass::Reserved, Some(m)),
+        LexiconClass::PendingDelete(m) => (WhoisClass::Registered, Some(m)),
+        LexiconClass::NotFound(m) => (WhoisClass::Available, Some(m)),
+        LexiconClass::Conflict(m) => (WhoisClass::Unknown, Some(m)),
+    })
+}
+
+/// Registration facts that only a registered answer carries.
+pub(super) fn field_evidence(record: &DomainRecord) -> Option<String> {
+    if record.created_at.is_some() {
+        Some("field:created".into())
+    } else if record.expires_at.is_some() {
+        Some("field:expires".into())
+    } else if record.registrar.is_some() {
+        Some("field:registrar".into())
+    } else if !record.nameservers.is_empty() {
+        Some("field:nameservers".into())
+    } else {
+        None
+    }
+}
+
+pub(super) fn is_pending_delete(data: &Markers, family: Option<&Family>, record: &DomainRecord) -> bool {
+    let rules = family
+        .map(|f| f.lists.pending_delete.as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .chain(data.generic.pending_delete.iter());
+    let compact: Vec<String> = record
+        .status
+        .iter()
+        .map(|s| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase())
+        .collect();
+    rules.into_iter().any(|rule| compact.iter().any(|s| s.contains(rule.as_str())))
+}

@@ -1,0 +1,100 @@
+//! Line preparation: the answer split into lines, each with its indentation, its normalised
+//! form (what markers match against) and whether it continues a wrapped sentence.
+
+/// One line of the answer: the raw text, its indentation and its normalised form.
+pub(super) struct Line<'a> {
+    pub(super) raw: &'a str,
+    pub(super) indent: usize,
+    /// Lower case, comment/quote marks stripped from the start, whitespace collapsed, dot
+    /// leaders turned into `": "`, trailing `. ! < >` removed — the form markers match against.
+    pub(super) norm: String,
+    pub(super) comment: bool,
+    /// The line continues the previous line's sentence (previous line ends mid-sentence and
+    /// this one starts in lower case).
+    pub(super) continuation: bool,
+}
+
+pub(super) fn prepare_lines(text: &str) -> Vec<Line<'_>> {
+    let content = |raw: &str| raw.trim().trim_start_matches(['%', '#', ' ', '\t']).to_owned();
+    let mut prev: Option<String> = None;
+    text.lines()
+        .map(|raw| raw.trim_end_matches(['\r', '\u{feff}']))
+        .filter(|raw| !is_client_artifact(raw.trim()))
+        .map(|raw| {
+            let trimmed = raw.trim_start();
+            let indent = raw[..raw.len() - trimmed.len()].chars().map(|c| if c == '\t' { 8 } else { 1 }).sum();
+            let here = content(raw);
+            // Lower-case "key: value" lines (RIPE style) are statements, not wrapped text.
+            let key_like = here.find(':').is_some_and(|i| i < 40);
+            let continuation = prev.as_deref().is_some_and(|p| p.ends_with(|c: char| c.is_alphanumeric() || c == ','))
+                && here.starts_with(|c: char| c.is_lowercase())
+                && !key_like;
+            prev = Some(here).filter(|h| !h.is_empty());
+            Line { raw, indent, norm: normalise(raw), comment: trimmed.starts_with(['%', '#']), continuation }
+        })
+        .collect()
+}
+
+/// Lines a command-line whois client adds around the server's answer (`[Querying host]`,
+/// `[Redirected to host]`, `[host]`): not registry text.
+pub(super) fn is_client_artifact(t: &str) -> bool {
+    let Some(inner) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) else {
+        return false;
+    };
+    inner.starts_with("Querying ")
+        || inner.starts_with("Redirected to ")
+        || (!inner.is_empty()
+            && inner.contains('.')
+            && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+}
+
+pub(super) fn normalise(raw: &str) -> String {
+    let t = raw.trim().trim_start_matches(|c: char| matches!(c, '%' | '#' | '>' | '*' | ';') || c.is_whitespace());
+    let chars: Vec<char> = t.chars().collect();
+    let mut out = String::with_capacity(t.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '.' {
+            // A dot leader: three or more dots, possibly spaced (". . . ."), as in
+            // "Domain Name.........: x" or "object:. . . . . .x".
+            let mut j = i;
+            let mut dots = 0;
+            while j < chars.len() && (chars[j] == '.' || (chars[j] == ' ' && chars.get(j + 1) == Some(&'.'))) {
+                if chars[j] == '.' {
+                    dots += 1;
+                }
+                j += 1;
+            }
+            if dots >= 3 {
+                let mut k = j;
+                while k < chars.len() && (chars[k] == ':' || chars[k].is_whitespace()) {
+                    k += 1;
+                }
+                if k < chars.len() {
+                    while out.ends_with([' ', ':']) {
+                        out.pop();
+                    }
+                    out.push_str(": ");
+                }
+                i = k;
+                continue;
+            }
+        }
+        if c.is_whitespace() {
+            if !out.is_empty() && !out.ends_with(' ') {
+                out.push(' ');
+            }
+        } else if c == ':' && out.ends_with(' ') {
+            // "Domain Name   : x" → "domain name: x"
+            out.pop();
+            out.push(':');
+        } else {
+            out.extend(c.to_lowercase());
+        }
+        i += 1;
+    }
+    let end = out.trim_end_matches(['.', '!', '<', '>', ' ']).len();
+    out.truncate(end);
+    out
+}

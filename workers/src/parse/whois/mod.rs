@@ -1,0 +1,188 @@
+//! WHOIS (RFC 3912) answer reader: decode the bytes, classify the answer, read the fields.
+//!
+//! RFC 3912 defines only the transport (a query line over TCP port 43, free text back); every
+//! registry words its answer differently. So classification is driven by *markers* kept as data
+//! in `workers/data/whois-markers.json` (see `workers/data/PROVENANCE.md`), grouped in
+//! *families* keyed by the WHOIS host that prints them, with a generic set for hosts we do not
+//! know (a host we do not know falls back to the family of the registry suffix). The rules,
+//! in order:
+//!
+//! 1. a rate-limit marker (e.g. "request limit exceeded") → [`WhoisClass::RateLimited`];
+//! 2. a reserved marker (e.g. "Reserved by Registry") → [`WhoisClass::Reserved`];
+//! 3. an "unknown" marker (text that is not about a domain registration, e.g. IANA's record for
+//!    a TLD) → [`WhoisClass::Unknown`], unless a registered marker follows it;
+//! 4. a host that is `exclusive` to other suffixes (Verisign's "No match" about a .et name) →
+//!    [`WhoisClass::Unknown`] unless the answer shows a registration;
+//! 5. an "available" marker (e.g. `No match for "X".`) with no sign of a registration →
+//!    [`WhoisClass::Available`]; when the family is known only *its* available markers count
+//!    (a phrase from another registry's vocabulary must not decide availability);
+//! 6. a registered marker, or registration facts read from the answer (creation/expiry date,
+//!    registrar, name servers) → [`WhoisClass::Registered`], with `pending_delete` set when a
+//!    status says redemption / pending delete / quarantine;
+//! 7. an empty answer → available only for families that declare `empty_means_available`;
+//! 8. anything else → [`WhoisClass::Unknown`]. Text we cannot place is never "available": a
+//!    false "available" is the worst answer this service can give.
+//!
+//! Markers read each line as a statement: anchored rules skip the tail of a wrapped sentence and
+//! loose rules skip long disclaimer paragraphs, which mention "not found" or "available for
+//! registration" in passing.
+//!
+//! The field reader understands `Key: value` lines (with dot leaders, `[Key] value` as at JPRS,
+//! bilingual `Nome / Name:` keys) and indentation blocks (`Registrar:` followed by indented lines,
+//! as printed by Nominet, SIDN, DNS Belgium, EURid, registrars of the "Domain servers in listed
+//! order" era).
+
+//!
+//! The reader is split by concern: [`markers`] compiles the marker data, [`lines`] prepares the
+//! answer's lines, [`classify`] decides the class, [`keys`] (with the key tables of
+//! `workers/data/whois-fields.json`) and [`fields`] read the registration facts, [`dates`]
+//! parses the dates registries print.
+
+mod classify;
+mod dates;
+mod fields;
+mod keys;
+mod lines;
+mod markers;
+#[cfg(test)]
+mod tests;
+
+use common::record::DomainRecord;
+use serde::Serialize;
+
+use classify::{classify, is_pending_delete};
+pub(crate) use dates::parse_date;
+use fields::read_fields;
+use lines::prepare_lines;
+pub(crate) use markers::DateOrder;
+use markers::markers;
+
+/// What a WHOIS answer says about the queried name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WhoisClass {
+    /// The registry says no such name is registered (e.g. `No match for "X".`, `Status: free`).
+    Available,
+    /// The name is registered (also while in redemption / pending delete, see
+    /// [`WhoisReading::pending_delete`]).
+    Registered,
+    /// The registry withholds the name: reserved, restricted, blocked or premium-blocked.
+    Reserved,
+    /// The registry refused to answer because of a query quota or rate limit; ask again later.
+    RateLimited,
+    /// Nothing we recognise: an error, a help text, a wrong server, an unknown wording. Never to
+    /// be read as available.
+    Unknown,
+}
+
+/// The reading of one WHOIS answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WhoisReading {
+    /// The class decided by the markers (see the module documentation for the order of rules).
+    pub class: WhoisClass,
+    /// `true` when the name is registered but on its way out: redemption grace period, pending
+    /// delete, quarantine (EPP `redemptionPeriod`/`pendingDelete`, RFC 3915).
+    pub pending_delete: bool,
+    /// The marker (rule text from the data file, or `field:<name>` when the decision came from
+    /// registration facts read from the answer) that decided the class, kept as evidence.
+    pub marker: Option<String>,
+    /// The registration facts read from the answer. Filled for registered answers; for other
+    /// classes it holds whatever the answer echoed (often just the domain).
+    pub record: DomainRecord,
+}
+
+/// Error in the WHOIS data files (`workers/data/whois-markers.json`, `whois-fields.json`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MarkerDataError {
+    /// The file is not the JSON shape the reader expects.
+    #[error("whois-markers.json does not parse: {0}")]
+    Json(String),
+    /// The file parses but breaks a rule (empty marker, duplicate host or suffix, ...).
+    #[error("whois-markers.json is invalid: {0}")]
+    Invalid(String),
+}
+
+/// Checks the compiled-in marker data and key tables and returns the number of registry families
+/// the markers define.
+///
+/// Call it once at start-up to fail fast: [`read_whois`] itself never panics on bad data, it
+/// classifies everything as [`WhoisClass::Unknown`] instead (the safe direction).
+pub fn validate_marker_data() -> Result<usize, MarkerDataError> {
+    keys::validate_key_tables()?;
+    match markers() {
+        Ok(m) => Ok(m.families.len()),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Decodes a WHOIS answer to text.
+///
+/// `charset` is a WHATWG encoding label (e.g. `"iso-8859-1"`, `"koi8-r"`, as listed per server
+/// in the `whois` client's `servers_charset_list`); when given and known it is used as is.
+/// Otherwise the bytes are read as UTF-8 (a UTF-8 BOM is dropped) and, if they are not valid
+/// UTF-8, as windows-1252 — the superset of Latin-1 that most legacy registries actually send.
+pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
+    if let Some(enc) = charset.and_then(|label| encoding_rs::Encoding::for_label(label.trim().as_bytes())) {
+        let (text, _, _) = enc.decode(raw);
+        return text.into_owned();
+    }
+    let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+    match std::str::from_utf8(raw) {
+        Ok(text) => text.to_owned(),
+        Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(raw).0.into_owned(),
+    }
+}
+
+/// Reads one WHOIS answer.
+///
+/// - `raw`: the bytes the server sent (RFC 3912: free text, no charset given by the protocol);
+/// - `server`: the WHOIS host that produced them, which selects the marker family (when `None`
+///   or not a known host, the family is chosen by `suffix`; failing both, generic markers apply);
+/// - `suffix`: the registry suffix without a leading dot (`"com"`, `"com.af"`, `"co.uk"`);
+/// - `charset`: a WHATWG encoding label when the server is known to answer in one, see [`decode`].
+pub fn read_whois(raw: &[u8], server: Option<&str>, suffix: &str, charset: Option<&str>) -> WhoisReading {
+    read_whois_with(raw, server, suffix, charset, true)
+}
+
+/// [`read_whois`] with the registry family's own wording rules switched off: only which
+/// suffixes the server is authoritative for is kept, and the generic layer (cross-registry
+/// markers, the multilingual lexicon, registration evidence) decides. Used to measure how the
+/// reader does on registries it has no rules for (leave-one-registry-out).
+pub fn read_whois_generic(raw: &[u8], server: Option<&str>, suffix: &str, charset: Option<&str>) -> WhoisReading {
+    read_whois_with(raw, server, suffix, charset, false)
+}
+
+fn read_whois_with(
+    raw: &[u8],
+    server: Option<&str>,
+    suffix: &str,
+    charset: Option<&str>,
+    family_rules: bool,
+) -> WhoisReading {
+    let text = decode(raw, charset);
+    let lines = prepare_lines(&text);
+    let data = match markers() {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::error!(error = %e, "WHOIS marker data unusable; answer left unclassified");
+            return WhoisReading {
+                class: WhoisClass::Unknown,
+                pending_delete: false,
+                marker: Some(format!("marker data invalid: {e}")),
+                record: DomainRecord::default(),
+            };
+        }
+    };
+    let suffix = suffix.trim().trim_start_matches('.').to_ascii_lowercase();
+    let mut selected = data.select(server, &suffix);
+    if !family_rules {
+        selected.family = None;
+    }
+    let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
+    let record = read_fields(&lines, date_order);
+    let (class, marker) = classify(data, &selected, &lines, &record);
+    let pending_delete = class == WhoisClass::Registered
+        && (is_pending_delete(data, selected.family, &record)
+            || marker.as_deref().is_some_and(|m| m.starts_with("lexicon:pending_delete")));
+    WhoisReading { class, pending_delete, marker, record }
+}

@@ -1,0 +1,255 @@
+//! Unit tests of the WHOIS reader.
+
+use super::dates::*;
+use super::lines::*;
+use super::markers::*;
+use super::*;
+use time::macros::datetime;
+
+fn read(text: &str, server: Option<&str>, suffix: &str) -> WhoisReading {
+    read_whois(text.as_bytes(), server, suffix, None)
+}
+
+#[test]
+fn marker_data_loads_and_validates() {
+    let n = validate_marker_data().expect("the shipped marker data is valid");
+    assert!(n > 10, "expected a good number of families, got {n}");
+}
+
+#[test]
+fn marker_syntax() {
+    let m = compile_marker("^domain * not found").expect("valid");
+    assert!(m.matches("domain foo.tn not found"));
+    assert!(!m.matches("the domain foo.tn not found"));
+    let m = compile_marker("=not found").expect("valid");
+    assert!(m.matches("not found"));
+    assert!(!m.matches("not found: x"));
+    let m = compile_marker("^registrar:").expect("valid");
+    assert!(m.matches("registrar: x"));
+    assert!(!m.matches("registrar:"));
+    assert!(compile_marker("Upper").is_err());
+    assert!(compile_marker("").is_err());
+}
+
+#[test]
+fn bad_marker_data_is_rejected() {
+    assert!(matches!(load_markers("{}"), Err(MarkerDataError::Json(_))));
+    let dup = r#"{"version":1,"generic":{"available":["=x"]},"families":{
+        "a.example":{"about":"a","suffixes":["x"]},"b.example":{"about":"b","suffixes":["x"]}}}"#;
+    assert!(matches!(load_markers(dup), Err(MarkerDataError::Invalid(_))));
+}
+
+#[test]
+fn normalising_lines() {
+    assert_eq!(normalise("%% No entries found in the AFNIC Database."), "no entries found in the afnic database");
+    assert_eq!(normalise("Status:             AVAILABLE"), "status: available");
+    assert_eq!(normalise("object:. . . . . . .x.dz"), "object: x.dz");
+    assert_eq!(normalise("Domain Name      : x.kr"), "domain name: x.kr");
+    assert_eq!(
+        normalise(">>> Domain x.love is available for registration"),
+        "domain x.love is available for registration"
+    );
+}
+
+#[test]
+fn af_no_object_found_is_available() {
+    let text = "Domain Name: u34jedzcq.af\nDomain Status: No Object Found\n";
+    let r = read(text, Some("whois.nic.af"), "af");
+    assert_eq!(r.class, WhoisClass::Available);
+    assert_eq!(r.record.domain.as_deref(), Some("u34jedzcq.af"));
+}
+
+#[test]
+fn com_af_registered() {
+    let text = "Domain Name: google.com.af\nRegistry Domain ID: D1-AF\nRegistrar WHOIS Server: whois.markmonitor.com\n\
+        Updated Date: 2023-04-01T10:00:00.0Z\nCreation Date: 2009-02-02T00:00:00.0Z\n\
+        Registry Expiry Date: 2025-02-02T00:00:00.0Z\nRegistrar: MarkMonitor Inc.\n\
+        Domain Status: clientTransferProhibited https://icann.org/epp#clientTransferProhibited\n\
+        Name Server: NS1.GOOGLE.COM\nName Server: ns2.google.com.\nDNSSEC: unsigned\n";
+    let r = read(text, None, "com.af");
+    assert_eq!(r.class, WhoisClass::Registered);
+    assert!(!r.pending_delete);
+    assert_eq!(r.record.domain.as_deref(), Some("google.com.af"));
+    assert_eq!(r.record.registrar.as_deref(), Some("MarkMonitor Inc."));
+    assert_eq!(r.record.status, vec!["clientTransferProhibited".to_owned()]);
+    assert_eq!(r.record.nameservers, vec!["ns1.google.com".to_owned(), "ns2.google.com".to_owned()]);
+    assert_eq!(r.record.created_at, Some(datetime!(2009-02-02 0:00 UTC)));
+    assert_eq!(r.record.expires_at, Some(datetime!(2025-02-02 0:00 UTC)));
+    assert_eq!(r.record.dnssec, Some(false));
+    assert_eq!(r.record.registrar_whois_server.as_deref(), Some("whois.markmonitor.com"));
+}
+
+#[test]
+fn redemption_is_registered_pending_delete() {
+    let text = "Domain Name: EXAMPLE.COM\nRegistrar: Some Registrar, Inc.\nCreation Date: 2001-01-01T00:00:00Z\n\
+        Domain Status: redemptionPeriod https://icann.org/epp#redemptionPeriod\n\
+        Domain Status: pendingDelete https://icann.org/epp#pendingDelete\n";
+    let r = read(text, Some("whois.verisign-grs.com"), "com");
+    assert_eq!(r.class, WhoisClass::Registered);
+    assert!(r.pending_delete);
+}
+
+#[test]
+fn throttled_answers_are_rate_limited() {
+    for (text, server, suffix) in [
+        ("WHOIS LIMIT EXCEEDED - SEE WWW.PIR.ORG/WHOIS FOR DETAILS\n", Some("whois.pir.org"), "org"),
+        ("%% Too many requests...\n%% No entries found in the AFNIC Database.\n", Some("whois.nic.fr"), "fr"),
+        ("request limit exceeded for 127.0.0.1\n", None, "pl"),
+        ("The WHOIS query quota for 127.0.0.1 has been exceeded\n", Some("whois.nic.uk"), "uk"),
+    ] {
+        assert_eq!(read(text, server, suffix).class, WhoisClass::RateLimited, "{text}");
+    }
+}
+
+#[test]
+fn empty_answer_is_unknown() {
+    assert_eq!(read("", Some("whois.verisign-grs.com"), "com").class, WhoisClass::Unknown);
+    assert_eq!(read("\n% comment only\n", None, "zz").class, WhoisClass::Unknown);
+    assert_eq!(read("", None, "").class, WhoisClass::Unknown);
+}
+
+#[test]
+fn unrecognised_text_is_never_available() {
+    for text in ["Service temporarily unavailable.", "Invalid input", "hello", "Domain Name: x.com"] {
+        assert_ne!(read(text, None, "com").class, WhoisClass::Available, "{text}");
+    }
+}
+
+#[test]
+fn wrong_server_no_match_is_unknown() {
+    let r = read("No match for domain \"GOOGLE.COM.ET\".\n", Some("whois.verisign-grs.com"), "com.et");
+    assert_eq!(r.class, WhoisClass::Unknown);
+    let r = read("No match for domain \"NOPE.COM\".\n", Some("whois.verisign-grs.com"), "com");
+    assert_eq!(r.class, WhoisClass::Available);
+}
+
+#[test]
+fn latin1_bytes_decode() {
+    // "Nincs találat / No match" in ISO-8859-1 (0xE1 = á): not valid UTF-8.
+    let raw = b"Nincs tal\xe1lat / No match\n";
+    assert_eq!(decode(raw, None), "Nincs találat / No match\n");
+    assert_eq!(decode(raw, Some("iso-8859-1")), "Nincs találat / No match\n");
+    assert_eq!(decode("día".as_bytes(), None), "día");
+    assert_eq!(read_whois(raw, Some("whois.nic.hu"), "hu", None).class, WhoisClass::Available);
+    // KOI8-R given by label.
+    assert_eq!(decode(b"\xf0\xd2\xc9\xd7\xc5\xd4", Some("koi8-r")), "Привет");
+}
+
+#[test]
+fn odd_input_never_panics() {
+    let odd = [
+        "İstanbul: İİİ\nDomain Name: x.com.tr\nCreated on 2001-Aug-23.",
+        "Registrar:\n\n\n   \t\n:::\n[\n[]\n[ ]: x\n. . . . .\n....: ....",
+        "domain:Class-Name:\nRecord created on İ 2005",
+        "ÿ\u{feff}\r\n%%\n##\n>>> <<<\n*** ***",
+        "Name Server 1: 1.2.3.4\nExpiration Date: 99/99/9999 99:99:99 +99:99",
+        "nserver: ns1.example.com. 2001:db8::1\nstatus: ok - Normal state.",
+    ];
+    for text in odd {
+        for (i, _) in text.char_indices() {
+            let _ = read(&text[..i], None, "com");
+            let _ = read(&text[i..], Some("whois.nic.uk"), "co.uk");
+        }
+    }
+    for b in 0..=255u8 {
+        let _ = read_whois(&[b, b':', b' ', 0xc3, b'\n', b'x'], None, "x", None);
+    }
+}
+
+#[test]
+fn reserved_answers() {
+    assert_eq!(read("Reserved by Registry\n", Some("whois.nic.io"), "io").class, WhoisClass::Reserved);
+    assert_eq!(read("Name is restricted from registration\n", None, "aero").class, WhoisClass::Reserved);
+}
+
+#[test]
+fn nominet_blocks() {
+    let text = "    Domain name:\n        google.co.uk\n\n    Registrant:\n        Google Inc.\n\n\
+        Registrar:\n        Markmonitor Inc. t/a MarkMonitor Inc. [Tag = MARKMONITOR]\n        URL: http://www.markmonitor.com\n\n\
+        Relevant dates:\n        Registered on: 14-Feb-1999\n        Expiry date:  14-Feb-2026\n        Last updated:  10-Jan-2025\n\n\
+        Registration status:\n        Registered until expiry date.\n\n    Name servers:\n        ns1.google.com\n        ns2.google.com    192.0.2.1\n";
+    let r = read(text, Some("whois.nic.uk"), "co.uk");
+    assert_eq!(r.class, WhoisClass::Registered);
+    assert_eq!(r.record.domain.as_deref(), Some("google.co.uk"));
+    assert_eq!(r.record.registrant.org.as_deref(), Some("Google Inc."));
+    assert_eq!(r.record.nameservers, vec!["ns1.google.com".to_owned(), "ns2.google.com".to_owned()]);
+    assert_eq!(r.record.created_at, Some(datetime!(1999-02-14 0:00 UTC)));
+    assert_eq!(r.record.expires_at, Some(datetime!(2026-02-14 0:00 UTC)));
+    assert_eq!(r.record.status, vec!["Registered until expiry date".to_owned()]);
+}
+
+/// The lexicon-driven rules of the generic field reader, on made-up answers of a server no
+/// family describes.
+#[test]
+fn generic_field_rules() {
+    let zz = |text: &str| read(text, Some("whois.nic.zz"), "zz").record;
+    // Registrant contact object found by its handle; a run of "changed:" lines; "expired:".
+    let r = zz("domain:   example.zz\nholder-c: AB12-ZZ\nstatus:   ACTIVE\nnserver:  ns1.example.net\n\
+        created:  2001-02-03\nexpired:  2030-02-03\nchanged:  2005-01-01\nchanged:  2020-06-07\n\n\
+        nic-hdl:  XY9-ZZ\ncountry:  DE\n\nnic-hdl:  AB12-ZZ\ncontact:  Example Org\ncountry:  FR\n");
+    assert_eq!(r.registrant.country.as_deref(), Some("FR"));
+    assert_eq!(r.updated_at, Some(datetime!(2020-06-07 0:00 UTC)));
+    assert_eq!(r.expires_at, Some(datetime!(2030-02-03 0:00 UTC)));
+    // Role-prefixed country keys, country names, DNSSEC in another language.
+    let r = zz("Domain Name: example.zz\nowner-country: Deutschland\nadmin-country: US\nDNSSEC: nein\n");
+    assert_eq!(r.registrant.country.as_deref(), Some("DE"));
+    assert_eq!(r.dnssec, Some(false));
+    // YAML tags open a block; wrapped explanations are not statuses; expiry in a status.
+    let r = zz("name: example.zz\nstatus: OK-UNTIL 20300203000000\n\
+        Status: LOCKED\n\tThis feature is provided to protect against fraudulent acquisition of the name.\n\
+        registrar: !Registrar\n  name: Example Registrar\n  web: http://registrar.example\n");
+    assert_eq!(r.registrar.as_deref(), Some("Example Registrar"));
+    assert_eq!(r.status, vec!["OK-UNTIL 20300203000000".to_owned(), "LOCKED".to_owned()]);
+    assert_eq!(r.expires_at, Some(datetime!(2030-02-03 0:00 UTC)));
+    // A registrant address whose last line is the country.
+    let r = zz(
+        "Domain: example.zz\n\nRegistrant\n  Name: Example\n  Address: Via Roma 1\n           Roma\n           IT\n  Created: 2001-01-01\n",
+    );
+    assert_eq!(r.registrant.country.as_deref(), Some("IT"));
+}
+
+#[test]
+fn date_formats() {
+    let d = |s: &str| parse_date(s, DateOrder::Dmy);
+    assert_eq!(d("2019-01-01T10:00:00Z"), Some(datetime!(2019-01-01 10:00 UTC)));
+    assert_eq!(d("2019-01-01T10:00:00.123Z"), Some(datetime!(2019-01-01 10:00 UTC)));
+    assert_eq!(d("2019-01-01T10:00:00+02:00"), Some(datetime!(2019-01-01 8:00 UTC)));
+    assert_eq!(d("2019-01-01T10:00:00-0700"), Some(datetime!(2019-01-01 17:00 UTC)));
+    assert_eq!(d("2019-01-01 10:00:00"), Some(datetime!(2019-01-01 10:00 UTC)));
+    assert_eq!(d("2019-01-01"), Some(datetime!(2019-01-01 0:00 UTC)));
+    assert_eq!(d("2019.01.02"), Some(datetime!(2019-01-02 0:00 UTC)));
+    assert_eq!(d("2012. 05. 19."), Some(datetime!(2012-05-19 0:00 UTC)));
+    assert_eq!(d("01-Jan-2019"), Some(datetime!(2019-01-01 0:00 UTC)));
+    assert_eq!(d("14-feb-2009 10:00:00 UTC"), Some(datetime!(2009-02-14 10:00 UTC)));
+    assert_eq!(d("01/02/2019"), Some(datetime!(2019-02-01 0:00 UTC)));
+    assert_eq!(parse_date("01/02/2019", DateOrder::Mdy), Some(datetime!(2019-01-02 0:00 UTC)));
+    assert_eq!(d("12/31/2019"), Some(datetime!(2019-12-31 0:00 UTC)));
+    assert_eq!(d("31.12.2019 10:11:12"), Some(datetime!(2019-12-31 10:11:12 UTC)));
+    assert_eq!(d("Tue Dec 12 2000"), Some(datetime!(2000-12-12 0:00 UTC)));
+    assert_eq!(d("Wed Jan 22 22:06:14 GMT 2014"), Some(datetime!(2014-01-22 0:00 UTC)));
+    assert_eq!(d("September 9 2009"), Some(datetime!(2009-09-09 0:00 UTC)));
+    assert_eq!(d("2017/06/01 01:05:09 (JST)"), Some(datetime!(2017-05-31 16:05:09 UTC)));
+    assert_eq!(d("20100101"), Some(datetime!(2010-01-01 0:00 UTC)));
+    assert_eq!(d("2012-Aug-01"), Some(datetime!(2012-08-01 0:00 UTC)));
+    assert_eq!(d("before Aug-1996"), None);
+    assert_eq!(d("1 year"), None);
+    assert_eq!(d("-"), None);
+}
+
+#[test]
+fn key_tables_load_and_bad_tables_are_rejected() {
+    use super::keys::load_key_tables;
+    assert!(super::keys::validate_key_tables().is_ok());
+    let ok = r#"{"version": 1, "fields": [["created on", "created_1"]], "blocks": [["holder", "registrant"]]}"#;
+    assert!(load_key_tables(ok).is_ok());
+    for bad in [
+        r#"{"version": 1, "fields": [["x", "colour"]], "blocks": []}"#,
+        r#"{"version": 1, "fields": [["Domain", "domain"]], "blocks": []}"#,
+        r#"{"version": 1, "fields": [["x", "domain"], ["x", "status"]], "blocks": []}"#,
+        r#"{"version": 1, "fields": [], "blocks": [["x", "cellar"]]}"#,
+        r#"{"version": 2, "fields": [], "blocks": []}"#,
+        r#"{"version": 1, "fields": {}, "blocks": []}"#,
+    ] {
+        assert!(load_key_tables(bad).is_err(), "{bad}");
+    }
+}
