@@ -4,7 +4,7 @@
 //!   to the ledger stream through [`crate::ledger::forward`], keys and settled usage from Postgres.
 //! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
-//!   ([`workers::fleet::FleetBudget`]).
+//!   ([`workers::fleet::FleetBudget`], set on the engine as its upstream budget).
 //! * `dsa ledger`: the ledger consumer ([`crate::ledger::consume`]) settling charges in Postgres.
 //!
 //! Every role declares the streams, consumers and bucket idempotently at start.
@@ -70,7 +70,7 @@ async fn join(settings: &Settings) -> anyhow::Result<(Names, async_nats::Client,
     let names = Names::with_prefix(&settings.fleet.prefix);
     let nats = connect_nats(&settings.fleet.nats_url).await?;
     let js = async_nats::jetstream::new(nats.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    workers::fleet::streams::declare(&js, &names, settings.fleet.tuning()).await?;
     Ok((names, nats, js))
 }
 
@@ -152,7 +152,7 @@ pub async fn worker(
     let (names, nats, js) = join(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     if settings.fleet.fleet_rate_limits {
-        engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
+        engine.set_upstream_budget(Arc::new(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?));
     }
     let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
     workers::fleet::run_pool(nats, names, lookups, &kinds, stats, settings.fleet.tuning(), shutdown).await?;

@@ -611,7 +611,7 @@ fn shared_data() -> PathBuf {
 /// base URL moved shows the suffixes whose `rdap` changed, and `--check` fails on it.
 #[test]
 fn tlds_refresh_rebuilds_the_catalogue_and_reports_changes() {
-    use common::catalogue::build::paths;
+    use catalogue_build::paths;
     let db = Db::new();
     let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../common/data/tld-catalogue.json"))
         .expect("shipped catalogue");

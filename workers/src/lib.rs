@@ -19,6 +19,11 @@
 //! * [`politeness`], [`cache`]: rate limits and the verdict cache (with its last known store for
 //!   serve-stale).
 //! * [`health`]: per-suffix, per-method outcomes of the last hour (`GET /v1/tlds/{tld}`).
+//! * [`fleet`]: the NATS side — stream/consumer/bucket declarations, the worker pool, and the
+//!   fleet-wide upstream budget (an [`politeness::UpstreamBudget`] set on the engine).
+//!
+//! Module dependencies point one way: `fleet` → `lookup` → `engine` → `politeness`, `probe`,
+//! `parse`, `cache`, `health` → `config`; the engine never names `fleet`.
 
 pub mod cache;
 pub mod config;

@@ -1,14 +1,5 @@
-//! The fleet side of the engine: JetStream declarations, the worker pool, and fleet-wide
-//! upstream budgets.
-//!
-//! The path of a job in the fleet:
-//!
-//! ```text
-//! front ──publish CheckJob (Nats-Msg-Id = job id, Dsa-Reply-To = inbox)──► stream DSA_JOBS
-//!   ▲                                                                       │ pull consumer
-//!   │                                                                       ▼ dsa-workers
-//!   └──────── core publish CheckReply to the inbox ◄── worker: Engine::check_uncached, then ack
-//! ```
+//! The worker pool: one pull loop per kind of lookup, each on its own consumer with its own
+//! concurrency.
 //!
 //! Every kind of lookup ([`LookupKind`]) has its own subject and its own durable consumer
 //! (`dsa.jobs.whois` → `dsa-workers-whois`, `dsa.jobs.dns` → `dsa-workers-dns`), and a pool runs
@@ -25,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use async_nats::jetstream::{self, AckKind, consumer, kv, stream};
+use async_nats::jetstream::{self, AckKind, consumer, kv};
 use bytes::Bytes;
 use common::domain::DomainName;
 use common::lookup::{LookupKind, LookupOutcome};
@@ -36,167 +27,12 @@ use futures::{FutureExt, StreamExt};
 use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 
+use super::{FleetError, Tuning};
 use crate::engine::registration::RegistrationError;
 use crate::engine::{Engine, Report};
 use crate::lookup::Lookups;
 use crate::lookup::dns::DnsLookupError;
 use crate::singleflight::SingleFlight;
-
-/// Errors declaring or running the fleet side.
-#[derive(Debug, thiserror::Error)]
-pub enum FleetError {
-    /// A JetStream call failed.
-    #[error("JetStream: {0}")]
-    JetStream(String),
-}
-
-fn js_err(e: impl std::fmt::Display) -> FleetError {
-    FleetError::JetStream(e.to_string())
-}
-
-/// Deliveries of one job at most (then it is dropped; the front has long given up).
-pub const JOB_MAX_DELIVER: i64 = 5;
-
-/// Timing of the JetStream consumers.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Tuning {
-    /// How long a worker may hold a job without a sign of life before JetStream redelivers it
-    /// (workers send progress acks every half of it while probing), seconds.
-    pub job_ack_wait_secs: f64,
-    /// How long the ledger consumer may hold a batch before redelivery, seconds.
-    pub ledger_ack_wait_secs: f64,
-    /// Most messages the jobs stream holds (then new publishes are refused).
-    pub jobs_max_msgs: i64,
-    /// Most bytes the jobs stream holds (then new publishes are refused).
-    pub jobs_max_bytes: i64,
-}
-
-impl Default for Tuning {
-    fn default() -> Self {
-        Self {
-            job_ack_wait_secs: 3.0,
-            ledger_ack_wait_secs: 10.0,
-            jobs_max_msgs: JOBS_MAX_MSGS,
-            jobs_max_bytes: JOBS_MAX_BYTES,
-        }
-    }
-}
-
-/// Default bound on the jobs waiting in the jobs stream: at about 200 bytes a job, far more than
-/// any pool drains within a check deadline, so only a runaway backlog reaches it.
-pub const JOBS_MAX_MSGS: i64 = 100_000;
-/// Default bound on the bytes of the jobs stream (64 MiB).
-pub const JOBS_MAX_BYTES: i64 = 64 * 1024 * 1024;
-/// Longest a verdict stays in the fleet-wide verdict bucket, seconds; each read also applies the
-/// engine's per-status freshness (`engine.cache`: taken-like verdicts hours, available minutes).
-pub const VERDICT_BUCKET_MAX_AGE_SECS: u64 = 86_400;
-
-/// Duplicate window of the jobs stream (a re-published job id within it is not a new job).
-pub const JOB_DUPLICATE_WINDOW_SECS: u64 = 120;
-/// Duplicate window of the ledger stream.
-pub const LEDGER_DUPLICATE_WINDOW_SECS: u64 = 600;
-
-/// Creates (idempotently) the streams, consumers and KV bucket of `names`. The definitions are
-/// documented in `nats/README.md` and kept in `nats/*.json`.
-///
-/// # Errors
-/// When JetStream refuses a definition.
-pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> Result<(), FleetError> {
-    let jobs = js
-        .get_or_create_stream(stream::Config {
-            name: names.jobs_stream.clone(),
-            subjects: vec![names.jobs_subjects.clone()],
-            retention: stream::RetentionPolicy::WorkQueue,
-            storage: stream::StorageType::File,
-            duplicate_window: Duration::from_secs(JOB_DUPLICATE_WINDOW_SECS),
-            max_age: Duration::from_secs(600),
-            // A full stream refuses new jobs (the front answers at once) rather than dropping
-            // jobs already accepted.
-            max_messages: tuning.jobs_max_msgs,
-            max_bytes: tuning.jobs_max_bytes,
-            discard: stream::DiscardPolicy::New,
-            ..Default::default()
-        })
-        .await
-        .map_err(js_err)?;
-    for kind in LookupKind::ALL {
-        let name = names.jobs_consumer(kind).to_owned();
-        let filter = names.jobs_subject(kind).to_owned();
-        // A consumer from before the kinds existed has no filter and would overlap the others on
-        // this work-queue stream: replace it.
-        if let Ok(mut existing) = jobs.get_consumer::<consumer::pull::Config>(&name).await
-            && let Ok(info) = existing.info().await
-            && info.config.filter_subject != filter
-        {
-            jobs.delete_consumer(&name).await.map_err(|e| {
-                FleetError::JetStream(format!(
-                    "consumer {name} has filter {:?}, not {filter:?} (from before the lookup kinds?) and could not be \
-                     replaced: {e}; delete it once with `nats consumer rm {} {name}`",
-                    info.config.filter_subject, names.jobs_stream
-                ))
-            })?;
-        }
-        jobs.get_or_create_consumer(
-            &name,
-            consumer::pull::Config {
-                durable_name: Some(name.clone()),
-                filter_subject: filter,
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: Duration::from_secs_f64(tuning.job_ack_wait_secs.max(0.5)),
-                max_deliver: JOB_MAX_DELIVER,
-                max_ack_pending: 10_000,
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(js_err)?;
-    }
-    let ledger = js
-        .get_or_create_stream(stream::Config {
-            name: names.ledger_stream.clone(),
-            subjects: vec![names.ledger_subjects.clone()],
-            retention: stream::RetentionPolicy::WorkQueue,
-            storage: stream::StorageType::File,
-            duplicate_window: Duration::from_secs(LEDGER_DUPLICATE_WINDOW_SECS),
-            max_age: Duration::from_secs(7 * 86_400),
-            ..Default::default()
-        })
-        .await
-        .map_err(js_err)?;
-    ledger
-        .get_or_create_consumer(
-            &names.ledger_consumer,
-            consumer::pull::Config {
-                durable_name: Some(names.ledger_consumer.clone()),
-                ack_policy: consumer::AckPolicy::Explicit,
-                ack_wait: Duration::from_secs_f64(tuning.ledger_ack_wait_secs.max(0.5)),
-                max_deliver: -1,
-                max_ack_pending: 20_000,
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(js_err)?;
-    for (bucket, max_age, storage) in [
-        (&names.rate_bucket, 300, stream::StorageType::File),
-        (&names.demo_bucket, 86_400, stream::StorageType::File),
-        // A cache: memory is enough, and a restarted server just starts cold.
-        (&names.verdict_bucket, VERDICT_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
-    ] {
-        if js.get_key_value(bucket).await.is_err() {
-            js.create_key_value(kv::Config {
-                bucket: bucket.clone(),
-                history: 1,
-                max_age: Duration::from_secs(max_age),
-                storage,
-                ..Default::default()
-            })
-            .await
-            .map_err(js_err)?;
-        }
-    }
-    Ok(())
-}
 
 /// Counters of one worker pool (for tests and metrics).
 #[derive(Debug, Default)]
@@ -577,80 +413,6 @@ async fn handle(
     if let Err(e) = message.ack().await {
         tracing::warn!(error = %e, job_id = %job.job_id, "ack failed; the job may be answered twice");
     }
-}
-
-/// A fleet-wide rate limit for upstream hosts held in a JetStream KV bucket (GCRA: one key per
-/// host holding its theoretical arrival time, updated with compare-and-set), so N workers
-/// together stay within one registry's limit.
-#[derive(Clone)]
-pub struct FleetBudget {
-    kv: kv::Store,
-}
-
-impl std::fmt::Debug for FleetBudget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FleetBudget").finish_non_exhaustive()
-    }
-}
-
-impl FleetBudget {
-    /// The budget in `bucket`.
-    ///
-    /// # Errors
-    /// When the bucket does not exist.
-    pub async fn open(js: &jetstream::Context, bucket: &str) -> Result<Self, FleetError> {
-        Ok(Self { kv: js.get_key_value(bucket).await.map_err(js_err)? })
-    }
-
-    /// Waits until `host` may be queried again under `per_second` with `burst`, at most
-    /// `max_wait`. Returns false when no slot came in time (or the bucket is unreachable).
-    pub async fn acquire(&self, host: &str, per_second: f64, burst: u32, max_wait: Duration) -> bool {
-        let key = format!("up.{}", host.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
-        let interval = 1.0 / per_second.max(0.001);
-        let tolerance = interval * f64::from(burst.max(1).saturating_sub(1));
-        let give_up = std::time::Instant::now() + max_wait;
-        loop {
-            let now = unix_now();
-            let entry = match self.kv.entry(key.clone()).await {
-                Ok(e) => e,
-                Err(_) => return false,
-            };
-            let (tat, revision) = match &entry {
-                Some(e) if e.operation == kv::Operation::Put => (
-                    std::str::from_utf8(&e.value).ok().and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0),
-                    Some(e.revision),
-                ),
-                Some(e) => (0.0, Some(e.revision)),
-                None => (0.0, None),
-            };
-            let start = tat.max(now);
-            let wait = start - tolerance - now;
-            if wait > 0.0 {
-                let until = std::time::Instant::now() + Duration::from_secs_f64(wait);
-                if until > give_up {
-                    return false;
-                }
-                tokio::time::sleep(Duration::from_secs_f64(wait)).await;
-                continue;
-            }
-            let value = Bytes::from(format!("{:.6}", start + interval));
-            let stored = match revision {
-                Some(rev) => self.kv.update(&key, value, rev).await.is_ok(),
-                None => self.kv.create(&key, value).await.is_ok(),
-            };
-            if stored {
-                return true;
-            }
-            if std::time::Instant::now() > give_up {
-                return false;
-            }
-            // Lost the compare-and-set race: read again.
-        }
-    }
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
 /// Runs `work`, telling JetStream every `every` that the job is still being worked on (so a short
