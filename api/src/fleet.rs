@@ -5,8 +5,8 @@
 //!   settled usage from Postgres.
 //! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
-//!   ([`workers::fleet::FleetBudget`]), self-correcting routing shared in another
-//!   ([`workers::fleet::FleetRoutes`]).
+//!   ([`workers::fleet::FleetBudget`], set on the engine as its upstream budget), self-correcting
+//!   routing shared in another ([`workers::fleet::FleetRoutes`]).
 //! * `dsa ledger`: the ledger consumer ([`crate::ledger::consume`]) settling charges in Postgres.
 //!
 //! Every role declares the streams, consumers and bucket idempotently at start.
@@ -72,7 +72,7 @@ async fn join(settings: &Settings) -> anyhow::Result<(Names, async_nats::Client,
     let names = Names::with_prefix(&settings.fleet.prefix);
     let nats = connect_nats(&settings.fleet.nats_url).await?;
     let js = async_nats::jetstream::new(nats.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await?;
+    workers::fleet::streams::declare(&js, &names, settings.fleet.tuning()).await?;
     Ok((names, nats, js))
 }
 
@@ -163,7 +163,7 @@ pub async fn worker(
     let (names, nats, js) = join(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     if settings.fleet.fleet_rate_limits {
-        engine.set_fleet_budget(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?);
+        engine.set_upstream_budget(Arc::new(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?));
     }
     share_routing(&engine, &js, &names).await;
     let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;

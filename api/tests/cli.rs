@@ -1,6 +1,18 @@
 //! The operator commands (`dsa keys …`, `dsa usage`, `dsa accounts …`) end to end: the real `dsa` binary against a
 //! fresh SQLite file per test, configured the way an operator does it (`DSA_DATABASE__URL`, or a
 //! `--config` file).
+//!
+//! One test binary for everything that runs the real binary or loads its configuration:
+//! [`check`] (`dsa check` against the simulator), [`sample_config`] (`dsa.sample.toml`) and
+//! [`tls`] (`dsa serve` over HTTPS).
+
+// The modules live in `cli/` so that Cargo does not take them for test binaries of their own.
+#[path = "cli/check.rs"]
+mod check;
+#[path = "cli/sample_config.rs"]
+mod sample_config;
+#[path = "cli/tls.rs"]
+mod tls;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -611,7 +623,7 @@ fn shared_data() -> PathBuf {
 /// base URL moved shows the suffixes whose `rdap` changed, and `--check` fails on it.
 #[test]
 fn tlds_refresh_rebuilds_the_catalogue_and_reports_changes() {
-    use common::catalogue::build::paths;
+    use catalogue_build::paths;
     let db = Db::new();
     let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../common/data/tld-catalogue.json"))
         .expect("shipped catalogue");

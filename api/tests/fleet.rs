@@ -1,6 +1,13 @@
 //! The fleet on real NATS JetStream and Postgres: the check flow, faults, and fleet-wide limits.
 
+//!
+//! One test binary: `/v1/dns` and `/v1/whois` through the fleet are in [`lookups`]; the fault
+//! tests (`fleet_faults.rs`) share the harness in `fleet_support/`.
+
 mod fleet_support;
+// In `fleet/` so that Cargo does not take it for a test binary of its own.
+#[path = "fleet/lookups.rs"]
+mod lookups;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

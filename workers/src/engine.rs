@@ -36,7 +36,7 @@ use crate::config::EngineConfig;
 use crate::health::{HealthBook, Reroute};
 use crate::parse::rdap::{RdapClass, read_rdap_for};
 use crate::parse::whois::{WhoisClass, read_whois};
-use crate::politeness::{Budget, Politeness};
+use crate::politeness::{Budget, Politeness, UpstreamBudget};
 use crate::probe::dns::{Delegation, DnsProbe};
 use crate::probe::rdap::RdapProbe;
 use crate::probe::whois::WhoisProbe;
@@ -202,9 +202,10 @@ impl Engine {
         Ok(Self { inner: Arc::new(inner) })
     }
 
-    /// Makes the per-host rate limits hold fleet-wide (see [`Politeness::set_fleet_budget`]).
-    pub fn set_fleet_budget(&self, budget: crate::fleet::FleetBudget) {
-        self.inner.politeness.set_fleet_budget(budget);
+    /// Makes every RDAP and WHOIS slot also take a slot from `budget` (in fleet mode the
+    /// fleet-wide one; see [`Politeness::set_upstream_budget`]).
+    pub fn set_upstream_budget(&self, budget: Arc<dyn UpstreamBudget>) {
+        self.inner.politeness.set_upstream_budget(budget);
     }
 
     /// Keeps the self-correcting routing decisions in `book` instead of in this process (fleet

@@ -21,6 +21,11 @@
 //! * [`health`]: per-suffix, per-method outcomes of the last hour (`GET /v1/tlds/{tld}`).
 //! * [`routing`]: self-correcting routing decisions (WHOIS first while RDAP fails), in process or
 //!   shared by the fleet.
+//! * [`fleet`]: the NATS side — stream/consumer/bucket declarations, the worker pool, and the
+//!   fleet-wide upstream budget (an [`politeness::UpstreamBudget`] set on the engine).
+//!
+//! Module dependencies point one way: `fleet` → `lookup` → `engine` → `politeness`, `probe`,
+//! `parse`, `cache`, `health` → `config`; the engine never names `fleet`.
 
 pub mod cache;
 pub mod config;

@@ -5,8 +5,10 @@
 //! host it is about to query. A host that fails `failures_before_cooldown` times in a row is left
 //! alone for `cooldown_secs`: its checks answer unknown at once instead of piling up.
 //!
-//! These limits hold per process; the fleet (issue 4) routes each upstream's jobs so that they hold
-//! fleet-wide too.
+//! These limits hold per process. Beyond them, every RDAP and WHOIS slot also takes a slot from
+//! an [`UpstreamBudget`]: [`InProcessBudget`] (grants at once: one process doing all its own
+//! probing, as in standalone mode) unless another is set, such as the fleet's budget over NATS KV
+//! (`fleet::budget`), which makes the per-host limits hold for all workers together.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -14,19 +16,39 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::future::{BoxFuture, FutureExt};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::{HostLimit, LimitsConfig};
 use crate::probe::{ProbeError, Protocol};
 
+/// A per-host query budget shared beyond this process (its own limits are [`Politeness`]'s).
+pub trait UpstreamBudget: Send + Sync + std::fmt::Debug {
+    /// Waits until `host` may be queried again under `limit`'s rate (`per_second`, `burst`), at
+    /// most `max_wait`. Returns false when no slot came in time (or the budget is unreachable).
+    fn acquire<'a>(&'a self, host: &'a str, limit: &'a HostLimit, max_wait: Duration) -> BoxFuture<'a, bool>;
+}
+
+/// The budget of a process that does all its own probing (standalone mode, or a worker without
+/// `fleet.fleet_rate_limits`): the per-process limits already are the whole budget, so it grants
+/// every slot at once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InProcessBudget;
+
+impl UpstreamBudget for InProcessBudget {
+    fn acquire<'a>(&'a self, _host: &'a str, _limit: &'a HostLimit, _max_wait: Duration) -> BoxFuture<'a, bool> {
+        futures::future::ready(true).boxed()
+    }
+}
+
 /// Shared per-host politeness state for every probe of one engine.
 #[derive(Debug)]
 pub struct Politeness {
     config: LimitsConfig,
     hosts: Mutex<HashMap<(Protocol, String), Arc<HostState>>>,
-    /// Fleet-wide budget shared through NATS KV (fleet mode only).
-    fleet: std::sync::OnceLock<crate::fleet::FleetBudget>,
+    /// The budget shared beyond this process, when one is set (else [`InProcessBudget`]).
+    shared: std::sync::OnceLock<Arc<dyn UpstreamBudget>>,
 }
 
 #[derive(Debug)]
@@ -90,13 +112,21 @@ fn quota(limit: &HostLimit) -> Quota {
 impl Politeness {
     /// Politeness state with the given limits and no host seen yet.
     pub fn new(config: LimitsConfig) -> Self {
-        Self { config, hosts: Mutex::new(HashMap::new()), fleet: std::sync::OnceLock::new() }
+        Self { config, hosts: Mutex::new(HashMap::new()), shared: std::sync::OnceLock::new() }
     }
 
-    /// Makes every RDAP and WHOIS slot also take a fleet-wide slot from `budget`, so the per-host
-    /// rate limits hold for all workers together (fleet mode). Can be set once.
-    pub fn set_fleet_budget(&self, budget: crate::fleet::FleetBudget) {
-        let _ = self.fleet.set(budget);
+    /// Makes every RDAP and WHOIS slot also take a slot from `budget` (in fleet mode, the
+    /// fleet-wide one, so the per-host rate limits hold for all workers together). Can be set
+    /// once; later calls are ignored.
+    pub fn set_upstream_budget(&self, budget: Arc<dyn UpstreamBudget>) {
+        let _ = self.shared.set(budget);
+    }
+
+    fn upstream_budget(&self) -> &dyn UpstreamBudget {
+        match self.shared.get() {
+            Some(budget) => budget.as_ref(),
+            None => &InProcessBudget,
+        }
     }
 
     fn limit_for(&self, protocol: Protocol, host: &str) -> &HostLimit {
@@ -183,9 +213,9 @@ impl Politeness {
             slot
         })
         .await;
-        if let (Ok(Ok(_)), Some(fleet), Protocol::Rdap | Protocol::Whois) = (&acquired, self.fleet.get(), protocol) {
+        if let (Ok(Ok(_)), Protocol::Rdap | Protocol::Whois) = (&acquired, protocol) {
             let limit = self.limit_for(protocol, host);
-            if !fleet.acquire(host, limit.per_second, limit.burst, wait).await {
+            if !self.upstream_budget().acquire(host, limit, wait).await {
                 return Err(ProbeError::Busy { host: host.to_owned() });
             }
         }

@@ -2,25 +2,14 @@
 //! `shared/data/PROVENANCE.md` §5) and checks the class of each and the fields the collector
 //! derived from each domain object (`ldhName`, status, events, name servers, registrar).
 
+mod samples;
+
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use workers::parse::rdap::{RdapClass, read_rdap};
-
-fn data_dir() -> PathBuf {
-    let dir = std::env::var("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(
-        dir.join("rdap/index.jsonl").is_file(),
-        "labelled RDAP samples not found at {}/rdap/index.jsonl; set DSA_SHARED_DATA to the shared data directory",
-        dir.display()
-    );
-    dir
-}
 
 /// Expected event dates are compared at the second, whatever zone notation the server used.
 fn same_instant(expected: &str, got: Option<OffsetDateTime>) -> bool {
@@ -40,39 +29,25 @@ fn same_instant(expected: &str, got: Option<OffsetDateTime>) -> bool {
 
 #[test]
 fn every_labelled_rdap_sample() {
-    let dir = data_dir().join("rdap");
-    let index = std::fs::read_to_string(dir.join("index.jsonl")).expect("read rdap/index.jsonl");
     let mut total = 0;
     let mut failures = Vec::new();
     let mut fields_checked = 0;
-    for line in index.lines().filter(|l| !l.trim().is_empty()) {
-        let row: Value = serde_json::from_str(line).expect("index line is JSON");
-        let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let id = s("id");
-        let status = u16::try_from(row["http_status"].as_u64().expect("http_status")).expect("u16 status");
-        let body = std::fs::read(dir.join(s("response_file"))).expect("read body");
-        let reading = read_rdap(status, &body);
+    for sample in samples::rdap_samples(&samples::data_dir()) {
+        let id = &sample.id;
+        let reading = read_rdap(sample.http_status, &sample.body);
         total += 1;
 
-        let want = match s("label").as_str() {
-            "registered" => RdapClass::Registered,
-            "available" => RdapClass::NotFound,
-            _ => RdapClass::Unknown,
-        };
-        // A registered label also admits PendingDelete when the statuses say so.
-        let class_ok =
-            reading.class == want || (want == RdapClass::Registered && reading.class == RdapClass::PendingDelete);
-        if !class_ok {
+        let want = samples::rdap_expected(&sample.label);
+        if !samples::rdap_right(&sample.label, reading.class) {
             failures.push(format!("{id}: want {want:?} got {:?} ({})", reading.class, reading.detail));
             continue;
         }
         if want != RdapClass::Registered {
             continue;
         }
-        let expected_file = s("expected_file");
-        let exp: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(expected_file)).expect("read expected"))
-                .expect("expected is JSON");
+        let expected_file = sample.expected_file.as_ref().expect("a registered sample has expected fields");
+        let exp: Value = serde_json::from_str(&std::fs::read_to_string(expected_file).expect("read expected"))
+            .expect("expected is JSON");
         let d = &exp["derived"];
         let rec = &reading.record;
         let mut check = |what: &str, ok: bool, note: String| {

@@ -1,6 +1,6 @@
 //! Per-field accuracy of the `/v1/whois` object (spec §2.3) over the labelled registry answers in
 //! `shared/data/whois` and `shared/data/rdap` (see `shared/data/PROVENANCE.md`): the readers'
-//! record passed through the endpoint's own step (`workers::lookup::fields::finish`: EPP status
+//! record passed through the endpoint's own step (`workers::engine::registration::fields::finish`: EPP status
 //! names, redaction, country codes), compared field by field with the sources' expected values.
 //!
 //! Fields: registrar, the three dates to the day, name servers as a set, status as a set,
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use common::record::DomainRecord;
 use serde_json::Value;
 use time::{Date, OffsetDateTime};
-use workers::lookup::fields;
+use workers::engine::registration::fields;
 use workers::parse::rdap::{RdapClass, read_rdap};
 use workers::parse::whois::{WhoisClass, decode, read_whois};
 

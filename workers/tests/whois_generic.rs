@@ -5,19 +5,11 @@
 //! `unknown` is acceptable there; a wrong definitive answer is not, and a wrong "available" never.
 //! Prints the per-family table (right / unknown / wrong) and the totals.
 
+mod samples;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-use serde_json::Value;
 use workers::parse::whois::{WhoisClass, read_whois_generic};
-
-fn data_dir() -> PathBuf {
-    let dir = std::env::var("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(dir.join("whois/index.jsonl").is_file(), "labelled WHOIS samples not found at {}", dir.display());
-    dir
-}
 
 #[derive(Default)]
 struct Row {
@@ -27,35 +19,18 @@ struct Row {
     wrong_available: usize,
 }
 
-/// The class a label calls for; `None` for answers that must simply not be definitive.
-fn expected(label: &str, detail: Option<&str>) -> Option<WhoisClass> {
-    match label {
-        "available" => Some(WhoisClass::Available),
-        "registered" => Some(WhoisClass::Registered),
-        "reserved" => Some(WhoisClass::Reserved),
-        _ if matches!(detail, Some("throttled" | "rate_limited")) => Some(WhoisClass::RateLimited),
-        _ => None,
-    }
-}
-
 #[test]
 fn generic_layer_alone_is_never_wrong_about_available() {
-    let base = data_dir().join("whois");
-    let index = std::fs::read_to_string(base.join("index.jsonl")).expect("index");
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut wrong_examples = Vec::new();
-    for line in index.lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line).expect("json");
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        let family = s("server").unwrap_or_else(|| "(no server)".into());
-        let raw = std::fs::read(base.join(s("response_file").expect("file"))).expect("read");
-        let label = s("label").expect("label");
-        let detail = s("status_detail");
+    for sample in samples::whois_samples(&samples::data_dir()) {
+        let family = sample.server.clone().unwrap_or_else(|| "(no server)".into());
+        let label = &sample.label;
         // The family's own wording rules off; which suffixes its server answers for is kept.
-        let suffix = s("tld").unwrap_or_default();
-        let reading = read_whois_generic(&raw, s("server").as_deref(), &suffix, None);
+        let suffix = sample.tld.as_deref().unwrap_or_default();
+        let reading = read_whois_generic(&sample.raw, sample.server.as_deref(), suffix, None);
         let row = rows.entry(family.clone()).or_default();
-        let want = expected(&label, detail.as_deref());
+        let want = samples::whois_expected(label, sample.detail.as_deref());
         match (want, reading.class) {
             (Some(w), got) if w == got => row.right += 1,
             (None, WhoisClass::Unknown | WhoisClass::RateLimited) => row.right += 1,

@@ -1,8 +1,9 @@
 //! Runs the WHOIS reader over every labelled sample in `shared/data/whois/` (see
 //! `shared/data/PROVENANCE.md` §4) and checks classes and fields against the labels.
 //!
-//! The data directory is `$DSA_SHARED_DATA` or `../../shared/data` from this crate. A missing
-//! directory fails the test: these numbers are the evidence that the reader works.
+//! The samples are loaded by `samples/mod.rs` (shared with `sample_cases.rs`, which runs each as
+//! its own test case); a missing data directory fails the test: these numbers are the evidence
+//! that the reader works.
 //!
 //! With family rules on, every sample the reader does not answer as labelled is listed here with
 //! the reason (run with `WHOIS_SAMPLES_VERBOSE=1` to print them). None is read as available
@@ -33,81 +34,18 @@
 //!   Nominet's `internet.co.uk` samples labelled reserved say "This domain is registered directly
 //!   with Nominet" (registrant Nominet UK, registered before Aug-1996) and are read `registered`.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+mod samples;
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use samples::{WhoisSample, is_throttled};
 use serde_json::Value;
 use time::{Date, OffsetDateTime};
 use workers::parse::whois::{WhoisClass, read_whois};
 
-fn data_dir() -> PathBuf {
-    let dir = std::env::var("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(
-        dir.join("whois/index.jsonl").is_file(),
-        "labelled WHOIS samples not found at {}/whois/index.jsonl; set DSA_SHARED_DATA to the shared data directory",
-        dir.display()
-    );
-    dir
-}
-
-struct Sample {
-    id: String,
-    server: Option<String>,
-    suffix: String,
-    label: String,
-    detail: Option<String>,
-    raw: Vec<u8>,
-    expected: Option<Value>,
-}
-
-fn load(dir: &Path) -> Vec<Sample> {
-    let base = dir.join("whois");
-    let index = std::fs::read_to_string(base.join("index.jsonl")).expect("read whois/index.jsonl");
-    index
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let v: Value = serde_json::from_str(line).expect("index line is JSON");
-            let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-            let id = s("id").expect("id");
-            // The registry suffix: the index's `tld` (which may be a second level such as
-            // "co.pl"), else the queried domain's last label, else nothing.
-            let suffix = s("tld")
-                .or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned)))
-                .unwrap_or_default();
-            let raw = std::fs::read(base.join(s("response_file").expect("response_file"))).expect("read response");
-            let expected = s("expected_file").map(|f| {
-                let text = std::fs::read_to_string(base.join(f)).expect("read expected");
-                serde_json::from_str::<Value>(&text).expect("expected is JSON")["normalized"].clone()
-            });
-            Sample {
-                id,
-                server: s("server"),
-                suffix,
-                label: s("label").expect("label"),
-                detail: s("status_detail"),
-                raw,
-                expected,
-            }
-        })
-        .collect()
-}
-
-fn is_throttled(detail: Option<&str>) -> bool {
-    matches!(detail, Some("throttled" | "rate_limited"))
-}
-
 /// Is `class` the right answer for the label?
-fn correct(s: &Sample, class: WhoisClass) -> bool {
-    match s.label.as_str() {
-        "available" => class == WhoisClass::Available,
-        "registered" => class == WhoisClass::Registered,
-        "reserved" => class == WhoisClass::Reserved,
-        _ if is_throttled(s.detail.as_deref()) => class == WhoisClass::RateLimited,
-        _ => matches!(class, WhoisClass::Unknown | WhoisClass::RateLimited),
-    }
+fn correct(s: &WhoisSample, class: WhoisClass) -> bool {
+    samples::whois_right(&s.label, s.detail.as_deref(), class)
 }
 
 fn excerpt(raw: &[u8]) -> String {
@@ -200,8 +138,8 @@ fn host_like(s: &str) -> bool {
 
 #[test]
 fn every_labelled_whois_sample() {
-    let dir = data_dir();
-    let samples = load(&dir);
+    let dir = samples::data_dir();
+    let samples = samples::whois_samples(&dir);
     assert!(samples.len() > 1000, "expected the full labelled set, got {}", samples.len());
 
     let mut by_label: BTreeMap<String, Score> = BTreeMap::new();

@@ -2,8 +2,8 @@
 //! (RFC 9224), zonedb, php-whois and the Public Suffix List found in a data directory, reports
 //! what changed against the catalogue in use, and writes the new file if asked to.
 //!
-//! The generator is the one that made the shipped catalogue ([`common::catalogue::build`]); the
-//! new file takes effect through `engine.catalogue = "FILE"` and a restart.
+//! The generator is the one that made the shipped catalogue ([`catalogue_build`], the
+//! `catalogue-build` workspace crate); the new file takes effect through `engine.catalogue = "FILE"` and a restart.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use api::config::Settings;
-use common::catalogue::build::{self, Sources};
+use catalogue_build::{self as build, Sources};
 use common::catalogue::{Catalogue, TldEntry};
 
 /// What differs between two catalogues, by registry suffix.

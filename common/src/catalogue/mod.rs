@@ -2,11 +2,10 @@
 //! `.com.af`) with the method chain used to decide availability and the reason for it.
 //!
 //! The catalogue is data, not code (house style §11): `common/data/tld-catalogue.json`, generated
-//! by `dsa-catalogue` (see [`build`]) from the IANA TLD list, the IANA RDAP bootstrap (RFC 9224),
-//! WHOIS server lists and zonedb metadata; its provenance is in `common/data/PROVENANCE.md`.
+//! by `dsa-catalogue` (the `catalogue-build` workspace crate) from the IANA TLD list, the IANA
+//! RDAP bootstrap (RFC 9224), WHOIS server lists and zonedb metadata; its provenance is in
+//! `common/data/PROVENANCE.md`.
 //! The file is compiled into the binary; an operator may point `engine.catalogue` at another copy.
-
-pub mod build;
 
 use std::collections::BTreeMap;
 use std::path::Path;

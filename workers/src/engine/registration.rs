@@ -4,7 +4,10 @@
 //! a delegation says nothing about the record's fields.
 //!
 //! A thin registry's answer (no registrant, a registrar `related` link or WHOIS referral) is
-//! completed once from the registrar under the SSRF guards of [`crate::lookup::referral`].
+//! completed once from the registrar under the SSRF guards of [`referral`].
+
+pub mod fields;
+pub mod referral;
 
 use common::catalogue::{LookupMethod, TldEntry};
 use common::domain::DomainName;
@@ -13,7 +16,6 @@ use common::record::DomainRecord;
 use time::OffsetDateTime;
 
 use super::{Engine, EngineError, observe};
-use crate::lookup::{fields, referral};
 use crate::parse::rdap::{RdapClass, read_rdap};
 use crate::parse::whois::{WhoisClass, decode, read_whois};
 use crate::probe::Protocol;

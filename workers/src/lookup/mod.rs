@@ -1,13 +1,12 @@
 //! Record lookups beside the availability check: the registration record behind `/v1/whois`
-//! ([`Engine::registration`](crate::engine::Engine::registration), fields in [`fields`], thin-registry
-//! referrals in [`referral`]) and DNS records behind `/v1/dns` ([`dns`]).
+//! ([`Engine::registration`](crate::engine::Engine::registration), fields in
+//! [`crate::engine::registration::fields`], thin-registry referrals in
+//! [`crate::engine::registration::referral`]) and DNS records behind `/v1/dns` ([`dns`]).
 //!
 //! [`Lookups`] bundles them for a worker (standalone's in-process bus or a fleet worker): the
 //! engine, the recursive resolver and a short cache of registration answers.
 
 pub mod dns;
-pub mod fields;
-pub mod referral;
 
 use std::time::Duration;
 

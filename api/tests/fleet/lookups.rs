@@ -1,21 +1,15 @@
 //! `/v1/dns` and `/v1/whois` through the fleet: each kind of lookup on its own subject and
 //! consumer, workers started for chosen kinds only (`dsa worker --kinds`).
 
-mod fleet_support;
-
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use api::keys::Plan;
 use common::lookup::LookupKind;
-use fleet_support::*;
 
-async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
-    let r = http.get(url).send().await.expect("request");
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(serde_json::Value::Null))
-}
+use super::get;
+use crate::fleet_support::*;
 
 #[tokio::test]
 async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job() {

@@ -5,15 +5,15 @@
 //! dsa-catalogue --check      # exit 1 when the committed file is stale
 //! ```
 //!
-//! All the logic lives in [`common::catalogue::build`]; this binary only reads arguments and
+//! All the logic lives in the [`catalogue_build`] library; this binary only reads arguments and
 //! writes (or compares) the file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use catalogue_build::{self as build, Sources, Summary};
 use clap::Parser;
-use common::catalogue::build::{self, Sources, Summary};
 
 /// Generate the TLD catalogue (`common/data/tld-catalogue.json`) from the IANA TLD list, the IANA
 /// RDAP bootstrap (RFC 9224), zonedb, php-whois and the Public Suffix List.

@@ -65,6 +65,9 @@ async fn serves_https_with_hsts() {
 /// the public listener (404 in the spec's shape); `/healthz` stays on both.
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_move_to_the_admin_listener() {
+    // reqwest is built without a crypto provider (dependencies.md): install one here too, not
+    // only in the HTTPS test, which may run after this one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = std::env::temp_dir().join(format!("dsa-admin-{}", uuid::Uuid::now_v7().simple()));
     std::fs::create_dir_all(&dir).expect("dir");
     let free = || std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();

@@ -3,11 +3,13 @@
 //! produces from `shared/data` today, and agrees with an independent WHOIS server table.
 //!
 //! The shared data directory is `$DSA_SHARED_DATA`, else `../../shared/data` from this crate.
+//! (These tests live with the generator, not in `common`, because they compare the shipped file
+//! with a fresh generation.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use common::catalogue::build::{self, Summary};
+use catalogue_build::{self as build, Summary};
 use common::catalogue::{Catalogue, LookupMethod, RegistrationPolicy, TldEntry};
 
 fn shared_data() -> PathBuf {
@@ -206,7 +208,7 @@ fn committed_file_equals_a_fresh_generation() {
         let line = committed.lines().zip(fresh.lines()).position(|(a, b)| a != b);
         panic!(
             "common/data/tld-catalogue.json is stale (first differing line {:?}); run \
-             `cargo run -p dsa-common --bin dsa-catalogue` from the workspace root",
+             `cargo run -p dsa-catalogue-build --bin dsa-catalogue` from the workspace root",
             line.map(|l| l + 1)
         );
     }
@@ -311,13 +313,14 @@ fn no_public_suffix_routes_to_a_registry_that_does_not_sell_it() {
         .nth(1)
         .and_then(|rest| rest.split("// ===END ICANN DOMAINS===").next())
         .expect("ICANN section");
-    let sold: Vec<String> = serde_json::from_str::<serde_json::Value>(include_str!("../data/second-level-labels.json"))
-        .expect("labels")["sold"]
-        .as_array()
-        .expect("sold")
-        .iter()
-        .map(|v| v.as_str().expect("label").to_owned())
-        .collect();
+    let sold: Vec<String> =
+        serde_json::from_str::<serde_json::Value>(include_str!("../../common/data/second-level-labels.json"))
+            .expect("labels")["sold"]
+            .as_array()
+            .expect("sold")
+            .iter()
+            .map(|v| v.as_str().expect("label").to_owned())
+            .collect();
     let (mut listed, mut restricted, mut via_tld, mut unsupported) = (0, 0, 0, 0);
     for line in icann.lines().map(str::trim) {
         if line.is_empty() || line.starts_with("//") || line.starts_with('!') || line.starts_with('*') {

@@ -1,0 +1,44 @@
+//! The fleet side of the engine: JetStream declarations, the worker pool, and the fleet-wide
+//! upstream budget.
+//!
+//! The path of a job in the fleet:
+//!
+//! ```text
+//! front ──publish CheckJob (Nats-Msg-Id = job id, Dsa-Reply-To = inbox)──► stream DSA_JOBS
+//!   ▲                                                                       │ pull consumer
+//!   │                                                                       ▼ dsa-workers
+//!   └──────── core publish CheckReply to the inbox ◄── worker: Engine::check_uncached, then ack
+//! ```
+//!
+//! * [`streams`]: every stream, consumer and KV bucket, declared in one place (and kept equal to
+//!   `nats/*.json` by a test).
+//! * [`pool`]: the worker pool, one pull loop per kind of lookup.
+//! * [`budget`]: the fleet-wide per-upstream rate limit over NATS KV, the
+//!   [`crate::politeness::UpstreamBudget`] a worker's engine holds in fleet mode.
+//! * [`routes`]: self-correcting routing decisions shared over NATS KV, the
+//!   [`crate::routing::RouteBook`] of a worker (and read by fronts for `/v1/tlds/{tld}`).
+//!
+//! Dependencies point one way: `pool` uses the engine; the engine's politeness layer knows only
+//! the [`crate::politeness::UpstreamBudget`] trait, which `budget` implements.
+
+pub mod budget;
+pub mod pool;
+pub mod routes;
+pub mod streams;
+
+pub use budget::FleetBudget;
+pub use pool::{PoolStats, run_pool};
+pub use routes::FleetRoutes;
+pub use streams::{JOB_MAX_DELIVER, JOBS_MAX_BYTES, JOBS_MAX_MSGS, Tuning, declare};
+
+/// Errors declaring or running the fleet side.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// A JetStream call failed.
+    #[error("JetStream: {0}")]
+    JetStream(String),
+}
+
+fn js_err(e: impl std::fmt::Display) -> FleetError {
+    FleetError::JetStream(e.to_string())
+}
