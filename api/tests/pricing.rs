@@ -190,9 +190,10 @@ fn csv_errors_name_the_line() {
         ("com,1,1,USD\n# x\n.COM,2,2,USD\n", "price table, line 4: duplicate suffix \"com\" (first at line 2)"),
         (
             "dealer,257.96,2,060.23,USD\n",
-            "price table, line 2: expected 4 fields (suffix,register,renew,currency), found 5; quoting and thousands separators are not supported",
+            "price table, line 2: expected 4 fields (suffix,register,renew,currency), found 5; quote a field that contains a comma",
         ),
-        ("\"com\",1,1,USD\n", "price table, line 2: quoted fields are not supported"),
+        ("com,\"1,2,3\",1,USD\n", "price table, line 2: register price \"1,2,3\" is not a number"),
+        ("com,\",5\",1,USD\n", "price table, line 2: register price \",5\" is not a number"),
         (
             "com.,1,1,USD\n",
             "price table, line 2: suffix \"com.\" is not a domain suffix (labels of letters, digits and inner hyphens, separated by single dots)",
@@ -211,6 +212,18 @@ fn csv_errors_name_the_line() {
         "price table, CSV: missing the header `suffix,register,renew,currency`"
     );
     assert_eq!(error_text(PriceTable::from_csv(header)), "price table, CSV: contains no prices");
+}
+
+#[test]
+fn csv_fields_may_be_quoted_and_contain_commas() {
+    let csv = "suffix,register,renew,currency\n\"dealer\",257.96,\"2,060.23\",USD\n\
+               \"com\",\"11.06\", 11.06 ,\"usd\"\n# a comment with a \"quote, and a comma\nnet,\"1,000\",1000,USD\n";
+    let table = PriceTable::from_csv(csv).expect("valid CSV");
+    assert_eq!(table.len(), 3);
+    let dealer = table.get("dealer").expect("dealer");
+    assert_eq!((dealer.register(), dealer.renew()), (d("257.96"), d("2060.23")));
+    assert_eq!(table.get("com").map(|p| (p.register(), p.currency())), Some((d("11.06"), "USD")));
+    assert_eq!(table.get("net").map(Price::register), Some(d("1000")));
 }
 
 // --- JSON -----------------------------------------------------------------------------------
