@@ -186,75 +186,80 @@ pub fn lookup_ref(typed: &str) -> String {
 /// into its `xn--` form, because that is how browsers write the `Origin` header
 /// ([RFC 6454 §6.1]) and [`crate::origin::matches`] compares strings.
 ///
+/// The URL is parsed by the `url` crate (WHATWG URL: scheme, user-info, host with IDNA, port);
+/// only the `*.` wildcard form and the "an origin has no path" rule are ours.
+///
 /// Accepted: `scheme://host[:port]` or `scheme://*.domain[:port]` (any subdomain of `domain`, not
 /// `domain` itself), scheme `http` or `https`. Refused, with a message saying why: a path, query
-/// or fragment, user-info, a bad port, a host that is not a DNS name or IP address, and a
-/// wildcard over a whole TLD (`https://*.com`).
+/// or fragment, user-info, a bad port, a host that is not a DNS name or IP address, a wildcard over
+/// a whole TLD (`https://*.com`) and a wildcard over any other public suffix of the Public Suffix
+/// List (`https://*.co.uk`, `https://*.github.io`), which would admit every unrelated site under it.
 ///
 /// [RFC 6454 §6.1]: https://www.rfc-editor.org/rfc/rfc6454#section-6.1
 pub fn parse_origin(text: &str) -> Result<String, String> {
     let trimmed = text.trim();
-    let lower = trimmed.to_lowercase();
     let fail = |why: &str| Err(format!("{trimmed:?} is not an origin (scheme://host[:port]): {why}"));
-    let Some((scheme, rest)) = lower.split_once("://") else {
+    let Some((scheme, rest)) = trimmed.split_once("://") else {
         return fail("missing scheme, e.g. https://");
     };
-    let default_port = match scheme {
-        "https" => 443,
-        "http" => 80,
-        _ => return fail("the scheme must be http or https"),
-    };
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    if let Some(c) =
-        rest.chars().find(|c| matches!(c, '/' | '?' | '#' | '@' | '\\') || c.is_whitespace() || c.is_control())
-    {
-        return fail(match c {
-            '/' => "an origin has no path",
-            '?' => "an origin has no query",
-            '#' => "an origin has no fragment",
-            '@' => "an origin has no user:password@",
-            _ => "contains white space, a control character or a backslash",
-        });
+    // The WHATWG parser drops inner tabs and newlines and reads `\` as `/`: refuse them first.
+    if rest.chars().any(|c| c == '\\' || c.is_whitespace() || c.is_control()) {
+        return fail("contains white space, a control character or a backslash");
     }
-    // An IPv6 literal keeps its colons inside brackets; the port is after the last `]:` or `:`.
-    let (host, port) = match rest.rfind(':') {
-        Some(i) if !rest[i..].contains(']') => (&rest[..i], Some(&rest[i + 1..])),
-        _ => (rest, None),
+    let (wildcard, rest) = match rest.strip_prefix("*.") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
     };
-    let port = match port {
-        None => None,
-        Some(p) => match p.parse::<u16>() {
-            Ok(0) | Err(_) => return fail("the port must be a number from 1 to 65535"),
-            Ok(p) if p == default_port => None,
-            Ok(p) => Some(p),
-        },
-    };
-    let (wildcard, host) = match host.strip_prefix("*.") {
-        Some(domain) => (true, domain),
-        None => (false, host),
-    };
-    if host.is_empty() {
-        return fail("missing host");
-    }
-    if host.contains('*') {
+    if rest.split(['/', '?', '#']).next().is_some_and(|authority| authority.contains('*')) {
         return fail("a wildcard is allowed only as the first label (https://*.example.com)");
     }
-    let host = match url::Host::parse(host) {
-        Ok(url::Host::Domain(name)) => {
-            let name = name.strip_suffix('.').unwrap_or(&name).to_owned();
+    let url = match url::Url::parse(&format!("{scheme}://{rest}")) {
+        Ok(url) => url,
+        Err(url::ParseError::EmptyHost) => return fail("missing host"),
+        Err(url::ParseError::InvalidPort) => return fail("the port must be a number from 1 to 65535"),
+        Err(e) => return fail(&format!("bad host: {e}")),
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return fail("the scheme must be http or https");
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return fail("an origin has no user:password@");
+    }
+    if url.path() != "/" {
+        return fail("an origin has no path");
+    }
+    if url.query().is_some() {
+        return fail("an origin has no query");
+    }
+    if url.fragment().is_some() {
+        return fail("an origin has no fragment");
+    }
+    // `url` already dropped a default port.
+    let port = match url.port() {
+        Some(0) => return fail("the port must be a number from 1 to 65535"),
+        port => port,
+    };
+    let host = match url.host() {
+        Some(url::Host::Domain(name)) => {
+            let name = name.strip_suffix('.').unwrap_or(name).to_owned();
             if let Err(why) = check_host_name(&name) {
                 return fail(why);
             }
             if wildcard && !name.contains('.') {
                 return fail("a wildcard must cover a domain, not a whole TLD");
             }
+            if wildcard && psl::suffix_str(&name) == Some(name.as_str()) {
+                return fail(&format!(
+                    "a wildcard cannot cover {name}, a public suffix (Public Suffix List): name a domain under it"
+                ));
+            }
             name
         }
-        Ok(_) if wildcard => return fail("a wildcard cannot cover an IP address"),
-        Ok(ip) => ip.to_string(),
-        Err(e) => return fail(&format!("bad host: {e}")),
+        Some(_) if wildcard => return fail("a wildcard cannot cover an IP address"),
+        Some(ip) => ip.to_string(),
+        None => return fail("missing host"),
     };
-    let star = if wildcard { "*." } else { "" };
+    let (scheme, star) = (url.scheme(), if wildcard { "*." } else { "" });
     Ok(match port {
         Some(port) => format!("{scheme}://{star}{host}:{port}"),
         None => format!("{scheme}://{star}{host}"),
@@ -314,6 +319,8 @@ mod tests {
         assert_eq!(ok("http://shop.example:80"), "http://shop.example");
         assert_eq!(ok("https://shop.example:8443"), "https://shop.example:8443");
         assert_eq!(ok("https://*.Example.com"), "https://*.example.com");
+        assert_eq!(ok("https://*.shop.co.uk"), "https://*.shop.co.uk");
+        assert_eq!(ok("https://shop.co.uk"), "https://shop.co.uk");
         assert_eq!(ok("http://localhost:3000"), "http://localhost:3000");
         assert_eq!(ok("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
         assert_eq!(ok("http://[::1]:8080"), "http://[::1]:8080");
@@ -330,6 +337,9 @@ mod tests {
             ("https://shop.example:abc", "port"),
             ("https://", "missing host"),
             ("https://*.com", "whole TLD"),
+            ("https://*.co.uk", "co.uk, a public suffix"),
+            ("https://*.CO.UK:8443", "co.uk, a public suffix"),
+            ("https://*.github.io", "github.io, a public suffix"),
             ("https://a.*.example.com", "first label"),
             ("https://*.127.0.0.1", "IP address"),
             ("https://shop_x.example", "letters, digits"),
