@@ -57,7 +57,7 @@ impl Demo {
     /// names no `cookie_secret` (see [`crate::store::Store::shared_secret`]).
     pub fn new(config: DemoConfig, proxy_hops: u8, stored_secret: &str) -> Self {
         let secret = match &config.cookie_secret {
-            Some(s) => s.as_bytes().to_vec(),
+            Some(s) => s.expose().as_bytes().to_vec(),
             None => stored_secret.as_bytes().to_vec(),
         };
         let day = Duration::from_secs(86_400);
