@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Browser-side or secret key (spec §2.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum KeyKind {
     /// For browser-side use; its allowed-origins list protects it.
     Embed,
@@ -19,27 +20,21 @@ pub enum KeyKind {
 }
 
 impl KeyKind {
-    /// Lower-case name as stored (`embed`, `server`).
+    /// Lower-case name as stored (`embed`, `server`); the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            KeyKind::Embed => "embed",
-            KeyKind::Server => "server",
-        }
+        self.into()
     }
 
     /// Parses a stored or typed name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "embed" => Some(KeyKind::Embed),
-            "server" => Some(KeyKind::Server),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
 /// Key state (spec §3): only active keys are accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum KeyState {
     /// Accepted.
     Active,
@@ -50,31 +45,24 @@ pub enum KeyState {
 }
 
 impl KeyState {
-    /// Lower-case name as stored.
+    /// Lower-case name as stored; the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            KeyState::Active => "active",
-            KeyState::Disabled => "disabled",
-            KeyState::Suspended => "suspended",
-        }
+        self.into()
     }
 
     /// Parses a stored or typed name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "active" => Some(KeyState::Active),
-            "disabled" => Some(KeyState::Disabled),
-            "suspended" => Some(KeyState::Suspended),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
 /// Plans and their monthly allowances in credits (spec §8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum Plan {
     /// Free Developer: 500 credits a month.
+    #[strum(to_string = "free", serialize = "developer", serialize = "free_developer")]
     Free,
     /// Starter: 5,000 credits a month.
     Starter,
@@ -95,25 +83,15 @@ impl Plan {
         }
     }
 
-    /// Stored name.
+    /// Stored name; the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Starter => "starter",
-            Plan::Pro => "pro",
-            Plan::Reseller => "reseller",
-        }
+        self.into()
     }
 
-    /// Parses a stored or typed name.
+    /// Parses a stored or typed name, case-insensitive; `developer` and `free_developer` are
+    /// `free`.
     pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "free" | "developer" | "free_developer" => Some(Plan::Free),
-            "starter" => Some(Plan::Starter),
-            "pro" => Some(Plan::Pro),
-            "reseller" => Some(Plan::Reseller),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
@@ -300,6 +278,25 @@ mod tests {
         assert_eq!(ha, hash_key(&a));
         assert_eq!(ha.len(), 64);
         assert!(!ha.contains(&a[10..]));
+    }
+
+    #[test]
+    fn names_match_serde_and_parse_back() {
+        for kind in [KeyKind::Embed, KeyKind::Server] {
+            assert_eq!(serde_json::to_value(kind).expect("json"), kind.as_str());
+            assert_eq!(KeyKind::parse(kind.as_str()), Some(kind));
+        }
+        for state in [KeyState::Active, KeyState::Disabled, KeyState::Suspended] {
+            assert_eq!(serde_json::to_value(state).expect("json"), state.as_str());
+            assert_eq!(KeyState::parse(state.as_str()), Some(state));
+        }
+        for plan in [Plan::Free, Plan::Starter, Plan::Pro, Plan::Reseller] {
+            assert_eq!(serde_json::to_value(plan).expect("json"), plan.as_str());
+            assert_eq!(Plan::parse(&plan.as_str().to_ascii_uppercase()), Some(plan));
+        }
+        assert_eq!(Plan::parse("Developer"), Some(Plan::Free));
+        assert_eq!(Plan::parse("free_developer"), Some(Plan::Free));
+        assert_eq!((KeyKind::parse("Embed"), KeyState::parse("gone"), Plan::parse("gold")), (None, None, None));
     }
 
     #[test]
