@@ -26,8 +26,9 @@ pub const MIN_PASSWORD_CHARS: usize = 10;
 pub const MAX_PASSWORD_CHARS: usize = 256;
 
 /// Whether an account may sign in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AccountState {
     /// Signs in normally.
     Active,
@@ -36,21 +37,14 @@ pub enum AccountState {
 }
 
 impl AccountState {
-    /// Stored name.
+    /// Stored name; the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            AccountState::Active => "active",
-            AccountState::Disabled => "disabled",
-        }
+        self.into()
     }
 
     /// Parses a stored name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "active" => Some(AccountState::Active),
-            "disabled" => Some(AccountState::Disabled),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 

@@ -8,8 +8,57 @@ use std::path::{Path, PathBuf};
 
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 use workers::config::EngineConfig;
+
+/// A setting that may carry a credential (the NATS URL's `user:password@`, the demo cookie
+/// secret), held as a [`secrecy::SecretString`]: its `Debug` prints `[REDACTED]`, so neither a
+/// log line nor a `{:?}` of the settings shows it, and it is zeroed when dropped. Read it with
+/// [`Secret::expose`] where it is used, never in a message.
+///
+/// It serializes as the plain value, deliberately: that is how defaults enter the configuration
+/// layers and how a configuration file is written; serialized settings are never logged.
+#[derive(Clone, Default, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(SecretString);
+
+impl Secret {
+    /// The value itself, for the one place that uses it (connecting, signing).
+    pub fn expose(&self) -> &str {
+        self.0.expose_secret()
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
+impl PartialEq for Secret {
+    fn eq(&self, other: &Self) -> bool {
+        self.expose() == other.expose()
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.expose())
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self(value.into())
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Self(value.into())
+    }
+}
 
 /// Everything dsa reads at start-up.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -37,8 +86,9 @@ pub struct Settings {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct FleetConfig {
-    /// NATS server URL (JetStream enabled; KV needs nats-server ≥ 2.10).
-    pub nats_url: String,
+    /// NATS server URL (JetStream enabled; KV needs nats-server ≥ 2.10). It may carry the role's
+    /// credentials (`nats://dsa-worker:PASSWORD@host:4222`), hence a [`Secret`].
+    pub nats_url: Secret,
     /// Prefix of every stream, subject and bucket name (several deployments on one NATS).
     pub prefix: String,
     /// Availability-check jobs a worker process runs at once.
@@ -132,14 +182,26 @@ impl Default for ServerConfig {
     }
 }
 
-/// Storage settings.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Storage settings. `Debug` shows the URL with its password replaced by `***`.
+#[derive(Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct DatabaseConfig {
-    /// sqlx URL. Standalone default: a SQLite file in the working directory.
+    /// sqlx URL. Standalone default: a SQLite file in the working directory. A Postgres URL
+    /// carries a password: never echo this field; show [`common::nats_auth::redact_url`] of it.
+    // A plain `String` rather than a [`Secret`]: test harnesses assign it directly; it is kept
+    // out of `Debug` below and out of every error message.
     pub url: String,
     /// Pool size.
     pub max_connections: u32,
+}
+
+impl std::fmt::Debug for DatabaseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseConfig")
+            .field("url", &common::nats_auth::redact_url(&self.url))
+            .field("max_connections", &self.max_connections)
+            .finish()
+    }
 }
 
 impl Default for DatabaseConfig {

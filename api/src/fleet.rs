@@ -70,7 +70,7 @@ pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
 /// When NATS cannot be reached or refuses a definition.
 async fn join(settings: &Settings) -> anyhow::Result<(Names, async_nats::Client, async_nats::jetstream::Context)> {
     let names = Names::with_prefix(&settings.fleet.prefix);
-    let nats = connect_nats(&settings.fleet.nats_url).await?;
+    let nats = connect_nats(settings.fleet.nats_url.expose()).await?;
     let js = async_nats::jetstream::new(nats.clone());
     workers::fleet::streams::declare(&js, &names, settings.fleet.tuning()).await?;
     Ok((names, nats, js))

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Browser-side or secret key (spec §2.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum KeyKind {
     /// For browser-side use; its allowed-origins list protects it.
     Embed,
@@ -19,27 +20,21 @@ pub enum KeyKind {
 }
 
 impl KeyKind {
-    /// Lower-case name as stored (`embed`, `server`).
+    /// Lower-case name as stored (`embed`, `server`); the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            KeyKind::Embed => "embed",
-            KeyKind::Server => "server",
-        }
+        self.into()
     }
 
     /// Parses a stored or typed name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "embed" => Some(KeyKind::Embed),
-            "server" => Some(KeyKind::Server),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
 /// Key state (spec §3): only active keys are accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum KeyState {
     /// Accepted.
     Active,
@@ -50,31 +45,24 @@ pub enum KeyState {
 }
 
 impl KeyState {
-    /// Lower-case name as stored.
+    /// Lower-case name as stored; the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            KeyState::Active => "active",
-            KeyState::Disabled => "disabled",
-            KeyState::Suspended => "suspended",
-        }
+        self.into()
     }
 
     /// Parses a stored or typed name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "active" => Some(KeyState::Active),
-            "disabled" => Some(KeyState::Disabled),
-            "suspended" => Some(KeyState::Suspended),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
 /// Plans and their monthly allowances in credits (spec §8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum Plan {
     /// Free Developer: 500 credits a month.
+    #[strum(to_string = "free", serialize = "developer", serialize = "free_developer")]
     Free,
     /// Starter: 5,000 credits a month.
     Starter,
@@ -95,25 +83,15 @@ impl Plan {
         }
     }
 
-    /// Stored name.
+    /// Stored name; the same names as serde's.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Starter => "starter",
-            Plan::Pro => "pro",
-            Plan::Reseller => "reseller",
-        }
+        self.into()
     }
 
-    /// Parses a stored or typed name.
+    /// Parses a stored or typed name, case-insensitive; `developer` and `free_developer` are
+    /// `free`.
     pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "free" | "developer" | "free_developer" => Some(Plan::Free),
-            "starter" => Some(Plan::Starter),
-            "pro" => Some(Plan::Pro),
-            "reseller" => Some(Plan::Reseller),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 
@@ -186,75 +164,80 @@ pub fn lookup_ref(typed: &str) -> String {
 /// into its `xn--` form, because that is how browsers write the `Origin` header
 /// ([RFC 6454 §6.1]) and [`crate::origin::matches`] compares strings.
 ///
+/// The URL is parsed by the `url` crate (WHATWG URL: scheme, user-info, host with IDNA, port);
+/// only the `*.` wildcard form and the "an origin has no path" rule are ours.
+///
 /// Accepted: `scheme://host[:port]` or `scheme://*.domain[:port]` (any subdomain of `domain`, not
 /// `domain` itself), scheme `http` or `https`. Refused, with a message saying why: a path, query
-/// or fragment, user-info, a bad port, a host that is not a DNS name or IP address, and a
-/// wildcard over a whole TLD (`https://*.com`).
+/// or fragment, user-info, a bad port, a host that is not a DNS name or IP address, a wildcard over
+/// a whole TLD (`https://*.com`) and a wildcard over any other public suffix of the Public Suffix
+/// List (`https://*.co.uk`, `https://*.github.io`), which would admit every unrelated site under it.
 ///
 /// [RFC 6454 §6.1]: https://www.rfc-editor.org/rfc/rfc6454#section-6.1
 pub fn parse_origin(text: &str) -> Result<String, String> {
     let trimmed = text.trim();
-    let lower = trimmed.to_lowercase();
     let fail = |why: &str| Err(format!("{trimmed:?} is not an origin (scheme://host[:port]): {why}"));
-    let Some((scheme, rest)) = lower.split_once("://") else {
+    let Some((scheme, rest)) = trimmed.split_once("://") else {
         return fail("missing scheme, e.g. https://");
     };
-    let default_port = match scheme {
-        "https" => 443,
-        "http" => 80,
-        _ => return fail("the scheme must be http or https"),
-    };
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    if let Some(c) =
-        rest.chars().find(|c| matches!(c, '/' | '?' | '#' | '@' | '\\') || c.is_whitespace() || c.is_control())
-    {
-        return fail(match c {
-            '/' => "an origin has no path",
-            '?' => "an origin has no query",
-            '#' => "an origin has no fragment",
-            '@' => "an origin has no user:password@",
-            _ => "contains white space, a control character or a backslash",
-        });
+    // The WHATWG parser drops inner tabs and newlines and reads `\` as `/`: refuse them first.
+    if rest.chars().any(|c| c == '\\' || c.is_whitespace() || c.is_control()) {
+        return fail("contains white space, a control character or a backslash");
     }
-    // An IPv6 literal keeps its colons inside brackets; the port is after the last `]:` or `:`.
-    let (host, port) = match rest.rfind(':') {
-        Some(i) if !rest[i..].contains(']') => (&rest[..i], Some(&rest[i + 1..])),
-        _ => (rest, None),
+    let (wildcard, rest) = match rest.strip_prefix("*.") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
     };
-    let port = match port {
-        None => None,
-        Some(p) => match p.parse::<u16>() {
-            Ok(0) | Err(_) => return fail("the port must be a number from 1 to 65535"),
-            Ok(p) if p == default_port => None,
-            Ok(p) => Some(p),
-        },
-    };
-    let (wildcard, host) = match host.strip_prefix("*.") {
-        Some(domain) => (true, domain),
-        None => (false, host),
-    };
-    if host.is_empty() {
-        return fail("missing host");
-    }
-    if host.contains('*') {
+    if rest.split(['/', '?', '#']).next().is_some_and(|authority| authority.contains('*')) {
         return fail("a wildcard is allowed only as the first label (https://*.example.com)");
     }
-    let host = match url::Host::parse(host) {
-        Ok(url::Host::Domain(name)) => {
-            let name = name.strip_suffix('.').unwrap_or(&name).to_owned();
+    let url = match url::Url::parse(&format!("{scheme}://{rest}")) {
+        Ok(url) => url,
+        Err(url::ParseError::EmptyHost) => return fail("missing host"),
+        Err(url::ParseError::InvalidPort) => return fail("the port must be a number from 1 to 65535"),
+        Err(e) => return fail(&format!("bad host: {e}")),
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return fail("the scheme must be http or https");
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return fail("an origin has no user:password@");
+    }
+    if url.path() != "/" {
+        return fail("an origin has no path");
+    }
+    if url.query().is_some() {
+        return fail("an origin has no query");
+    }
+    if url.fragment().is_some() {
+        return fail("an origin has no fragment");
+    }
+    // `url` already dropped a default port.
+    let port = match url.port() {
+        Some(0) => return fail("the port must be a number from 1 to 65535"),
+        port => port,
+    };
+    let host = match url.host() {
+        Some(url::Host::Domain(name)) => {
+            let name = name.strip_suffix('.').unwrap_or(name).to_owned();
             if let Err(why) = check_host_name(&name) {
                 return fail(why);
             }
             if wildcard && !name.contains('.') {
                 return fail("a wildcard must cover a domain, not a whole TLD");
             }
+            if wildcard && psl::suffix_str(&name) == Some(name.as_str()) {
+                return fail(&format!(
+                    "a wildcard cannot cover {name}, a public suffix (Public Suffix List): name a domain under it"
+                ));
+            }
             name
         }
-        Ok(_) if wildcard => return fail("a wildcard cannot cover an IP address"),
-        Ok(ip) => ip.to_string(),
-        Err(e) => return fail(&format!("bad host: {e}")),
+        Some(_) if wildcard => return fail("a wildcard cannot cover an IP address"),
+        Some(ip) => ip.to_string(),
+        None => return fail("missing host"),
     };
-    let star = if wildcard { "*." } else { "" };
+    let (scheme, star) = (url.scheme(), if wildcard { "*." } else { "" });
     Ok(match port {
         Some(port) => format!("{scheme}://{star}{host}:{port}"),
         None => format!("{scheme}://{star}{host}"),
@@ -298,6 +281,25 @@ mod tests {
     }
 
     #[test]
+    fn names_match_serde_and_parse_back() {
+        for kind in [KeyKind::Embed, KeyKind::Server] {
+            assert_eq!(serde_json::to_value(kind).expect("json"), kind.as_str());
+            assert_eq!(KeyKind::parse(kind.as_str()), Some(kind));
+        }
+        for state in [KeyState::Active, KeyState::Disabled, KeyState::Suspended] {
+            assert_eq!(serde_json::to_value(state).expect("json"), state.as_str());
+            assert_eq!(KeyState::parse(state.as_str()), Some(state));
+        }
+        for plan in [Plan::Free, Plan::Starter, Plan::Pro, Plan::Reseller] {
+            assert_eq!(serde_json::to_value(plan).expect("json"), plan.as_str());
+            assert_eq!(Plan::parse(&plan.as_str().to_ascii_uppercase()), Some(plan));
+        }
+        assert_eq!(Plan::parse("Developer"), Some(Plan::Free));
+        assert_eq!(Plan::parse("free_developer"), Some(Plan::Free));
+        assert_eq!((KeyKind::parse("Embed"), KeyState::parse("gone"), Plan::parse("gold")), (None, None, None));
+    }
+
+    #[test]
     fn lookup_refs() {
         let (key, hash) = generate(KeyKind::Server);
         assert_eq!(lookup_ref(&key), hash);
@@ -314,6 +316,8 @@ mod tests {
         assert_eq!(ok("http://shop.example:80"), "http://shop.example");
         assert_eq!(ok("https://shop.example:8443"), "https://shop.example:8443");
         assert_eq!(ok("https://*.Example.com"), "https://*.example.com");
+        assert_eq!(ok("https://*.shop.co.uk"), "https://*.shop.co.uk");
+        assert_eq!(ok("https://shop.co.uk"), "https://shop.co.uk");
         assert_eq!(ok("http://localhost:3000"), "http://localhost:3000");
         assert_eq!(ok("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
         assert_eq!(ok("http://[::1]:8080"), "http://[::1]:8080");
@@ -330,6 +334,9 @@ mod tests {
             ("https://shop.example:abc", "port"),
             ("https://", "missing host"),
             ("https://*.com", "whole TLD"),
+            ("https://*.co.uk", "co.uk, a public suffix"),
+            ("https://*.CO.UK:8443", "co.uk, a public suffix"),
+            ("https://*.github.io", "github.io, a public suffix"),
             ("https://a.*.example.com", "first label"),
             ("https://*.127.0.0.1", "IP address"),
             ("https://shop_x.example", "letters, digits"),

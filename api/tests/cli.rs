@@ -357,6 +357,7 @@ fn set_adds_removes_and_clears_origins_and_refuses_bad_ones() {
         ("ftp://shop.example", "http or https"),
         ("https://shop.example:99999", "port"),
         ("https://*.com", "not a whole TLD"),
+        ("https://*.co.uk", "co.uk, a public suffix"),
     ] {
         let err = db.fails(&["keys", "set", id, "--origin", bad]);
         assert!(err.contains("--origin") && err.contains(why), "{bad}: {err}");

@@ -231,7 +231,7 @@ async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
     let base = settings(&nats, &db, &sim, prefix);
     let as_role = |user: &str, password: &str| {
         let mut s = base.clone();
-        s.fleet.nats_url = format!("nats://{user}:{password}@127.0.0.1:{}", nats.port);
+        s.fleet.nats_url = format!("nats://{user}:{password}@127.0.0.1:{}", nats.port).into();
         s
     };
     let front = Front::start(&as_role("dsa-front", &passwords[0])).await;

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use rust_decimal::Decimal;
+
 use api::pricing::{CommissionPercent, PRICES_FORMAT, Price, PriceTable, PricingError, PricingMode, quote};
 use api::purchase::{CheckoutUrl, Purchase, PurchaseInputs, PurchaseSource, checkout_url, resolve_purchase};
 
@@ -24,6 +26,11 @@ fn porkbun_snapshot() -> String {
         .unwrap_or_else(|e| panic!("cannot read the Porkbun snapshot {}: {e}", path.display()))
 }
 
+/// An exact decimal literal.
+fn d(text: &str) -> Decimal {
+    Decimal::from_str_exact(text).expect("decimal literal")
+}
+
 fn price(register: f64, currency: &str) -> Price {
     Price::new(register, register, currency).expect("valid price")
 }
@@ -42,8 +49,8 @@ fn error_text<T: std::fmt::Debug>(result: Result<T, PricingError>) -> String {
 fn ten_percent_of_9_68_is_10_65() {
     let p = quote(&price(9.68, "USD"), pct("10"));
     assert_eq!(p.currency, "USD");
-    assert_eq!(p.base_register, 9.68);
-    assert_eq!(p.display_register, 10.65); // 10.648
+    assert_eq!(p.base_register, d("9.68"));
+    assert_eq!(p.display_register, d("10.65")); // 10.648
     assert_eq!(p.pricing_mode, PricingMode::WithCommission);
     assert_eq!(p.commission_percent, 10.0);
 }
@@ -74,7 +81,7 @@ fn no_or_zero_commission_is_base_mode() {
         let p = quote(&price(11.06, "USD"), commission);
         assert_eq!(p.pricing_mode, PricingMode::Base, "{commission:?}");
         assert_eq!(p.display_register, p.base_register);
-        assert_eq!(p.base_register, 11.06);
+        assert_eq!(p.base_register, d("11.06"));
         assert_eq!(p.commission_percent, 0.0);
         assert!(p.commission_percent.is_sign_positive());
     }
@@ -83,23 +90,23 @@ fn no_or_zero_commission_is_base_mode() {
 #[test]
 fn halves_round_away_from_zero_without_float_artefacts() {
     // 1.15 × 1.10 = 1.265 exactly; naive f64 arithmetic gives 1.2649999… → 1.26.
-    assert_eq!(quote(&price(1.15, "USD"), pct("10")).display_register, 1.27);
+    assert_eq!(quote(&price(1.15, "USD"), pct("10")).display_register, d("1.27"));
     // 1.00 × 1.025 = 1.025 → 1.03 (naive: 1.02).
-    assert_eq!(quote(&price(1.0, "USD"), pct("2.5")).display_register, 1.03);
+    assert_eq!(quote(&price(1.0, "USD"), pct("2.5")).display_register, d("1.03"));
     // 0.1 + 0.2 is 0.30000000000000004 in binary: still 0.30, and 0.33 with 10 %.
     let p = quote(&price(0.1 + 0.2, "USD"), pct("10"));
-    assert_eq!((p.base_register, p.display_register), (0.3, 0.33));
+    assert_eq!((p.base_register, p.display_register), (d("0.3"), d("0.33")));
     // The base itself is rounded to cents, half away from zero: 1.005 → 1.01 (naive: 1.00).
-    assert_eq!(quote(&price(1.005, "USD"), None).base_register, 1.01);
+    assert_eq!(quote(&price(1.005, "USD"), None).base_register, d("1.01"));
 }
 
 #[test]
 fn zero_decimal_currencies_round_to_whole_units() {
-    assert_eq!(quote(&price(1000.0, "JPY"), pct("12.5")).display_register, 1125.0);
-    assert_eq!(quote(&price(1234.0, "JPY"), pct("12.5")).display_register, 1388.0); // 1388.25
-    assert_eq!(quote(&price(1236.0, "JPY"), pct("12.5")).display_register, 1391.0); // 1390.5
-    assert_eq!(quote(&price(980.4, "JPY"), None).base_register, 980.0);
-    assert_eq!(quote(&price(15_000.0, "KRW"), pct("12.5")).display_register, 16_875.0);
+    assert_eq!(quote(&price(1000.0, "JPY"), pct("12.5")).display_register, d("1125.0"));
+    assert_eq!(quote(&price(1234.0, "JPY"), pct("12.5")).display_register, d("1388.0")); // 1388.25
+    assert_eq!(quote(&price(1236.0, "JPY"), pct("12.5")).display_register, d("1391.0")); // 1390.5
+    assert_eq!(quote(&price(980.4, "JPY"), None).base_register, d("980.0"));
+    assert_eq!(quote(&price(15_000.0, "KRW"), pct("12.5")).display_register, d("16875.0"));
     let json = serde_json::to_value(quote(&price(1236.0, "jpy"), pct("12.5"))).expect("serializes");
     assert_eq!(json["currency"], "JPY");
     assert_eq!(json["display_register"], 1391.0);
@@ -107,15 +114,15 @@ fn zero_decimal_currencies_round_to_whole_units() {
 
 #[test]
 fn three_decimal_currencies_round_to_thousandths() {
-    assert_eq!(quote(&price(3.25, "KWD"), pct("10")).display_register, 3.575);
-    assert_eq!(quote(&price(1.234, "BHD"), pct("1.5")).display_register, 1.253); // 1.25251
-    assert_eq!(quote(&price(2.0005, "OMR"), None).base_register, 2.001);
-    assert_eq!(quote(&price(7.0, "TND"), pct("0.01")).display_register, 7.001); // 7.0007
+    assert_eq!(quote(&price(3.25, "KWD"), pct("10")).display_register, d("3.575"));
+    assert_eq!(quote(&price(1.234, "BHD"), pct("1.5")).display_register, d("1.253")); // 1.25251
+    assert_eq!(quote(&price(2.0005, "OMR"), None).base_register, d("2.001"));
+    assert_eq!(quote(&price(7.0, "TND"), pct("0.01")).display_register, d("7.001")); // 7.0007
 }
 
 #[test]
 fn largest_commission_is_eleven_times_the_base() {
-    assert_eq!(quote(&price(9.68, "USD"), pct("1000")).display_register, 106.48);
+    assert_eq!(quote(&price(9.68, "USD"), pct("1000")).display_register, d("106.48"));
 }
 
 // --- commission parsing ---------------------------------------------------------------------
@@ -164,7 +171,7 @@ fn csv_loads_with_comments_dots_case_bom_and_crlf() {
     let table = PriceTable::from_csv(csv).expect("valid CSV");
     assert_eq!(table.len(), 3);
     let com_af = table.get("com.af").expect("com.af");
-    assert_eq!((com_af.register(), com_af.renew(), com_af.currency()), (25.0, 30.0, "USD"));
+    assert_eq!((com_af.register(), com_af.renew(), com_af.currency()), (d("25"), d("30"), "USD"));
     assert_eq!(table.get(".COM.AF"), Some(com_af));
     assert_eq!(table.get("jp").map(Price::currency), Some("JPY"));
     assert_eq!(table.get("net"), None);
@@ -183,9 +190,10 @@ fn csv_errors_name_the_line() {
         ("com,1,1,USD\n# x\n.COM,2,2,USD\n", "price table, line 4: duplicate suffix \"com\" (first at line 2)"),
         (
             "dealer,257.96,2,060.23,USD\n",
-            "price table, line 2: expected 4 fields (suffix,register,renew,currency), found 5; quoting and thousands separators are not supported",
+            "price table, line 2: expected 4 fields (suffix,register,renew,currency), found 5; quote a field that contains a comma",
         ),
-        ("\"com\",1,1,USD\n", "price table, line 2: quoted fields are not supported"),
+        ("com,\"1,2,3\",1,USD\n", "price table, line 2: register price \"1,2,3\" is not a number"),
+        ("com,\",5\",1,USD\n", "price table, line 2: register price \",5\" is not a number"),
         (
             "com.,1,1,USD\n",
             "price table, line 2: suffix \"com.\" is not a domain suffix (labels of letters, digits and inner hyphens, separated by single dots)",
@@ -204,6 +212,18 @@ fn csv_errors_name_the_line() {
         "price table, CSV: missing the header `suffix,register,renew,currency`"
     );
     assert_eq!(error_text(PriceTable::from_csv(header)), "price table, CSV: contains no prices");
+}
+
+#[test]
+fn csv_fields_may_be_quoted_and_contain_commas() {
+    let csv = "suffix,register,renew,currency\n\"dealer\",257.96,\"2,060.23\",USD\n\
+               \"com\",\"11.06\", 11.06 ,\"usd\"\n# a comment with a \"quote, and a comma\nnet,\"1,000\",1000,USD\n";
+    let table = PriceTable::from_csv(csv).expect("valid CSV");
+    assert_eq!(table.len(), 3);
+    let dealer = table.get("dealer").expect("dealer");
+    assert_eq!((dealer.register(), dealer.renew()), (d("257.96"), d("2060.23")));
+    assert_eq!(table.get("com").map(|p| (p.register(), p.currency())), Some((d("11.06"), "USD")));
+    assert_eq!(table.get("net").map(Price::register), Some(d("1000")));
 }
 
 // --- JSON -----------------------------------------------------------------------------------
@@ -289,11 +309,11 @@ fn porkbun_snapshot_imports() {
     assert!(import.skipped.iter().any(|(tld, _)| tld == "xp"));
     assert!(table.get("xp").is_none());
     let com = table.get("com").expect("com");
-    assert_eq!((com.register(), com.renew(), com.currency()), (11.06, 11.06, "USD"));
+    assert_eq!((com.register(), com.renew(), com.currency()), (d("11.06"), d("11.06"), "USD"));
     let ws = table.get("ws").expect("ws");
-    assert_eq!((ws.register(), ws.renew()), (5.94, 20.91)); // first-year promotion
+    assert_eq!((ws.register(), ws.renew()), (d("5.94"), d("20.91"))); // first-year promotion
     // "2,060.23": thousands separators are understood.
-    assert_eq!(table.get("dealer").map(Price::renew), Some(2060.23));
+    assert_eq!(table.get("dealer").map(Price::renew), Some(d("2060.23")));
     assert!(table.get("co.uk").is_some());
     // Porkbun does not sell .af: no price, hence no `pricing` object for it (spec §2.2).
     assert!(table.get("af").is_none() && table.get("com.af").is_none());
@@ -318,7 +338,7 @@ fn porkbun_errors() {
 fn embedded_sample_loads_and_matches_the_snapshot() {
     let embedded = PriceTable::embedded().expect("the shipped prices.json is valid");
     let com = embedded.get("com").expect("com has a price");
-    assert_eq!((com.register(), com.currency()), (11.06, "USD"));
+    assert_eq!((com.register(), com.currency()), (d("11.06"), "USD"));
     let provenance = embedded.provenance();
     assert!(provenance.sample, "the shipped table is marked as sample data");
     assert_eq!(provenance.as_of.map(|d| d.to_string()).as_deref(), Some("2025-03-22"));
@@ -335,7 +355,7 @@ fn table_quote_is_none_without_price_data() {
     let table = PriceTable::embedded().expect("embedded");
     assert!(table.quote("com.af", pct("10")).is_none());
     let p = table.quote(".com", pct("10")).expect("com priced");
-    assert_eq!(p.display_register, 12.17); // 11.06 × 1.1 = 12.166
+    assert_eq!(p.display_register, d("12.17")); // 11.06 × 1.1 = 12.166
 }
 
 // --- purchase URLs --------------------------------------------------------------------------
@@ -576,9 +596,13 @@ mod properties {
             let base: f64 = decimal(base_units, exp).parse().expect("decimal");
             let quoted = quote(&Price::new(base, base, currency).expect("price"), Some(commission));
             let expected_units = div_half_away(base_units * (100 * c_scale + mantissa), 100 * c_scale);
-            let expected: f64 = decimal(expected_units, exp).parse().expect("decimal");
-            prop_assert_eq!(quoted.base_register, base);
+            let expected = d(&decimal(expected_units, exp));
+            prop_assert_eq!(quoted.base_register, d(&decimal(base_units, exp)));
             prop_assert_eq!(quoted.display_register, expected, "{} {} + {}%", base, currency, c_text);
+            // On the wire: the JSON number of the decimal, as an `f64` would print it.
+            let wire = serde_json::to_value(&quoted).expect("serializes");
+            let expected_f64: f64 = decimal(expected_units, exp).parse().expect("decimal");
+            prop_assert_eq!(&wire["display_register"], &serde_json::json!(expected_f64));
             let mode = if mantissa == 0 { PricingMode::Base } else { PricingMode::WithCommission };
             prop_assert_eq!(quoted.pricing_mode, mode);
         }

@@ -13,8 +13,22 @@ use crate::record::DomainRecord;
 /// A kind of lookup. Each kind has its own job subject and its own worker consumer (with its own
 /// concurrency), so a slow WHOIS registry never starves availability checks
 /// (see [`crate::subjects::Names::jobs_subject`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum LookupKind {
     /// Availability check (`/v1/domains/check`).
     Check,
@@ -30,11 +44,7 @@ impl LookupKind {
 
     /// The kind's name (`check`, `whois`, `dns`), as used in subjects and `--kinds`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            LookupKind::Check => "check",
-            LookupKind::Whois => "whois",
-            LookupKind::Dns => "dns",
-        }
+        self.into()
     }
 
     /// Parses a comma-separated list (`whois,dns`), case-insensitive, duplicates dropped.
@@ -44,12 +54,9 @@ impl LookupKind {
     pub fn parse_list(s: &str) -> Result<Vec<LookupKind>, String> {
         let mut kinds = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let kind = match part.to_ascii_lowercase().as_str() {
-                "check" => LookupKind::Check,
-                "whois" => LookupKind::Whois,
-                "dns" => LookupKind::Dns,
-                other => return Err(format!("unknown lookup kind {other:?} (expected check, whois or dns)")),
-            };
+            let kind: LookupKind = part.parse().map_err(|_| {
+                format!("unknown lookup kind {:?} (expected check, whois or dns)", part.to_ascii_lowercase())
+            })?;
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
@@ -105,8 +112,23 @@ pub struct WhoisAnswer {
 }
 
 /// The record types `/v1/dns` answers (spec §4.3), in presentation form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "UPPERCASE")]
+#[strum(serialize_all = "UPPERCASE", ascii_case_insensitive)]
 pub enum DnsType {
     /// IPv4 address (RFC 1035).
     A,
@@ -134,33 +156,12 @@ impl DnsType {
 
     /// The type's mnemonic, upper case.
     pub fn as_str(self) -> &'static str {
-        match self {
-            DnsType::A => "A",
-            DnsType::Aaaa => "AAAA",
-            DnsType::Mx => "MX",
-            DnsType::Ns => "NS",
-            DnsType::Txt => "TXT",
-            DnsType::Cname => "CNAME",
-            DnsType::Soa => "SOA",
-            DnsType::Caa => "CAA",
-            DnsType::Srv => "SRV",
-        }
+        self.into()
     }
 
-    /// Parses a mnemonic, case-insensitive.
+    /// Parses a mnemonic, case-insensitive, blanks around it ignored.
     pub fn parse(s: &str) -> Option<DnsType> {
-        Some(match s.trim().to_ascii_uppercase().as_str() {
-            "A" => DnsType::A,
-            "AAAA" => DnsType::Aaaa,
-            "MX" => DnsType::Mx,
-            "NS" => DnsType::Ns,
-            "TXT" => DnsType::Txt,
-            "CNAME" => DnsType::Cname,
-            "SOA" => DnsType::Soa,
-            "CAA" => DnsType::Caa,
-            "SRV" => DnsType::Srv,
-            _ => return None,
-        })
+        s.trim().parse().ok()
     }
 
     /// Parses the `types` parameter: comma-separated, case-insensitive, duplicates dropped, request
@@ -309,5 +310,27 @@ mod tests {
         let e = DnsType::parse_list("A,PTR").expect_err("PTR is not allowed");
         assert!(e.contains("\"PTR\""), "{e}");
         assert_eq!(serde_json::to_string(&DnsType::Aaaa).expect("json"), "\"AAAA\"");
+        // One derive names each variant for serde and for as_str/parse alike.
+        for t in [
+            DnsType::A,
+            DnsType::Aaaa,
+            DnsType::Mx,
+            DnsType::Ns,
+            DnsType::Txt,
+            DnsType::Cname,
+            DnsType::Soa,
+            DnsType::Caa,
+            DnsType::Srv,
+        ] {
+            assert_eq!(serde_json::to_value(t).expect("json"), t.as_str());
+            assert_eq!(DnsType::parse(&format!(" {} ", t.as_str().to_ascii_lowercase())), Some(t));
+        }
+        for kind in LookupKind::ALL {
+            assert_eq!(serde_json::to_value(kind).expect("json"), kind.as_str());
+        }
+        assert_eq!(
+            LookupKind::parse_list("Ftp").expect_err("unknown"),
+            "unknown lookup kind \"ftp\" (expected check, whois or dns)"
+        );
     }
 }

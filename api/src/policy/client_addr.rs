@@ -1,5 +1,14 @@
 //! The client's address (socket peer and `X-Forwarded-For` behind trusted proxies) and the
 //! per-address limit counted before the key lookup.
+//!
+//! Why this is ours and not `axum-client-ip` (1.3.1, reviewed for issue 16): that crate's
+//! `ClientIpSource::RightmostXForwardedFor` takes only the *last* `X-Forwarded-For` entry, i.e.
+//! exactly one trusted proxy, and rejects a request without the header; it has no setting for
+//! "`policy.proxy_hops` trusted hops, the right-most entry they did not write", nor the fall-back
+//! to the socket peer (hops = 0, or no header) and to the left-most entry of a short chain that
+//! [`ClientAddr::ip`] implements. Its `LeftmostXForwardedFor` is client-written and forgeable.
+//! Switching would change which address is counted behind two or more proxies, so the ten lines
+//! of [`ClientAddr::ip`] stay.
 
 use std::net::{IpAddr, SocketAddr};
 

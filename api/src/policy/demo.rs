@@ -6,9 +6,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
-use hmac::{Hmac, Mac};
+use axum::response::IntoResponse;
+use axum_extra::extract::cookie::{Cookie, Key, SameSite, SignedCookieJar};
 use moka::sync::Cache;
-use sha2::Sha256;
+use sha2::{Digest, Sha512};
 use time::OffsetDateTime;
 
 use super::{ClientAddr, DemoConfig, KV_WAIT_MS};
@@ -23,7 +24,7 @@ pub struct Demo {
     /// The fleet's demo bucket: counters shared by every front (none in standalone mode).
     fleet: Option<(async_nats::jetstream::kv::Store, async_nats::Client)>,
     proxy_hops: u8,
-    secret: Vec<u8>,
+    key: Key,
     /// Demo checks per (session, UTC day).
     sessions: Cache<(String, i64), u32>,
     /// Demo checks per (client address, UTC day).
@@ -57,14 +58,17 @@ impl Demo {
     /// names no `cookie_secret` (see [`crate::store::Store::shared_secret`]).
     pub fn new(config: DemoConfig, proxy_hops: u8, stored_secret: &str) -> Self {
         let secret = match &config.cookie_secret {
-            Some(s) => s.as_bytes().to_vec(),
-            None => stored_secret.as_bytes().to_vec(),
+            Some(s) => s.expose(),
+            None => stored_secret,
         };
+        // `Key` wants 64 bytes of key material; the setting is "any string", so it is stretched
+        // with SHA-512 (the cookie crate signs with HMAC-SHA256 under the key's signing half).
+        let key = Key::from(Sha512::digest(secret.as_bytes()).as_slice());
         let day = Duration::from_secs(86_400);
         Self {
             fleet: None,
             proxy_hops,
-            secret,
+            key,
             sessions: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
             ips: Cache::builder().max_capacity(1_000_000).time_to_live(day).build(),
             lock: Mutex::new(()),
@@ -87,28 +91,29 @@ impl Demo {
         self.config.enabled
     }
 
-    fn sign(&self, session: &str) -> String {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).unwrap_or_else(|_| unreachable_hmac());
-        mac.update(session.as_bytes());
-        hex::encode(mac.finalize().into_bytes())
+    /// The session a signed `dsa_demo` cookie in `headers` carries (`SignedCookieJar` checks the
+    /// HMAC-SHA256 signature); `None` without a cookie or with a forged one.
+    fn session_of(&self, headers: &HeaderMap) -> Option<String> {
+        SignedCookieJar::from_headers(headers, self.key.clone()).get(DEMO_COOKIE).map(|c| c.value().to_owned())
     }
 
-    fn verify(&self, cookie_value: &str) -> Option<String> {
-        let (session, signature) = cookie_value.split_once('.')?;
-        let expected = hex::decode(signature).ok()?;
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).ok()?;
-        mac.update(session.as_bytes());
-        mac.verify_slice(&expected).ok()?;
-        Some(session.to_owned())
-    }
-
-    /// The `Set-Cookie` value for a session.
+    /// The `Set-Cookie` value for a session: signed, one day, HTTP only, `SameSite=Lax`, `Secure`
+    /// when `secure`.
     pub fn cookie(&self, session: &str, secure: bool) -> String {
-        format!(
-            "{DEMO_COOKIE}={session}.{}; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax{}",
-            self.sign(session),
-            if secure { "; Secure" } else { "" }
-        )
+        let cookie = Cookie::build((DEMO_COOKIE, session.to_owned()))
+            .path("/")
+            .max_age(time::Duration::seconds(86_400))
+            .http_only(true)
+            .same_site(SameSite::Lax)
+            .secure(secure)
+            .build();
+        let response = SignedCookieJar::new(self.key.clone()).add(cookie).into_response();
+        response
+            .headers()
+            .get(axum::http::header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
     }
 
     /// The client address used for the per-IP cap (IPv6: its /64, see [`ClientAddr::limit_ip`]).
@@ -135,13 +140,7 @@ impl Demo {
                 retry_after_secs: Some(wait.as_secs().max(1)),
             });
         }
-        let existing = headers
-            .get_all(axum::http::header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|kv| kv.trim().strip_prefix(&format!("{DEMO_COOKIE}=")).map(str::to_owned))
-            .find_map(|v| self.verify(&v));
+        let existing = self.session_of(headers);
         let (session, new_session) = match existing {
             Some(s) => (s, false),
             None => (uuid::Uuid::new_v4().simple().to_string(), true),
@@ -254,12 +253,6 @@ pub fn secs_to_next_day(now: OffsetDateTime) -> u64 {
     u64::try_from(86_400 - now.unix_timestamp().rem_euclid(86_400)).unwrap_or(86_400)
 }
 
-fn unreachable_hmac() -> Hmac<Sha256> {
-    // HMAC accepts keys of any length; this branch cannot be taken.
-    #[expect(clippy::unwrap_used, reason = "HMAC-SHA256 accepts a key of any length")]
-    Hmac::<Sha256>::new_from_slice(b"k").unwrap()
-}
-
 /// Adds `delta` to the counter at `key` with compare-and-set, unless that would pass `cap`.
 /// Returns the new value, or `None` when the cap was reached. Each KV call waits at most 250 ms.
 async fn kv_add(
@@ -307,9 +300,24 @@ mod tests {
     fn demo_cookie_is_signed() {
         let demo = Demo::new(DemoConfig { cookie_secret: Some("s".into()), ..DemoConfig::default() }, 0, "unused");
         let cookie = demo.cookie("abc", false);
-        let value = cookie.split(';').next().and_then(|kv| kv.strip_prefix("dsa_demo=")).expect("value");
-        assert_eq!(demo.verify(value).as_deref(), Some("abc"));
-        assert!(demo.verify("abc.00").is_none());
-        assert!(demo.verify(&value.replace("abc", "abd")).is_none());
+        assert!(cookie.starts_with("dsa_demo="), "{cookie}");
+        for attribute in ["Path=/", "Max-Age=86400", "HttpOnly", "SameSite=Lax"] {
+            assert!(cookie.contains(attribute), "{cookie}");
+        }
+        assert!(!cookie.contains("Secure"), "{cookie}");
+        assert!(demo.cookie("abc", true).contains("Secure"));
+        let value = cookie.split(';').next().expect("name=value");
+        let with = |v: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(axum::http::header::COOKIE, v.parse().expect("header"));
+            demo.session_of(&headers)
+        };
+        assert_eq!(with(&format!("other=1; {value}")).as_deref(), Some("abc"));
+        assert_eq!(with("dsa_demo=abc.00"), None);
+        assert_eq!(with(&value.replace("abc", "abd")), None);
+        let other = Demo::new(DemoConfig::default(), 0, "another secret");
+        let mut headers = HeaderMap::new();
+        headers.insert(axum::http::header::COOKIE, value.parse().expect("header"));
+        assert_eq!(other.session_of(&headers), None, "another key does not accept it");
     }
 }

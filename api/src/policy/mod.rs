@@ -184,7 +184,7 @@ pub struct DemoConfig {
     pub checks_per_ip_per_day: u32,
     /// Secret signing the session cookie (any string; long and random). Unset: a random secret
     /// generated once and kept in the database, shared by every front.
-    pub cookie_secret: Option<String>,
+    pub cookie_secret: Option<crate::config::Secret>,
     /// Mark the session cookie `Secure` even though dsa itself serves plain HTTP (TLS terminated
     /// by a proxy in front of it). With `server.tls_cert` set it is `Secure` anyway.
     pub cookie_secure: bool,

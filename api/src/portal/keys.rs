@@ -348,5 +348,9 @@ mod tests {
         let creds = SettingsForm { purchase_url: "https://user:pw@shop.example/".into(), ..SettingsForm::default() };
         let errors = creds.parse().expect_err("credentials refused");
         assert!(errors[0].contains("user:password"), "{errors:?}");
+        // A wildcard over a public suffix would admit every site under it (Public Suffix List).
+        let suffix = SettingsForm { origins: "https://*.co.uk".into(), ..SettingsForm::default() };
+        let errors = suffix.parse().expect_err("public-suffix wildcard refused");
+        assert!(errors[0].contains("co.uk, a public suffix"), "{errors:?}");
     }
 }

@@ -14,15 +14,16 @@
 //!
 //! # Money
 //!
-//! The spec's amounts are JSON floats, so [`Price`] and [`Pricing`] hold `f64` in **major units of
-//! the currency** (dollars, not cents). The arithmetic, however, is done on exact decimals: each
-//! `f64` is read back as the shortest decimal that round-trips (what a person typed: `9.68`, not
-//! `9.67999999999999971578`), converted to integer **minor units** of the currency (ISO 4217
-//! exponent: cents for USD, yen for JPY, fils for KWD), marked up with integer arithmetic and
-//! rounded half away from zero. The result is then turned back into the `f64` nearest to that
-//! decimal, which `serde_json` prints as the short decimal (`10.65`). This avoids the
-//! `0.1 + 0.2 = 0.30000000000000004` family of artefacts and the mis-rounding of halves such as
-//! `1.005 → 1.00` that naive `(x * 100.0).round()` produces.
+//! Amounts are exact decimals ([`rust_decimal::Decimal`]) in **major units of the currency**
+//! (dollars, not cents) from the moment a price file is read until the response is serialized.
+//! A price file's number is read as the shortest decimal that round-trips (what a person typed:
+//! `9.68`, not `9.67999999999999971578`); the markup `base × (1 + c/100)` is exact and rounded
+//! half away from zero (`RoundingStrategy::MidpointAwayFromZero`) to the currency's minor unit
+//! (ISO 4217 exponent from [`iso_currency`]: cents for USD, yen for JPY, fils for KWD). The
+//! spec's amounts are JSON numbers, so a decimal becomes the nearest `f64` only when written
+//! (`rust_decimal::serde::float`), which `serde_json` prints as the short decimal (`10.65`). This
+//! avoids the `0.1 + 0.2 = 0.30000000000000004` family of artefacts and the mis-rounding of
+//! halves such as `1.005 → 1.00` that naive `(x * 100.0).round()` produces.
 //!
 //! # File formats
 //!

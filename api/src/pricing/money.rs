@@ -1,45 +1,22 @@
-//! Money: ISO 4217 minor units and exact decimal arithmetic on `f64` amounts (see the module
-//! documentation of [`crate::pricing`], "Money").
+//! Money: ISO 4217 minor units ([`iso_currency`]) and exact decimal arithmetic
+//! ([`rust_decimal`]); see the module documentation of [`crate::pricing`], "Money".
 
-/// ISO 4217 currencies whose minor unit is not 2 decimal places (ISO 4217 list one, column "Minor
-/// unit"; funds and precious-metal codes without a minor unit are treated as 2).
-const MINOR_UNIT_EXCEPTIONS: &[(&str, u32)] = &[
-    ("BIF", 0),
-    ("CLP", 0),
-    ("DJF", 0),
-    ("GNF", 0),
-    ("ISK", 0),
-    ("JPY", 0),
-    ("KMF", 0),
-    ("KRW", 0),
-    ("PYG", 0),
-    ("RWF", 0),
-    ("UGX", 0),
-    ("UYI", 0),
-    ("VND", 0),
-    ("VUV", 0),
-    ("XAF", 0),
-    ("XOF", 0),
-    ("XPF", 0),
-    ("BHD", 3),
-    ("IQD", 3),
-    ("JOD", 3),
-    ("KWD", 3),
-    ("LYD", 3),
-    ("OMR", 3),
-    ("TND", 3),
-    ("CLF", 4),
-    ("UYW", 4),
-];
+use std::str::FromStr;
 
-/// Powers of ten as exact `f64`s, indexed by minor-unit exponent.
-const POW10_F64: [f64; 5] = [1.0, 10.0, 100.0, 1_000.0, 10_000.0];
+use iso_currency::Currency;
+use rust_decimal::{Decimal, RoundingStrategy};
+
+/// The largest amount accepted in a price file, in major units (a quadrillion): far above any
+/// registration price, and small enough that a markup of [`MAX_COMMISSION_PERCENT`](super::MAX_COMMISSION_PERCENT)
+/// stays well inside [`Decimal`]'s range (about 7.9 × 10^28).
+const MAX_AMOUNT: Decimal = Decimal::from_parts(0xA4C6_8000, 0x0003_8D7E, 0, false, 0); // 10^15 = 0x3_8D7E_A4C6_8000
 
 /// The number of decimal places of `currency`'s minor unit per ISO 4217: 2 for most (USD cents), 0
 /// for JPY, KRW, VND, CLP, ISK…, 3 for BHD, KWD, OMR, JOD, TND, IQD, LYD, 4 for CLF and UYW.
-/// Unknown codes get 2. `currency` is an upper-case ISO 4217 code, as [`Price::currency`](super::Price::currency) returns.
+/// Unknown codes, and funds or precious-metal codes without a minor unit (XAU, XDR), get 2.
+/// `currency` is an upper-case ISO 4217 code, as [`Price::currency`](super::Price::currency) returns.
 pub fn minor_unit_exponent(currency: &str) -> u32 {
-    MINOR_UNIT_EXCEPTIONS.iter().find(|(code, _)| *code == currency).map_or(2, |&(_, exp)| exp)
+    Currency::from_code(currency).and_then(Currency::exponent).map_or(2, u32::from)
 }
 
 /// Checks an ISO 4217 alphabetic code (three ASCII letters) and returns it upper-cased. Whether
@@ -53,124 +30,91 @@ pub(super) fn parse_currency(raw: &str) -> Result<String, String> {
     }
 }
 
-/// A decimal `mantissa / 10^scale`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Decimal {
-    mantissa: i128,
-    scale: u32,
+/// The decimal a person typed for `x`: the shortest text that round-trips to the `f64` (Rust's
+/// `Display`, which never uses exponent notation), read as a [`Decimal`] — `9.68`, not
+/// `9.67999999999999971578`. This is how `rust_decimal`'s own serde reader takes JSON floats.
+/// `None` for non-finite values and for values outside `Decimal`'s range.
+pub(super) fn decimal_of(x: f64) -> Option<Decimal> {
+    if !x.is_finite() {
+        return None;
+    }
+    // `+ 0.0` turns -0.0 into 0.0, so that no response shows `-0.0`.
+    Decimal::from_str(&(x + 0.0).to_string()).ok()
 }
 
-/// Most decimal digits accepted in [`Decimal::of`]; keeps every product below `i128::MAX` in
-/// practice (and every product is checked anyway).
-const MAX_DIGITS: usize = 36;
-
-impl Decimal {
-    /// The shortest decimal that round-trips to `x` (Rust's `Display` for `f64`, which never uses
-    /// exponent notation). `None` for non-finite values or more than [`MAX_DIGITS`] digits
-    /// (e.g. `1e300`): the caller then falls back to `f64` arithmetic.
-    fn of(x: f64) -> Option<Self> {
-        if !x.is_finite() {
-            return None;
-        }
-        let text = x.to_string();
-        let (negative, digits) = match text.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, text.as_str()),
-        };
-        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-        if int.len() + frac.len() > MAX_DIGITS {
-            return None;
-        }
-        let mut mantissa: i128 = 0;
-        for b in int.bytes().chain(frac.bytes()) {
-            if !b.is_ascii_digit() {
-                return None;
-            }
-            mantissa = mantissa.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
-        }
-        let scale = u32::try_from(frac.len()).ok()?;
-        Some(Self { mantissa: if negative { -mantissa } else { mantissa }, scale })
-    }
-
-    /// This value in integer units of `10^-exp`, rounded half away from zero.
-    fn to_units(self, exp: u32) -> Option<i128> {
-        if self.scale <= exp {
-            self.mantissa.checked_mul(10_i128.checked_pow(exp - self.scale)?)
-        } else {
-            Some(div_round_half_away(self.mantissa, 10_i128.checked_pow(self.scale - exp)?))
-        }
+/// Checks a price amount in major units: finite, not negative, at most [`MAX_AMOUNT`]. `what`
+/// names it in the error (`register`, `renew`).
+pub(super) fn check_amount(what: &str, amount: f64) -> Result<Decimal, String> {
+    if amount.is_nan() {
+        Err(format!("{what} price is NaN"))
+    } else if amount.is_infinite() {
+        Err(format!("{what} price is infinite"))
+    } else if amount < 0.0 {
+        Err(format!("{what} price {amount} is negative"))
+    } else {
+        decimal_of(amount)
+            .filter(|d| *d <= MAX_AMOUNT)
+            .ok_or_else(|| format!("{what} price {amount} is too large (at most {MAX_AMOUNT})"))
     }
 }
 
-/// `n / d` rounded to the nearest integer, halves away from zero. `d` must be positive.
-fn div_round_half_away(n: i128, d: i128) -> i128 {
-    let q = n / d;
-    let r = n % d;
-    // |r| ≥ d/2 ⇔ 2|r| ≥ d; no overflow since |r| < d ≤ i128::MAX / 2 for our powers of ten.
-    if 2 * r.abs() >= d { q + n.signum() } else { q }
+/// `amount` rounded to `exp` decimal places (the currency's minor unit), halves away from zero.
+pub(super) fn round_to_minor_unit(amount: Decimal, exp: u32) -> Decimal {
+    amount.round_dp_with_strategy(exp, RoundingStrategy::MidpointAwayFromZero)
 }
 
-/// `amount` rounded to the currency's minor unit, half away from zero, as integer minor units.
-pub(super) fn to_minor_units(amount: f64, exp: u32) -> Option<i128> {
-    Decimal::of(amount)?.to_units(exp)
-}
-
-/// Integer minor units back to the `f64` nearest to the decimal `units / 10^exp`: both operands
-/// are exact (|units| < 2^53 for any sane price) and IEEE division rounds correctly.
-pub(super) fn from_minor_units(units: i128, exp: u32) -> f64 {
-    // `as` is exact below 2^53 minor units, i.e. for any real price.
-    units as f64 / pow10(exp)
-}
-
-fn pow10(exp: u32) -> f64 {
-    POW10_F64.get(exp as usize).copied().unwrap_or_else(|| 10_f64.powf(f64::from(exp)))
-}
-
-/// `base_units × (1 + percent/100)`, rounded half away from zero, in the same minor units.
-/// `None` on overflow (absurd inputs only).
-pub(super) fn mark_up_units(base_units: i128, percent: f64) -> Option<i128> {
-    let c = Decimal::of(percent)?;
-    // base × (100·10^s + m) / (100·10^s), where percent = m / 10^s.
-    let denominator = 100_i128.checked_mul(10_i128.checked_pow(c.scale)?)?;
-    let factor = denominator.checked_add(c.mantissa)?;
-    let numerator = base_units.checked_mul(factor)?;
-    Some(div_round_half_away(numerator, denominator))
-}
-
-/// Fallback for amounts too large or too precise for [`Decimal`]: plain `f64` rounding.
-pub(super) fn round_f64(amount: f64, exp: u32) -> f64 {
-    let scale = pow10(exp);
-    (amount * scale).round() / scale
+/// `base × (1 + percent/100)`, rounded half away from zero to `exp` decimal places. `None` only
+/// if the product leaves `Decimal`'s range, which [`check_amount`] and the commission's bound rule
+/// out.
+pub(super) fn mark_up(base: Decimal, percent: Decimal, exp: u32) -> Option<Decimal> {
+    let factor = Decimal::ONE_HUNDRED.checked_add(percent)?;
+    let marked_up = base.checked_mul(factor)?.checked_div(Decimal::ONE_HUNDRED)?;
+    Some(round_to_minor_unit(marked_up, exp))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn d(text: &str) -> Decimal {
+        Decimal::from_str_exact(text).expect("decimal literal")
+    }
+
     #[test]
     fn decimal_reads_the_shortest_representation() {
-        assert_eq!(Decimal::of(9.68), Some(Decimal { mantissa: 968, scale: 2 }));
-        assert_eq!(Decimal::of(0.1 + 0.2), Some(Decimal { mantissa: 30_000_000_000_000_004, scale: 17 }));
-        assert_eq!(Decimal::of(1000.0), Some(Decimal { mantissa: 1000, scale: 0 }));
-        assert_eq!(Decimal::of(1e300), None);
-        assert_eq!(Decimal::of(f64::NAN), None);
+        assert_eq!(decimal_of(9.68), Some(d("9.68")));
+        assert_eq!(decimal_of(0.1 + 0.2), Some(d("0.30000000000000004")));
+        assert_eq!(decimal_of(1000.0), Some(d("1000")));
+        assert_eq!(decimal_of(-0.0).map(|z| z.is_sign_positive()), Some(true));
+        assert_eq!(decimal_of(1e300), None);
+        assert_eq!(decimal_of(f64::NAN), None);
+    }
+
+    #[test]
+    fn the_largest_amount_is_ten_to_the_fifteenth() {
+        assert_eq!(MAX_AMOUNT, d("1000000000000000"));
+        assert!(check_amount("register", 1e15).is_ok());
+        assert_eq!(
+            check_amount("register", 1e300),
+            Err(format!("register price {} is too large (at most 1000000000000000)", 1e300))
+        );
     }
 
     #[test]
     fn halves_round_away_from_zero() {
-        assert_eq!(div_round_half_away(25, 10), 3);
-        assert_eq!(div_round_half_away(-25, 10), -3);
-        assert_eq!(div_round_half_away(24, 10), 2);
+        assert_eq!(round_to_minor_unit(d("2.5"), 0), d("3"));
+        assert_eq!(round_to_minor_unit(d("-2.5"), 0), d("-3"));
+        assert_eq!(round_to_minor_unit(d("2.4"), 0), d("2"));
         // Naive `(1.005 * 100.0).round()` gives 100: 1.005 is 1.00499999999999989… in binary.
-        assert_eq!(to_minor_units(1.005, 2), Some(101));
-        assert_eq!(to_minor_units(0.1 + 0.2, 2), Some(30));
+        assert_eq!(decimal_of(1.005).map(|a| round_to_minor_unit(a, 2)), Some(d("1.01")));
+        assert_eq!(decimal_of(0.1 + 0.2).map(|a| round_to_minor_unit(a, 2)), Some(d("0.30")));
     }
 
     #[test]
     fn markup_is_exact() {
-        assert_eq!(mark_up_units(968, 10.0), Some(1065)); // 10.648 → 10.65
-        assert_eq!(mark_up_units(1000, 0.05), Some(1001)); // 10.005 → 10.01
-        assert_eq!(mark_up_units(1236, 12.5), Some(1391)); // 1390.5 → 1391
+        assert_eq!(mark_up(d("9.68"), d("10"), 2), Some(d("10.65"))); // 10.648
+        assert_eq!(mark_up(d("10"), d("0.05"), 2), Some(d("10.01"))); // 10.005
+        assert_eq!(mark_up(d("1236"), d("12.5"), 0), Some(d("1391"))); // 1390.5
     }
 
     #[test]
@@ -178,6 +122,8 @@ mod tests {
         assert_eq!(minor_unit_exponent("USD"), 2);
         assert_eq!(minor_unit_exponent("JPY"), 0);
         assert_eq!(minor_unit_exponent("KWD"), 3);
+        assert_eq!(minor_unit_exponent("CLF"), 4);
+        assert_eq!(minor_unit_exponent("XAU"), 2);
         assert_eq!(minor_unit_exponent("XYZ"), 2);
     }
 }

@@ -3,9 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::money::{from_minor_units, mark_up_units, minor_unit_exponent, parse_currency, round_f64, to_minor_units};
+use super::money::{check_amount, decimal_of, mark_up, minor_unit_exponent, parse_currency, round_to_minor_unit};
 use super::{MAX_COMMISSION_PERCENT, PricingError};
 
 /// A commission (markup) in **percent** of the base registration price: `10` means the displayed
@@ -51,6 +52,12 @@ impl CommissionPercent {
     pub fn is_zero(self) -> bool {
         self.0 == 0.0
     }
+
+    /// The commission as the decimal that was typed (`12.5`, `0.05`), for exact arithmetic.
+    fn decimal(self) -> Decimal {
+        // Always `Some`: the value is finite and at most 1000.
+        decimal_of(self.0).unwrap_or_default()
+    }
 }
 
 impl FromStr for CommissionPercent {
@@ -87,19 +94,23 @@ impl fmt::Display for CommissionPercent {
 /// The registry prices of one suffix, in **major units** of `currency` (dollars, not cents).
 ///
 /// Only obtainable from a validated [`PriceTable`](super::PriceTable) or [`Price::new`]: amounts are finite and
-/// non-negative, the currency is an upper-case three-letter ISO 4217 code. Serializes as
-/// `{"register": 9.68, "renew": 10.37, "currency": "USD"}`, the `price` object of the front-page
-/// short form (spec §4.7).
+/// non-negative and at most 10^15, the currency is an upper-case three-letter ISO 4217 code.
+/// Amounts are exact decimals (what the price file says: `9.68`). Serializes as
+/// `{"register": 9.68, "renew": 10.37, "currency": "USD"}` (JSON numbers), the `price` object of
+/// the front-page short form (spec §4.7).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Price {
-    register: f64,
-    renew: f64,
+    #[serde(with = "rust_decimal::serde::float")]
+    register: Decimal,
+    #[serde(with = "rust_decimal::serde::float")]
+    renew: Decimal,
     currency: String,
 }
 
 impl Price {
-    /// Checks and builds a price: `register` and `renew` in major units (finite, ≥ 0),
-    /// `currency` an ISO 4217 code (any case; stored upper-case).
+    /// Checks and builds a price: `register` and `renew` in major units (finite, ≥ 0, ≤ 10^15;
+    /// read as the shortest decimal that round-trips, `9.68`), `currency` an ISO 4217 code (any
+    /// case; stored upper-case).
     pub fn new(register: f64, renew: f64, currency: &str) -> Result<Self, PricingError> {
         Self::check(register, renew, currency).map_err(|reason| PricingError::invalid("price", reason))
     }
@@ -112,31 +123,26 @@ impl Price {
         })
     }
 
+    /// This price with its renewal amount as the registration amount too: what the short form
+    /// (spec §4.7) quotes to show the marked-up renewal price.
+    #[must_use]
+    pub fn renewal(&self) -> Self {
+        Self { register: self.renew, renew: self.renew, currency: self.currency.clone() }
+    }
+
     /// First-year registration price, major units.
-    pub fn register(&self) -> f64 {
+    pub fn register(&self) -> Decimal {
         self.register
     }
 
     /// Yearly renewal price, major units.
-    pub fn renew(&self) -> f64 {
+    pub fn renew(&self) -> Decimal {
         self.renew
     }
 
     /// ISO 4217 code, upper case (`USD`).
     pub fn currency(&self) -> &str {
         &self.currency
-    }
-}
-
-fn check_amount(what: &str, amount: f64) -> Result<f64, String> {
-    if amount.is_nan() {
-        Err(format!("{what} price is NaN"))
-    } else if amount.is_infinite() {
-        Err(format!("{what} price is infinite"))
-    } else if amount < 0.0 {
-        Err(format!("{what} price {amount} is negative"))
-    } else {
-        Ok(amount + 0.0)
     }
 }
 
@@ -151,16 +157,21 @@ pub enum PricingMode {
 }
 
 /// The `pricing` object of an availability result (spec §2.2), field names as in the spec.
-/// Amounts are major units of `currency`, rounded to its minor unit (ISO 4217).
+/// Amounts are exact decimals in major units of `currency`, rounded to its minor unit (ISO 4217),
+/// and JSON numbers on the wire (`10.65`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Pricing {
     /// ISO 4217 code.
     pub currency: String,
     /// Registration price before markup.
-    pub base_register: f64,
+    #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64)]
+    pub base_register: Decimal,
     /// Price shown to end users: `base_register` in mode `base`, `base_register` × (1 +
     /// `commission_percent`/100) rounded half away from zero to the minor unit otherwise.
-    pub display_register: f64,
+    #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64)]
+    pub display_register: Decimal,
     /// `base` or `with_commission`.
     pub pricing_mode: PricingMode,
     /// Applied markup in percent; 0.0 in mode `base`.
@@ -178,32 +189,16 @@ pub struct Pricing {
 /// price known — spec §2.2 "Presence").
 pub fn quote(price: &Price, commission: Option<CommissionPercent>) -> Pricing {
     let exp = minor_unit_exponent(&price.currency);
-    let commission = commission.filter(|c| !c.is_zero());
-    let base_units = to_minor_units(price.register, exp);
-    let base_register = match base_units {
-        Some(units) => from_minor_units(units, exp),
-        None => round_f64(price.register, exp),
+    let base_register = round_to_minor_unit(price.register, exp);
+    let (display_register, pricing_mode, commission_percent) = match commission.filter(|c| !c.is_zero()) {
+        // `Price` bounds the amount and `CommissionPercent` the markup, so the product always
+        // fits; the base price is the (unreachable) fallback rather than a panic.
+        Some(c) => {
+            (mark_up(base_register, c.decimal(), exp).unwrap_or(base_register), PricingMode::WithCommission, c.value())
+        }
+        None => (base_register, PricingMode::Base, 0.0),
     };
-    let Some(commission) = commission else {
-        return Pricing {
-            currency: price.currency.clone(),
-            base_register,
-            display_register: base_register,
-            pricing_mode: PricingMode::Base,
-            commission_percent: 0.0,
-        };
-    };
-    let display_register = match base_units.and_then(|b| mark_up_units(b, commission.value())) {
-        Some(units) => from_minor_units(units, exp),
-        None => round_f64(base_register * (1.0 + commission.value() / 100.0), exp),
-    };
-    Pricing {
-        currency: price.currency.clone(),
-        base_register,
-        display_register,
-        pricing_mode: PricingMode::WithCommission,
-        commission_percent: commission.value(),
-    }
+    Pricing { currency: price.currency.clone(), base_register, display_register, pricing_mode, commission_percent }
 }
 
 #[cfg(test)]
@@ -219,17 +214,17 @@ mod tests {
     }
 
     #[test]
-    fn absurd_amounts_fall_back_to_f64() {
-        let p = quote(&usd(1e300), commission("10"));
-        assert!(p.display_register.is_finite());
-        assert!(p.display_register > p.base_register);
+    fn absurd_amounts_are_refused_and_the_largest_is_marked_up() {
+        assert!(Price::new(1e300, 1.0, "USD").is_err());
+        let p = quote(&usd(1e15), commission("1000"));
+        assert_eq!(p.display_register, Decimal::from(11_000_000_000_000_000_i64));
     }
 
     #[test]
     fn zero_commission_is_base_mode() {
         let p = quote(&usd(9.68), Some(CommissionPercent::ZERO));
         assert_eq!(p.pricing_mode, PricingMode::Base);
-        assert_eq!(p.display_register, 9.68);
+        assert_eq!(p.display_register, Decimal::new(968, 2));
         assert_eq!(p.commission_percent, 0.0);
     }
 

@@ -207,58 +207,76 @@ impl PriceTable {
             .finish(Provenance { source: file.source, as_of: file.as_of, sample: file.sample, note: file.note }, "JSON")
     }
 
-    /// Reads a price table from CSV. The dialect, deliberately small:
+    /// Reads a price table from CSV (RFC 4180, read with the `csv` crate):
     ///
     /// ```text
     /// # comment lines start with '#'; blank lines are ignored
     /// suffix,register,renew,currency
     /// com,11.06,11.06,USD
     /// .com.af,25,25,USD
+    /// dealer,257.96,"2,060.23",USD
     /// ```
     ///
     /// * UTF-8, optional byte-order mark, `\n` or `\r\n` line ends.
     /// * The first non-comment line is the header above (any case). Every other line has exactly
     ///   four comma-separated fields; spaces around fields are ignored.
-    /// * No quoting and no thousands separators (a field never contains a comma); the decimal
-    ///   separator is `.`; amounts are major units (`2060.23`, not `2,060.23`).
+    /// * Fields may be quoted (`"com"`, `"2,060.23"`; `""` is a quote inside a quoted field; no
+    ///   blanks between a separator and a quote, RFC 4180 §2), so a
+    ///   spreadsheet's export reads as is. Amounts are major units with `.` as the decimal
+    ///   separator and optional `,` thousands separators (which need the field quoted).
     /// * `#` starts a comment only at the beginning of a line.
     ///
     /// Errors carry the 1-based line number.
     pub fn from_csv(text: &str) -> Result<Self, PricingError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        // Comment and blank lines become a record of empty fields, skipped below: the reader's own
+        // `comment` option and its skipping of blank lines leave them out of record line numbers.
+        let uncommented: String = text
+            .split_inclusive('\n')
+            .map(|line| {
+                let content = line.trim();
+                if content.is_empty() || content.starts_with('#') { ",\n" } else { line }
+            })
+            .collect();
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(uncommented.as_bytes());
         let mut header_seen = false;
         let mut builder = Builder::default();
-        for (index, raw_line) in text.lines().enumerate() {
-            let at = format!("line {}", index + 1);
-            let line = raw_line.trim();
-            if line.is_empty() || line.starts_with('#') {
+        for record in reader.records() {
+            let record = record.map_err(|e| {
+                let at = e.position().map_or_else(|| "CSV".to_owned(), |p| format!("line {}", p.line()));
+                PricingError::invalid(at, e.to_string())
+            })?;
+            let at = format!("line {}", record.position().map_or(0, csv::Position::line));
+            // A comment or blank line.
+            if record.iter().all(str::is_empty) {
                 continue;
             }
-            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
             if !header_seen {
-                let is_header = fields.len() == CSV_HEADER.len()
-                    && fields.iter().zip(CSV_HEADER).all(|(f, h)| f.eq_ignore_ascii_case(h));
+                let is_header = record.len() == CSV_HEADER.len()
+                    && record.iter().zip(CSV_HEADER).all(|(f, h)| f.eq_ignore_ascii_case(h));
                 if !is_header {
                     return Err(PricingError::invalid(at, "expected the header `suffix,register,renew,currency`"));
                 }
                 header_seen = true;
                 continue;
             }
-            if line.contains('"') {
-                return Err(PricingError::invalid(at, "quoted fields are not supported"));
-            }
-            let [suffix, register, renew, currency] = fields[..] else {
+            if record.len() != CSV_HEADER.len() {
                 return Err(PricingError::invalid(
                     at,
                     format!(
-                        "expected 4 fields (suffix,register,renew,currency), found {}; quoting and thousands separators are not supported",
-                        fields.len()
+                        "expected 4 fields (suffix,register,renew,currency), found {}; quote a field that contains a comma",
+                        record.len()
                     ),
                 ));
-            };
-            let register = parse_csv_amount("register", register).map_err(|r| PricingError::invalid(&at, r))?;
-            let renew = parse_csv_amount("renew", renew).map_err(|r| PricingError::invalid(&at, r))?;
-            builder.add(at, suffix, register, renew, currency)?;
+            }
+            let row: CsvRow = record.deserialize(None).map_err(|e| PricingError::invalid(&at, e.to_string()))?;
+            let register = parse_csv_amount("register", &row.register).map_err(|r| PricingError::invalid(&at, r))?;
+            let renew = parse_csv_amount("renew", &row.renew).map_err(|r| PricingError::invalid(&at, r))?;
+            builder.add(at, &row.suffix, register, renew, &row.currency)?;
         }
         if !header_seen {
             return Err(PricingError::invalid("CSV", "missing the header `suffix,register,renew,currency`"));
@@ -347,12 +365,36 @@ impl PriceTable {
     }
 }
 
-/// A CSV amount: plain decimal text (`9.68`, `2060`).
+/// One data line of a CSV price file, in header order.
+#[derive(Deserialize)]
+struct CsvRow {
+    suffix: String,
+    register: String,
+    renew: String,
+    currency: String,
+}
+
+/// A CSV amount: decimal text (`9.68`, `2060`), optionally with thousands separators
+/// (`2,060.23`, from a quoted field).
 fn parse_csv_amount(what: &str, text: &str) -> Result<f64, String> {
     if text.is_empty() {
         return Err(format!("{what} price is empty"));
     }
-    text.parse::<f64>().map_err(|_| format!("{what} price {text:?} is not a number"))
+    let plain: std::borrow::Cow<'_, str> = if text.contains(',') {
+        // Groups of three digits after the first group of one to three: `2,060.23`, `1,000,000`.
+        let int = text.split_once('.').map_or(text, |(int, _)| int);
+        let mut groups = int.split(',');
+        let digits = |g: &str| g.bytes().all(|b| b.is_ascii_digit());
+        let grouped = groups.next().is_some_and(|g| (1..=3).contains(&g.len()) && digits(g))
+            && groups.all(|g| g.len() == 3 && digits(g));
+        if !grouped || text.split_once('.').is_some_and(|(_, frac)| frac.contains(',')) {
+            return Err(format!("{what} price {text:?} is not a number"));
+        }
+        text.replace(',', "").into()
+    } else {
+        text.into()
+    };
+    plain.parse::<f64>().map_err(|_| format!("{what} price {text:?} is not a number"))
 }
 
 #[cfg(test)]

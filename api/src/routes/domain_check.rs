@@ -25,6 +25,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use rust_decimal::Decimal;
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -34,18 +35,20 @@ use super::keyed::Keyed;
 use super::{ApiQuery, flag};
 use crate::error::{ApiError, ErrorBody};
 use crate::policy::ClientAddr;
-use crate::pricing::{CommissionPercent, Price, PriceTable, quote};
+use crate::pricing::{CommissionPercent, PriceTable, quote};
 
 /// The `price` object of the short form (spec §4.7), in major units of `currency`, with the
 /// commission of the request (or the key's default) applied to both amounts.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ShortPrice {
     /// First-year registration price as displayed (§2.2 `display_register`).
-    #[schema(example = 12.17)]
-    pub register: f64,
+    #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64, example = 12.17)]
+    pub register: Decimal,
     /// Yearly renewal price, marked up like `register` and rounded to the currency's minor unit.
-    #[schema(example = 12.17)]
-    pub renew: f64,
+    #[serde(with = "rust_decimal::serde::float")]
+    #[schema(value_type = f64, example = 12.17)]
+    pub renew: Decimal,
     /// ISO 4217 code.
     #[schema(example = "USD")]
     pub currency: String,
@@ -79,10 +82,8 @@ impl DomainCheckResponse {
         let price = match (&outcome.pricing, include_price) {
             (Some(pricing), true) => {
                 let commission = CommissionPercent::new(pricing.commission_percent).ok();
-                let renew = prices
-                    .get(outcome.domain.suffix())
-                    .and_then(|p| Price::new(p.renew(), p.renew(), p.currency()).ok())
-                    .map(|renewal| quote(&renewal, commission).display_register);
+                let renew =
+                    prices.get(outcome.domain.suffix()).map(|p| quote(&p.renewal(), commission).display_register);
                 renew.map(|renew| ShortPrice {
                     register: pricing.display_register,
                     renew,

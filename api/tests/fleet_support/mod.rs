@@ -182,7 +182,7 @@ pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &st
     let mut s = Settings::default();
     s.database.url = db.url.clone();
     s.database.max_connections = 8;
-    s.fleet.nats_url = nats.url();
+    s.fleet.nats_url = nats.url().into();
     s.fleet.prefix = prefix.to_owned();
     s.fleet.worker_concurrency = 16;
     s.fleet.credits_refresh_ms = 200;
@@ -576,7 +576,7 @@ impl Role {
         let settings = settings.clone();
         let task = tokio::spawn(async move {
             let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
-            let nats = api::fleet::connect_nats(&settings.fleet.nats_url).await.expect("nats");
+            let nats = api::fleet::connect_nats(settings.fleet.nats_url.expose()).await.expect("nats");
             let js = async_nats::jetstream::new(nats);
             workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
             api::ledger::consume(js, names, store, stats, async {
