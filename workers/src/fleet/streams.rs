@@ -28,6 +28,10 @@ pub struct Tuning {
     pub jobs_max_msgs: i64,
     /// Most bytes the jobs stream holds (then new publishes are refused).
     pub jobs_max_bytes: i64,
+    /// Replicas of the ledger stream `DSA_LEDGER` (1 on a single server; 3 in a production
+    /// cluster, so an acked charge survives the loss of a server). Applied when the stream is
+    /// created; an existing stream keeps its own.
+    pub ledger_replicas: usize,
 }
 
 impl Default for Tuning {
@@ -37,6 +41,7 @@ impl Default for Tuning {
             ledger_ack_wait_secs: 10.0,
             jobs_max_msgs: JOBS_MAX_MSGS,
             jobs_max_bytes: JOBS_MAX_BYTES,
+            ledger_replicas: 1,
         }
     }
 }
@@ -92,7 +97,7 @@ pub fn jobs_consumer(names: &Names, kind: LookupKind, tuning: Tuning) -> consume
 }
 
 /// The ledger stream: charge events, deleted once applied to Postgres (work queue).
-pub fn ledger_stream(names: &Names) -> stream::Config {
+pub fn ledger_stream(names: &Names, tuning: Tuning) -> stream::Config {
     stream::Config {
         name: names.ledger_stream.clone(),
         subjects: vec![names.ledger_subjects.clone()],
@@ -100,6 +105,7 @@ pub fn ledger_stream(names: &Names) -> stream::Config {
         storage: stream::StorageType::File,
         duplicate_window: Duration::from_secs(LEDGER_DUPLICATE_WINDOW_SECS),
         max_age: Duration::from_secs(7 * 86_400),
+        num_replicas: tuning.ledger_replicas.max(1),
         ..Default::default()
     }
 }
@@ -163,7 +169,7 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
         }
         jobs.get_or_create_consumer(&name, config).await.map_err(js_err)?;
     }
-    let ledger = js.get_or_create_stream(ledger_stream(names)).await.map_err(js_err)?;
+    let ledger = js.get_or_create_stream(ledger_stream(names, tuning)).await.map_err(js_err)?;
     ledger.get_or_create_consumer(&names.ledger_consumer, ledger_consumer(names, tuning)).await.map_err(js_err)?;
     for config in buckets(names) {
         if js.get_key_value(&config.bucket).await.is_err() {
@@ -232,7 +238,7 @@ mod tests {
             expected_files.insert(file.to_owned());
         };
         check("jobs-stream.json", json(jobs_stream(&names, tuning)), json(stream::Config::default()));
-        check("ledger-stream.json", json(ledger_stream(&names)), json(stream::Config::default()));
+        check("ledger-stream.json", json(ledger_stream(&names, tuning)), json(stream::Config::default()));
         let pull_default = json(consumer::pull::Config::default());
         for kind in LookupKind::ALL {
             let file = match kind {
