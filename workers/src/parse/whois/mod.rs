@@ -179,7 +179,10 @@ fn read_whois_with(
         selected.family = None;
     }
     let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
-    let record = read_fields(&lines, date_order);
+    let mut record = read_fields(&lines, date_order);
+    if selected.family.is_some_and(|f| f.nameserver_lines) && record.nameservers.is_empty() {
+        record.nameservers = fields::nameserver_lines(&lines);
+    }
     let (class, marker) = classify(data, &selected, &lines, &record);
     let pending_delete = class == WhoisClass::Registered
         && (is_pending_delete(data, selected.family, &record)

@@ -253,3 +253,17 @@ fn key_tables_load_and_bad_tables_are_rejected() {
         assert!(load_key_tables(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn tonic_name_server_lines_are_a_registration() {
+    // Tonic's whole registered answer: the banner, then `<label> <name server>` per delegation.
+    let r =
+        read("Tonic whoisd V1.1\nshop ns1.example-dns.net\nshop ns2.example-dns.net.\n", Some("whois.tonic.to"), "to");
+    assert_eq!(r.class, WhoisClass::Registered);
+    assert_eq!(r.record.nameservers, ["ns1.example-dns.net", "ns2.example-dns.net"]);
+    let r = read("Tonic whoisd V1.1\nNo match for shop\n", None, "to");
+    assert_eq!(r.class, WhoisClass::Available);
+    // Elsewhere two words on a line are not a delegation.
+    let r = read("Example whoisd V1.1\nshop ns1.example-dns.net\n", Some("whois.example.invalid"), "invalid");
+    assert_eq!(r.class, WhoisClass::Unknown);
+}
