@@ -27,9 +27,7 @@
 //!   "We could not find the requested domain on our system" (udag: only the registry's word
 //!   proves available), and weppos' `dk/response_throttled.expected`, which holds `%s == true`
 //!   (a fixture template, not a WHOIS answer).
-//! * Known reader limits (not fixed): NIC-Uruguay's "only EDU.UY, ORG.UY…" wrong-registry answer
-//!   shows the record of the zone `com.uy` and is read `registered` (not available either way);
-//!   Nominet's `internet.co.uk` samples labelled reserved say "This domain is registered directly
+//! * Known reader limits (not fixed): Nominet's `internet.co.uk` samples labelled reserved say "This domain is registered directly
 //!   with Nominet" (registrant Nominet UK, registered before Aug-1996) and are read `registered`.
 
 mod samples;
