@@ -34,9 +34,8 @@
 //!   with Nominet." — Nominet's wording for a registration held without a registrar tag, not a
 //!   registry block. The "reserved" label is weppos' reading of "Registration status: No
 //!   registration status listed." (a status line left empty, not a reservation), and its own
-//!   fixture keeps `registered?: true`. The same two sentences in
-//!   `nominet.org.uk` (pythonwhois) are labelled registered; a Nominet reserved marker on them
-//!   would read that one wrong. No Nominet text in the samples says "reserved". Reserved and
+//!   fixture keeps `registered?: true`. The same two sentences in `nominet.org.uk` (pythonwhois)
+//!   are labelled registered; a Nominet reserved marker on them would read that one wrong. No Nominet text in the samples says "reserved". Reserved and
 //!   taken are both "not available" to the customer.
 
 mod samples;
