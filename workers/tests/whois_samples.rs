@@ -27,12 +27,16 @@
 //!   "We could not find the requested domain on our system" (udag: only the registry's word
 //!   proves available), and weppos' `dk/response_throttled.expected`, which holds `%s == true`
 //!   (a fixture template, not a WHOIS answer).
-//! * Known reader limits (not fixed): Tonic's registered answer is only `go <name server>` lines
-//!   after the `Tonic whoisd V1.1` banner, which the line preparation reads as a wrapped
-//!   sentence, so it stays `unknown`; NIC-Uruguay's "only EDU.UY, ORG.UY…" wrong-registry answer
-//!   shows the record of the zone `com.uy` and is read `registered` (not available either way);
-//!   Nominet's `internet.co.uk` samples labelled reserved say "This domain is registered directly
-//!   with Nominet" (registrant Nominet UK, registered before Aug-1996) and are read `registered`.
+//! * Text that says *registered*, labelled reserved (read `registered`): Nominet's
+//!   `internet.co.uk` (weppos `status_reserved`, `property_status_no_status_listed`). The answer
+//!   has a registrant (Nominet UK, company 3203859), "Registered on: before Aug-1996", name
+//!   servers, and under `Registrar:` "No registrar listed. This domain is registered directly
+//!   with Nominet." — Nominet's wording for a registration held without a registrar tag, not a
+//!   registry block. The "reserved" label is weppos' reading of "Registration status: No
+//!   registration status listed." (a status line left empty, not a reservation), and its own
+//!   fixture keeps `registered?: true`. The same two sentences in `nominet.org.uk` (pythonwhois)
+//!   are labelled registered; a Nominet reserved marker on them would read that one wrong. No Nominet text in the samples says "reserved". Reserved and
+//!   taken are both "not available" to the customer.
 
 mod samples;
 

@@ -26,16 +26,18 @@ pub(super) fn classify(
     if let Some(rule) = family_then_generic(|l| &l.reserved) {
         return (WhoisClass::Reserved, Some(rule));
     }
+    // The family's own unknown wording describes that registry's whole answer (NIC-Uruguay's
+    // record of the zone com.uy shown in place of a com.uy name it does not hold, status ACTIVO
+    // and all): it decides even when a registered marker follows.
+    if let Some((rule, _)) = fam.and_then(|l| last_hit(&l.unknown, lines)) {
+        return (WhoisClass::Unknown, Some(rule.rule.clone()));
+    }
     let registered_marker = family_then_generic(|l| &l.registered);
     // A text that is not about a domain registration at all (an IANA TLD record, a help page)
     // stays unknown even if it carries dates, statuses or name servers — unless a registered
-    // marker *follows* it, as when a client prints IANA's referral and then the registry's answer.
-    let unknown_hit = fam
-        .and_then(|l| last_hit(&l.unknown, lines))
-        .into_iter()
-        .chain(last_hit(&data.generic.unknown, lines))
-        .max_by_key(|(_, at)| *at);
-    if let Some((rule, at)) = unknown_hit {
+    // marker *follows* a generic unknown one, as when a client prints IANA's referral and then
+    // the registry's answer.
+    if let Some((rule, at)) = last_hit(&data.generic.unknown, lines) {
         let registered_after = fam
             .and_then(|l| last_hit(&l.registered, lines))
             .into_iter()

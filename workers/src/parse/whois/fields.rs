@@ -510,6 +510,25 @@ pub(super) fn is_placeholder(v: &str) -> bool {
     l.is_empty() || matches!(l.as_str(), "-" | "n/a" | "na" | "none" | "not defined" | "not.defined" | "null")
 }
 
+/// The name servers of an answer made of bare `<label> <name server>` lines, one per delegation,
+/// as Tonic (.to) prints after its `Tonic whoisd V1.1` banner (`go ns-1.myphotoalbum.com`).
+/// Only for families that declare `nameserver_lines`: elsewhere two words on a line are prose.
+pub(super) fn nameserver_lines(lines: &[Line<'_>]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for l in lines.iter().filter(|l| !l.comment) {
+        let mut words = l.norm.split(' ');
+        let (Some(label), Some(host), None) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let host = host.trim_end_matches('.');
+        let label_ok = !label.is_empty() && label.chars().all(|c| c.is_alphanumeric() || c == '-');
+        if label_ok && is_host_name(host) && !found.iter().any(|h| h == host) {
+            found.push(host.to_owned());
+        }
+    }
+    found
+}
+
 pub(super) fn is_host_name(s: &str) -> bool {
     s.len() >= 3
         && s.contains('.')

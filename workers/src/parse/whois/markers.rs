@@ -66,6 +66,8 @@ pub(super) struct FamilyDef {
     #[serde(default)]
     pub(super) date_order: DateOrder,
     #[serde(default)]
+    pub(super) nameserver_lines: bool,
+    #[serde(default)]
     pub(super) available: Option<Vec<String>>,
     #[serde(default)]
     pub(super) unknown: Vec<String>,
@@ -117,6 +119,9 @@ pub(super) struct Family {
     pub(super) exclusive: bool,
     pub(super) empty_means_available: bool,
     pub(super) date_order: DateOrder,
+    /// The registered answer is bare `<label> <name server>` lines, one per delegation (Tonic's
+    /// `go ns-1.example.com`): read them as name servers.
+    pub(super) nameserver_lines: bool,
     pub(super) lists: Lists,
 }
 
@@ -195,6 +200,7 @@ pub(super) fn load_markers(json: &str) -> Result<Markers, MarkerDataError> {
             exclusive: f.exclusive,
             empty_means_available: f.empty_means_available,
             date_order: f.date_order,
+            nameserver_lines: f.nameserver_lines,
             lists,
         });
     }

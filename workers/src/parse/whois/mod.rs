@@ -10,7 +10,9 @@
 //! 1. a rate-limit marker (e.g. "request limit exceeded") → [`WhoisClass::RateLimited`];
 //! 2. a reserved marker (e.g. "Reserved by Registry") → [`WhoisClass::Reserved`];
 //! 3. an "unknown" marker (text that is not about a domain registration, e.g. IANA's record for
-//!    a TLD) → [`WhoisClass::Unknown`], unless a registered marker follows it;
+//!    a TLD) → [`WhoisClass::Unknown`]; a generic one yields to a registered marker that
+//!    follows it, the family's own ones do not (NIC-Uruguay's record of the zone `com.uy`, `ACTIVO`
+//!    and all, shown in place of a com.uy name it does not hold);
 //! 4. a host that is `exclusive` to other suffixes (Verisign's "No match" about a .et name) →
 //!    [`WhoisClass::Unknown`] unless the answer shows a registration;
 //! 5. an "available" marker (e.g. `No match for "X".`) with no sign of a registration →
@@ -179,7 +181,10 @@ fn read_whois_with(
         selected.family = None;
     }
     let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
-    let record = read_fields(&lines, date_order);
+    let mut record = read_fields(&lines, date_order);
+    if selected.family.is_some_and(|f| f.nameserver_lines) && record.nameservers.is_empty() {
+        record.nameservers = fields::nameserver_lines(&lines);
+    }
     let (class, marker) = classify(data, &selected, &lines, &record);
     let pending_delete = class == WhoisClass::Registered
         && (is_pending_delete(data, selected.family, &record)

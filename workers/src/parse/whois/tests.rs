@@ -253,3 +253,34 @@ fn key_tables_load_and_bad_tables_are_rejected() {
         assert!(load_key_tables(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn tonic_name_server_lines_are_a_registration() {
+    // Tonic's whole registered answer: the banner, then `<label> <name server>` per delegation.
+    let r =
+        read("Tonic whoisd V1.1\nshop ns1.example-dns.net\nshop ns2.example-dns.net.\n", Some("whois.tonic.to"), "to");
+    assert_eq!(r.class, WhoisClass::Registered);
+    assert_eq!(r.record.nameservers, ["ns1.example-dns.net", "ns2.example-dns.net"]);
+    let r = read("Tonic whoisd V1.1\nNo match for shop\n", None, "to");
+    assert_eq!(r.class, WhoisClass::Available);
+    // Elsewhere two words on a line are not a delegation.
+    let r = read("Example whoisd V1.1\nshop ns1.example-dns.net\n", Some("whois.example.invalid"), "invalid");
+    assert_eq!(r.class, WhoisClass::Unknown);
+}
+
+#[test]
+fn nic_uruguay_zone_record_is_not_the_name_asked() {
+    // Asked about a com.uy name (a zone it does not hold), NIC-Uruguay prints the zone's record.
+    let text = "Servidor Whois de NIC-Uruguay (.UY)\n\nPor informacion sobre dominios bajo COM.UY dirigirse a \
+                https://nic.anteldata.com.uy/dns/consultaWhois/whois.action\n\n   Nombre de Dominio: com.uy\n   \
+                Fecha de Creacion: 1990-09-10 00:00:00\n\n   Estatus del dominio: ACTIVO\n";
+    for suffix in ["uy", "com.uy"] {
+        assert_eq!(read(text, Some("whois.nic.org.uy"), suffix).class, WhoisClass::Unknown, "{suffix}");
+    }
+    // Its own names are read as usual.
+    let own = text.replace("Nombre de Dominio: com.uy", "Nombre de Dominio: tienda.org.uy");
+    assert_eq!(read(&own, Some("whois.nic.org.uy"), "org.uy").class, WhoisClass::Registered);
+    let free = "Servidor Whois de NIC-Uruguay (.UY)\n\nNo match for \"tienda.com.uy\".\n";
+    assert_eq!(read(free, Some("whois.nic.org.uy"), "com.uy").class, WhoisClass::Unknown);
+    assert_eq!(read(free, Some("whois.nic.org.uy"), "uy").class, WhoisClass::Available);
+}
