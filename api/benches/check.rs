@@ -194,7 +194,7 @@ fn unlimited(settings: &mut Settings) {
 async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
     let db = std::env::temp_dir().join(format!("dsa-bench-{}.db", uuid::Uuid::now_v7()));
     let mut settings = Settings::default();
-    settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
+    settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
     settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
     unlimited(&mut settings);
     let app = api::standalone(&settings).await?;

@@ -105,7 +105,7 @@ async fn measure(base: &str, key: &str, requests: usize) -> anyhow::Result<Vec<(
 async fn standalone(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'static str, Duration, Duration)>> {
     let db = std::env::temp_dir().join(format!("dsa-bench-dns-{}.db", uuid::Uuid::now_v7()));
     let mut settings = Settings::default();
-    settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
+    settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
     settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
     tune(&mut settings);
     let app = api::standalone(&settings).await?;

@@ -12,10 +12,10 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 use workers::config::EngineConfig;
 
-/// A setting that may carry a credential (the NATS URL's `user:password@`, the demo cookie
-/// secret), held as a [`secrecy::SecretString`]: its `Debug` prints `[REDACTED]`, so neither a
-/// log line nor a `{:?}` of the settings shows it, and it is zeroed when dropped. Read it with
-/// [`Secret::expose`] where it is used, never in a message.
+/// A setting that may carry a credential (the NATS URL's `user:password@`, the database URL's
+/// password, the demo cookie secret), held as a [`secrecy::SecretString`]: its `Debug` prints
+/// `[REDACTED]`, so neither a log line nor a `{:?}` of the settings shows it, and it is zeroed
+/// when dropped. Read it with [`Secret::expose`] where it is used, never in a message.
 ///
 /// It serializes as the plain value, deliberately: that is how defaults enter the configuration
 /// layers and how a configuration file is written; serialized settings are never logged.
@@ -192,10 +192,9 @@ impl Default for ServerConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct DatabaseConfig {
     /// sqlx URL. Standalone default: a SQLite file in the working directory. A Postgres URL
-    /// carries a password: never echo this field; show [`common::nats_auth::redact_url`] of it.
-    // A plain `String` rather than a [`Secret`]: test harnesses assign it directly; it is kept
-    // out of `Debug` below and out of every error message.
-    pub url: String,
+    /// carries a password, hence a [`Secret`]: never echo it; show
+    /// [`common::nats_auth::redact_url`] of [`Secret::expose`] where a message must name it.
+    pub url: Secret,
     /// Pool size.
     pub max_connections: u32,
 }
@@ -203,7 +202,7 @@ pub struct DatabaseConfig {
 impl std::fmt::Debug for DatabaseConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatabaseConfig")
-            .field("url", &common::nats_auth::redact_url(&self.url))
+            .field("url", &common::nats_auth::redact_url(self.url.expose()))
             .field("max_connections", &self.max_connections)
             .finish()
     }

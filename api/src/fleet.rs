@@ -81,7 +81,7 @@ async fn join(settings: &Settings) -> anyhow::Result<(Names, async_nats::Client,
 /// # Errors
 /// When the URL is not Postgres or the database is unreachable.
 pub async fn connect_pg(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
-    let url = &settings.database.url;
+    let url = settings.database.url.expose();
     if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
         anyhow::bail!("database.url must be a postgres:// URL in fleet mode");
     }

@@ -195,10 +195,11 @@ pub async fn standalone(settings: &Settings) -> anyhow::Result<Standalone> {
 /// # Errors
 /// As [`standalone`].
 pub async fn standalone_with_clock(settings: &Settings, clock: state::Clock) -> anyhow::Result<Standalone> {
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::connect(&settings.database.url, settings.database.max_connections).await.map_err(
-            |e| anyhow::anyhow!("database.url {}: {e}", common::nats_auth::redact_url(&settings.database.url)),
-        )?);
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::connect(settings.database.url.expose(), settings.database.max_connections).await.map_err(|e| {
+            anyhow::anyhow!("database.url {}: {e}", common::nats_auth::redact_url(settings.database.url.expose()))
+        })?,
+    );
     standalone_with_store(settings, store, clock).await
 }
 

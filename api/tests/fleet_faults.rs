@@ -600,11 +600,11 @@ async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
     let sim = sim().await;
     let proxy = PgProxy::start(pg_server_addr()).await;
     let mut settings = settings(&nats, &db, &sim, prefix);
-    settings.database.url = proxy.url_for(&db.url);
+    settings.database.url = proxy.url_for(&db.url).into();
     // Read the truth around the proxy.
     let direct = {
         let mut direct = settings.clone();
-        direct.database.url = db.url.clone();
+        direct.database.url = db.url.clone().into();
         api::fleet::connect_pg(&direct).await.expect("pg")
     };
     let front = Front::start(&settings).await;

@@ -82,7 +82,7 @@ fn is_metered(op: &Value) -> bool {
 async fn standalone_router() -> (axum::Router, api::Standalone) {
     let mut settings = api::config::Settings::default();
     let db = std::env::temp_dir().join(format!("dsa-contract-{}.db", uuid::Uuid::now_v7()));
-    settings.database.url = format!("sqlite://{}?mode=rwc", db.display());
+    settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
     let app = api::standalone(&settings).await.expect("standalone starts");
     (api::router(app.state.clone(), None), app)
 }

@@ -75,7 +75,7 @@ impl Portal {
         let sim = dsa_tests::sim::Simulator::start(dsa_tests::sim::Scenario::demo()).await.expect("simulator");
         let path = std::env::temp_dir().join(format!("dsa-portal-{}.db", uuid::Uuid::now_v7()));
         let mut s = settings(&sim);
-        s.database.url = format!("sqlite://{}?mode=rwc", path.display());
+        s.database.url = format!("sqlite://{}?mode=rwc", path.display()).into();
         adjust(&mut s);
         let app = api::standalone_with_clock(&s, clock).await.expect("standalone");
         Self::serve(app, sim, Cleanup::File(path)).await

@@ -174,7 +174,7 @@ pub(crate) fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
 /// Postgres for `postgres://`/`postgresql://` URLs (the fleet's), else SQLite (standalone).
 pub(crate) async fn open_store(settings: &Settings) -> anyhow::Result<Box<dyn Store>> {
     // The URL is not echoed: a Postgres URL carries a password.
-    let url = &settings.database.url;
+    let url = settings.database.url.expose();
     let store: Box<dyn Store> = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Box::new(
             api::store_pg::PgStore::connect(url, 2)

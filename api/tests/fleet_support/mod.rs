@@ -180,7 +180,7 @@ struct EngineFile {
 /// Settings for a fleet on `nats` and `db` in front of `sim`, names prefixed per test.
 pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &str) -> Settings {
     let mut s = Settings::default();
-    s.database.url = db.url.clone();
+    s.database.url = db.url.clone().into();
     s.database.max_connections = 8;
     s.fleet.nats_url = nats.url().into();
     s.fleet.prefix = prefix.to_owned();

@@ -90,7 +90,7 @@ impl TestApp {
         sim.set_knobs(Knobs::default());
         let db_path = std::env::temp_dir().join(format!("dsa-test-{}.db", uuid::Uuid::now_v7()));
         let mut settings = Settings::default();
-        settings.database.url = format!("sqlite://{}?mode=rwc", db_path.display());
+        settings.database.url = format!("sqlite://{}?mode=rwc", db_path.display()).into();
         settings.engine = engine_config(&sim);
         settings.pricing.platform_checkout_url = Some("https://platform.example/checkout".into());
         settings.jobs.workers = 8;

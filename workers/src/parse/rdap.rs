@@ -7,12 +7,11 @@
 //! says nothing about the name and is [`RdapClass::Unknown`].
 
 use common::record::{DomainRecord, Registrant};
-use serde::Serialize;
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
-
-use super::whois::{DateOrder, parse_date};
+use time::{OffsetDateTime, UtcOffset};
 
 /// What an RDAP answer says about the queried domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -41,6 +40,202 @@ pub struct RdapReading {
     pub detail: String,
 }
 
+/// One RDAP member read leniently (RFC 9083 members the readers use): absent, of the expected
+/// JSON type, or present with another type. A member of an unexpected type never fails the
+/// whole answer; the shape check decides what such a member means for the verdict.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Member<T> {
+    /// The member is not in the object.
+    #[default]
+    Absent,
+    /// The member holds a value of the expected type.
+    Ok(T),
+    /// The member is present (possibly `null`) with a value of another JSON type.
+    Malformed,
+}
+
+impl<T> Member<T> {
+    /// The value when it has the expected type.
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Member::Ok(v) => Some(v),
+            Member::Absent | Member::Malformed => None,
+        }
+    }
+
+    /// Whether the member is in the object at all (`null` included).
+    pub fn is_present(&self) -> bool {
+        !matches!(self, Member::Absent)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Member<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Buffer the member, then try the expected type: a mismatch is recorded, not raised.
+        let v = Value::deserialize(d)?;
+        Ok(T::deserialize(v).map_or(Member::Malformed, Member::Ok))
+    }
+}
+
+/// A JSON object read as `T`. serde's derived structs also accept a JSON array (fields by
+/// position); RDAP objects (RFC 9083 §4, §5) are JSON objects only, so anything else is refused.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Obj<T>(pub T);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = serde_json::Map::deserialize(d)?;
+        T::deserialize(Value::Object(map)).map(Obj).map_err(serde::de::Error::custom)
+    }
+}
+
+/// An array member whose items are each read leniently.
+pub type List<T> = Member<Vec<Member<T>>>;
+
+/// The items of a list member that have the expected type (none when the member is absent or
+/// is not an array).
+pub fn items<T>(list: &List<T>) -> impl Iterator<Item = &T> {
+    list.get().into_iter().flatten().filter_map(Member::get)
+}
+
+/// The members of an RDAP answer the readers use: a domain object (RFC 9083 §5.3), an error
+/// object (§6) or a help/search answer (§7, §8). Unknown members are ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RdapObject {
+    /// `objectClassName` (RFC 9083 §4.7): `"domain"` for a domain object.
+    pub object_class_name: Member<String>,
+    /// `ldhName` (§3, §5.3): the name in LDH (A-label) form.
+    pub ldh_name: Member<String>,
+    /// `unicodeName` (§3, §5.3): the name with U-labels.
+    pub unicode_name: Member<String>,
+    /// `status` (§4.6): RFC 9083 §10.2.2 status values.
+    pub status: List<String>,
+    /// `events` (§4.5).
+    pub events: List<Obj<Event>>,
+    /// `entities` (§5.1): registrar, registrant and other contacts.
+    pub entities: List<Obj<Entity>>,
+    /// `nameservers` (§5.2 objects inside §5.3).
+    pub nameservers: List<Obj<Nameserver>>,
+    /// `secureDNS` (§5.3).
+    #[serde(rename = "secureDNS")]
+    pub secure_dns: Member<Obj<SecureDns>>,
+    /// `links` (§4.2).
+    pub links: List<Obj<Link>>,
+    /// `redacted` (RFC 9537 §4.2).
+    pub redacted: List<Obj<Redacted>>,
+    /// `notices` (§4.3), read only for their presence.
+    pub notices: Member<IgnoredAny>,
+    /// `remarks` (§4.3), read only for their presence.
+    pub remarks: Member<IgnoredAny>,
+    /// `errorCode` (§6): present (any type) in an error object.
+    pub error_code: Member<IgnoredAny>,
+    /// `title` (§6) of an error object.
+    pub title: Member<String>,
+    /// `description` (§6) of an error object.
+    pub description: List<String>,
+    /// `domainSearchResults` (§8): present in a search answer.
+    pub domain_search_results: Member<IgnoredAny>,
+}
+
+impl RdapObject {
+    /// Reads an RDAP JSON body. `Ok(None)` when the JSON is valid but not an object.
+    ///
+    /// # Errors
+    /// The JSON syntax error when the body is not JSON.
+    pub fn parse(body: &[u8]) -> Result<Option<Self>, serde_json::Error> {
+        // Through `Value` so that a repeated member keeps its last value, as a JSON object
+        // read as a map does, instead of failing the answer.
+        let value: Value = serde_json::from_slice(body)?;
+        Ok(Obj::<Self>::deserialize(value).ok().map(|o| o.0))
+    }
+}
+
+/// An event (RFC 9083 §4.5).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Event {
+    /// `eventAction` (§10.2.3 values: `registration`, `expiration`, `last changed`, ...).
+    pub event_action: Member<String>,
+    /// `eventDate`, an RFC 3339 timestamp (§4.5); see [`rdap_date`].
+    pub event_date: Member<String>,
+}
+
+/// An entity (RFC 9083 §5.1).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Entity {
+    /// `roles` (§10.2.4: `registrar`, `registrant`, ...).
+    pub roles: List<String>,
+    /// `vcardArray`: a jCard (RFC 7095). Kept as JSON: it is a heterogeneous array
+    /// (`["vcard", [[name, params, type, value...], ...]]`) read by [`vcard`].
+    pub vcard_array: Member<Value>,
+    /// `port43` (§4.7): the entity's WHOIS server.
+    pub port43: Member<String>,
+    /// `publicIds` (§4.8), read only for their presence.
+    pub public_ids: Member<IgnoredAny>,
+    /// Nested `entities` (§5.1).
+    pub entities: List<Obj<Entity>>,
+    /// `links` (§4.2).
+    pub links: List<Obj<Link>>,
+    /// `remarks` (§4.3), read only for their presence.
+    pub remarks: Member<IgnoredAny>,
+}
+
+/// A nameserver object (RFC 9083 §5.2), as listed in a domain object.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Nameserver {
+    /// `ldhName` of the host.
+    pub ldh_name: Member<String>,
+}
+
+/// `secureDNS` (RFC 9083 §5.3).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SecureDns {
+    /// `delegationSigned`: whether the delegation carries DS records.
+    pub delegation_signed: Member<bool>,
+}
+
+/// A link (RFC 9083 §4.2, RFC 8288).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Link {
+    /// `rel`: the relation (`self`, `related`, ...).
+    pub rel: Member<String>,
+    /// `href`: the target URL.
+    pub href: Member<String>,
+    /// `type`: the target's media type (`application/rdap+json`).
+    #[serde(rename = "type")]
+    pub type_: Member<String>,
+}
+
+/// A redaction notice (RFC 9537 §4.2).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Redacted {
+    /// `name`: the redacted field's registered `type` or free `description`.
+    pub name: Member<Obj<RedactedName>>,
+    /// `prePath` (JSONPath, deprecated by RFC 9537 but published).
+    pub pre_path: Member<String>,
+    /// `path`.
+    pub path: Member<String>,
+    /// `postPath`.
+    pub post_path: Member<String>,
+}
+
+/// The `name` of a redaction (RFC 9537 §4.2).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RedactedName {
+    /// `type`: a registered redacted-field name (`Registrant Organization`, ...).
+    #[serde(rename = "type")]
+    pub type_: Member<String>,
+    /// `description`: free text naming the field.
+    pub description: Member<String>,
+}
+
 /// Reads one RDAP answer given its HTTP status and body bytes.
 ///
 /// Status values are compared case-insensitively against the RFC 9083 §10.2.2 registry
@@ -53,7 +248,7 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
         404 => {
             // A bootstrap redirector's 404 ("not found in IANA bootstrap file") means we asked
             // the wrong place, not that the registry lacks the name.
-            let title = serde_json::from_slice::<Value>(body).ok().map(|v| error_text(&v)).unwrap_or_default();
+            let title = RdapObject::parse(body).ok().flatten().map(|o| error_text(&o)).unwrap_or_default();
             let lower = title.to_ascii_lowercase();
             if lower.contains("bootstrap") || lower.contains("boostrap") {
                 return unknown(format!("HTTP 404 from a bootstrap service: {title}"));
@@ -65,30 +260,28 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
         500..=599 => return unknown(format!("HTTP {http_status}: server error")),
         other => return unknown(format!("HTTP {other}: not an answer about the domain")),
     }
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
+    let obj = match RdapObject::parse(body) {
+        Ok(Some(o)) => o,
+        Ok(None) => return unknown("HTTP 200 with a JSON body that is not an object".into()),
         Err(e) => return unknown(format!("HTTP 200 with invalid JSON: {e}")),
     };
-    let Some(obj) = value.as_object() else {
-        return unknown("HTTP 200 with a JSON body that is not an object".into());
-    };
-    if obj.contains_key("errorCode") {
-        return unknown(format!("HTTP 200 with an error object: {}", error_text(&value)));
+    if obj.error_code.is_present() {
+        return unknown(format!("HTTP 200 with an error object: {}", error_text(&obj)));
     }
-    match obj.get("objectClassName").and_then(Value::as_str) {
+    match obj.object_class_name.get() {
         Some(c) if c.eq_ignore_ascii_case("domain") => {}
         Some(other) => return unknown(format!("HTTP 200 with a {other} object, not a domain")),
-        None if obj.contains_key("domainSearchResults") => {
+        None if obj.domain_search_results.is_present() => {
             return unknown("HTTP 200 with domain search results".into());
         }
         None => {
             return unknown("HTTP 200 without a domain object (help or notice document)".into());
         }
     }
-    if let Err(why) = check_shape(&value) {
+    if let Err(why) = check_shape(&obj) {
         return unknown(format!("HTTP 200 with a malformed domain object: {why}"));
     }
-    let record = read_domain(&value);
+    let record = read_domain(&obj);
     let pending = record.status.iter().any(|s| {
         let s = s.to_ascii_lowercase();
         s.contains("pending delete") || s.contains("redemption period")
@@ -116,8 +309,7 @@ pub fn read_rdap_for(asked: &str, asked_unicode: &str, http_status: u16, body: &
         return reading;
     }
     let norm = |s: &str| s.trim().trim_end_matches('.').to_lowercase();
-    let unicode =
-        serde_json::from_slice::<Value>(body).ok().and_then(|v| v.get("unicodeName").and_then(Value::as_str).map(norm));
+    let unicode = RdapObject::parse(body).ok().flatten().and_then(|o| o.unicode_name.get().map(|u| norm(u)));
     let matches = match (&reading.record.domain, &unicode) {
         (Some(ldh), _) => norm(ldh) == norm(asked),
         (None, Some(u)) => *u == norm(asked_unicode) || *u == norm(asked),
@@ -136,48 +328,49 @@ pub fn read_rdap_for(asked: &str, asked_unicode: &str, http_status: u16, body: &
 }
 
 /// The title and description of an RDAP error or notice object (RFC 9083 §6).
-fn error_text(v: &Value) -> String {
+fn error_text(o: &RdapObject) -> String {
     let mut parts = Vec::new();
-    if let Some(t) = v.get("title").and_then(Value::as_str) {
-        parts.push(t.to_owned());
+    if let Some(t) = o.title.get() {
+        parts.push(t.clone());
     }
-    if let Some(d) = v.get("description").and_then(Value::as_array) {
-        parts.extend(d.iter().filter_map(Value::as_str).map(str::to_owned));
-    }
+    parts.extend(items(&o.description).cloned());
     parts.join(" ")
 }
 
 /// Checks the JSON types of the members we rely on (RFC 9083 §5.3, jCard RFC 7095 §3.2). A
 /// server that breaks them is not trusted with a verdict.
-fn check_shape(domain: &Value) -> Result<(), String> {
-    if let Some(ns) = domain.get("nameservers") {
-        let list = ns.as_array().ok_or("`nameservers` is not an array")?;
-        if list.iter().any(|n| !n.is_object()) {
+fn check_shape(domain: &RdapObject) -> Result<(), String> {
+    match &domain.nameservers {
+        Member::Malformed => return Err("`nameservers` is not an array".into()),
+        Member::Ok(list) if list.iter().any(|n| !matches!(n, Member::Ok(_))) => {
             return Err("`nameservers` holds a non-object".into());
         }
+        _ => {}
     }
-    if let Some(st) = domain.get("status") {
-        let list = st.as_array().ok_or("`status` is not an array")?;
-        if list.iter().any(|s| !s.is_string()) {
+    match &domain.status {
+        Member::Malformed => return Err("`status` is not an array".into()),
+        Member::Ok(list) if list.iter().any(|s| !matches!(s, Member::Ok(_))) => {
             return Err("`status` holds a non-string".into());
         }
+        _ => {}
     }
-    if let Some(ev) = domain.get("events") {
-        ev.as_array().ok_or("`events` is not an array")?;
+    if matches!(domain.events, Member::Malformed) {
+        return Err("`events` is not an array".into());
     }
-    check_entities(domain, 0)
+    check_entities(&domain.entities, 0)
 }
 
-fn check_entities(owner: &Value, depth: usize) -> Result<(), String> {
-    let Some(ents) = owner.get("entities") else {
-        return Ok(());
+fn check_entities(ents: &List<Obj<Entity>>, depth: usize) -> Result<(), String> {
+    let list = match ents {
+        Member::Absent => return Ok(()),
+        Member::Malformed => return Err("`entities` is not an array".into()),
+        Member::Ok(list) => list,
     };
-    let list = ents.as_array().ok_or("`entities` is not an array")?;
     for e in list {
-        if !e.is_object() {
+        let Member::Ok(Obj(e)) = e else {
             return Err("`entities` holds a non-object".into());
-        }
-        if let Some(vc) = e.get("vcardArray") {
+        };
+        if let Member::Ok(vc) = &e.vcard_array {
             let arr = vc.as_array().ok_or("`vcardArray` is not an array")?;
             let well_formed = arr.len() == 2 && arr[0].as_str() == Some("vcard") && arr[1].is_array();
             if !well_formed {
@@ -185,23 +378,21 @@ fn check_entities(owner: &Value, depth: usize) -> Result<(), String> {
             }
         }
         if depth < 4 {
-            check_entities(e, depth + 1)?;
+            check_entities(&e.entities, depth + 1)?;
         }
     }
     Ok(())
 }
 
-fn read_domain(v: &Value) -> DomainRecord {
+fn read_domain(v: &RdapObject) -> DomainRecord {
     let mut r = DomainRecord {
-        domain: v.get("ldhName").and_then(Value::as_str).map(|s| s.trim_end_matches('.').to_ascii_lowercase()),
+        domain: v.ldh_name.get().map(|s| s.trim_end_matches('.').to_ascii_lowercase()),
         ..DomainRecord::default()
     };
-    if let Some(status) = v.get("status").and_then(Value::as_array) {
-        r.status = status.iter().filter_map(Value::as_str).map(str::to_owned).collect();
-    }
-    for ev in v.get("events").and_then(Value::as_array).into_iter().flatten() {
-        let action = ev.get("eventAction").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
-        let Some(date) = ev.get("eventDate").and_then(Value::as_str).and_then(rdap_date) else {
+    r.status = items(&v.status).cloned().collect();
+    for Obj(ev) in items(&v.events) {
+        let action = ev.event_action.get().map(|a| a.to_ascii_lowercase()).unwrap_or_default();
+        let Some(date) = ev.event_date.get().and_then(|d| rdap_date(d)) else {
             continue;
         };
         let slot = match action.as_str() {
@@ -212,49 +403,74 @@ fn read_domain(v: &Value) -> DomainRecord {
         };
         slot.get_or_insert(date);
     }
-    for ns in v.get("nameservers").and_then(Value::as_array).into_iter().flatten() {
-        if let Some(name) = ns.get("ldhName").and_then(Value::as_str) {
+    for Obj(ns) in items(&v.nameservers) {
+        if let Some(name) = ns.ldh_name.get() {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
             if !name.is_empty() && !r.nameservers.contains(&name) {
                 r.nameservers.push(name);
             }
         }
     }
-    if let Some(registrar) = find_entity(v, "registrar", 0) {
+    if let Some(registrar) = find_entity(&v.entities, "registrar", 0) {
         let card = vcard(registrar);
         r.registrar = card.fn_.or(card.org);
-        r.registrar_whois_server = registrar.get("port43").and_then(Value::as_str).map(str::to_ascii_lowercase);
+        r.registrar_whois_server = registrar.port43.get().map(|p| p.to_ascii_lowercase());
     }
-    if let Some(registrant) = find_entity(v, "registrant", 0) {
+    if let Some(registrant) = find_entity(&v.entities, "registrant", 0) {
         let card = vcard(registrant);
         let org = card.org.or(if card.kind_org { card.fn_ } else { None });
         r.registrant = Registrant { org, country: card.country };
     }
-    r.dnssec = v.get("secureDNS").and_then(|s| s.get("delegationSigned")).and_then(Value::as_bool);
+    r.dnssec = v.secure_dns.get().and_then(|s| s.0.delegation_signed.get().copied());
     r
 }
 
-/// RDAP dates are RFC 3339 (RFC 9083 §4.5); some servers drop the zone, which we read as UTC.
-fn rdap_date(s: &str) -> Option<OffsetDateTime> {
-    OffsetDateTime::parse(s, &Rfc3339).ok().or_else(|| parse_date(s, DateOrder::Dmy))
+/// An RDAP `eventDate` as an instant: an RFC 3339 timestamp (RFC 9083 §4.5), read with `time`'s
+/// strict [`Rfc3339`] parser. `None` for anything else, with two narrow tolerances for what real
+/// registrars publish (seen in `shared/data/rdap`); without them the registered samples of
+/// bitcoin.org, deep.surf, google.com and google.pw would lose their dates:
+///
+/// * no zone at all (`2019-11-24T13:58:35`, rdap.namecheap.com): read as UTC;
+/// * an ISO 8601 basic offset without a colon (`2028-09-13T07:00:00.000+0000`,
+///   rdap.markmonitor.com): read as that offset.
+///
+/// The tolerated forms are returned in UTC, as the fuzzy WHOIS date reader that read them before
+/// returned them; strict RFC 3339 dates keep their offset.
+pub fn rdap_date(s: &str) -> Option<OffsetDateTime> {
+    if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
+        return Some(t);
+    }
+    let b = s.as_bytes();
+    // Only a full `date-time` minus its offset is tolerated: `YYYY-MM-DDTHH:MM:SS[.frac]`.
+    let local_len = |t: &[u8]| {
+        if t.len() < 19 || !t[..19].iter().all(|c| c.is_ascii_digit() || b"-:Tt".contains(c)) {
+            return None;
+        }
+        let frac = t[19..].iter().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+        Some(19 + frac)
+    };
+    let n = local_len(b)?;
+    let fixed = match &s[n..] {
+        "" => format!("{s}Z"),
+        off if off.len() == 5 && (off.starts_with('+') || off.starts_with('-')) => {
+            format!("{}{}:{}", &s[..n], &off[..3], &off[3..])
+        }
+        _ => return None,
+    };
+    OffsetDateTime::parse(&fixed, &Rfc3339).ok().map(|t| t.to_offset(UtcOffset::UTC))
 }
 
 /// The first entity (depth-first, nested entities included) having `role`.
-fn find_entity<'a>(owner: &'a Value, role: &str, depth: usize) -> Option<&'a Value> {
-    let ents = owner.get("entities")?.as_array()?;
-    for e in ents {
-        let has_role = e
-            .get("roles")
-            .and_then(Value::as_array)
-            .is_some_and(|roles| roles.iter().filter_map(Value::as_str).any(|r| r.eq_ignore_ascii_case(role)));
-        if has_role {
-            return Some(e);
-        }
+fn find_entity<'a>(ents: &'a List<Obj<Entity>>, role: &str, depth: usize) -> Option<&'a Entity> {
+    let ents = ents.get()?;
+    let list = || ents.iter().filter_map(Member::get).map(|e| &e.0);
+    if let Some(e) = list().find(|e| items(&e.roles).any(|r| r.eq_ignore_ascii_case(role))) {
+        return Some(e);
     }
     if depth >= 3 {
         return None;
     }
-    ents.iter().find_map(|e| find_entity(e, role, depth + 1))
+    list().find_map(|e| find_entity(&e.entities, role, depth + 1))
 }
 
 #[derive(Default)]
@@ -267,9 +483,9 @@ struct Card {
 
 /// Reads `fn`, `org`, `kind` and the country of `adr` from an entity's jCard (RFC 7095).
 /// The country is the `cc` parameter (RFC 8605) or a two-letter country-name component.
-fn vcard(entity: &Value) -> Card {
+fn vcard(entity: &Entity) -> Card {
     let mut card = Card::default();
-    let Some(props) = entity.get("vcardArray").and_then(|v| v.get(1)).and_then(Value::as_array) else {
+    let Some(props) = entity.vcard_array.get().and_then(|v| v.get(1)).and_then(Value::as_array) else {
         return card;
     };
     for p in props {
@@ -369,5 +585,49 @@ mod tests {
         assert_eq!(read_rdap_for("xn--bcher-kva.de", "bücher.de", 200, other_idn.as_bytes()).class, RdapClass::Unknown);
         let broken = br#"{"objectClassName":"domain","ldhName":"x.com","entities":[{"vcardArray":{}}]}"#;
         assert_eq!(read_rdap(200, broken).class, RdapClass::Unknown);
+    }
+
+    #[test]
+    fn dates_are_rfc3339_with_two_documented_tolerances() {
+        let utc = |s: &str| rdap_date(s).map(|t| t.to_offset(UtcOffset::UTC));
+        let strict = OffsetDateTime::parse("2023-07-05T00:00:00Z", &Rfc3339).ok();
+        assert_eq!(utc("2023-07-05T00:00:00Z"), strict);
+        assert_eq!(utc("2023-07-05T02:00:00+02:00"), strict);
+        // Forms published in shared/data/rdap: read exactly as the fuzzy WHOIS reader read them.
+        for s in ["2023-07-05T00:00:00", "2023-07-05T00:00:00.000+0000", "2023-07-05T02:00:00+0200"] {
+            assert_eq!(utc(s), strict, "{s}");
+            assert_eq!(utc(s), crate::parse::whois::parse_date(s, crate::parse::whois::DateOrder::Dmy), "{s}");
+        }
+        for s in ["2023-07-05", "05/07/2023", "2023-07-05 00:00:00", "2023-07-05T00:00:00 UTC", "", "garbage"] {
+            assert_eq!(rdap_date(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn members_of_another_type_do_not_fail_the_answer() {
+        // Unknown and mistyped members the readers do not need leave the reading intact.
+        let body =
+            DOMAIN.replace(r#""secureDNS":{"delegationSigned":true},"#, r#""secureDNS":[true],"links":7,"x":{},"#);
+        let r = read_rdap(200, body.as_bytes());
+        assert_eq!(r.class, RdapClass::Registered);
+        assert_eq!(r.record.dnssec, None);
+        assert_eq!(r.record.registrar.as_deref(), Some("Example Registrar"));
+        // Members the verdict relies on keep their shape check.
+        let bad = DOMAIN.replace(r#""status":["client transfer prohibited"]"#, r#""status":"active""#);
+        assert_eq!(read_rdap(200, bad.as_bytes()).class, RdapClass::Unknown);
+        let bad = DOMAIN.replace(r#""nameservers":[{"#, r#""nameservers":["a",{"#);
+        assert_eq!(read_rdap(200, bad.as_bytes()).class, RdapClass::Unknown);
+    }
+
+    #[test]
+    fn deeply_nested_entities_are_read_without_overflow() {
+        // As deep as serde_json's recursion limit (128) lets a body be.
+        let depth = 62;
+        let body = format!(
+            r#"{{"objectClassName":"domain","ldhName":"x.com",{}"roles":["registrar"]{}}}"#,
+            r#""entities":[{"#.repeat(depth),
+            "}]".repeat(depth)
+        );
+        assert_eq!(read_rdap(200, body.as_bytes()).class, RdapClass::Registered);
     }
 }

@@ -11,7 +11,8 @@
 //! * Country: two ASCII letters, upper case; anything else is not a country code and is dropped.
 
 use common::record::DomainRecord;
-use serde_json::Value;
+
+use crate::parse::rdap::{Link, Member, Obj, RdapObject, items};
 
 /// EPP status values (RFC 5731 §2.3, RFC 3915 §3.1 for the RGP ones) with their RDAP spellings
 /// (RFC 8056 §2).
@@ -103,19 +104,20 @@ pub fn is_redaction_wording(value: &str) -> bool {
 
 /// Fields withheld according to an RDAP answer's RFC 9537 `redacted` array, as response paths.
 pub fn rdap_redactions(body: &[u8]) -> Vec<String> {
-    let Ok(v) = serde_json::from_slice::<Value>(body) else { return Vec::new() };
+    let Ok(Some(v)) = RdapObject::parse(body) else { return Vec::new() };
     let mut out = Vec::new();
-    for item in v.get("redacted").and_then(Value::as_array).into_iter().flatten() {
+    for Obj(item) in items(&v.redacted) {
+        // `name.type` when present (of any type), else `name.description` (RFC 9537 §4.2).
         let name = item
-            .get("name")
-            .and_then(|n| n.get("type").or_else(|| n.get("description")))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let path = [item.get("prePath"), item.get("path"), item.get("postPath")]
+            .name
+            .get()
+            .and_then(|Obj(n)| if n.type_.is_present() { n.type_.get() } else { n.description.get() })
+            .map(|n| n.to_ascii_lowercase())
+            .unwrap_or_default();
+        let path = [&item.pre_path, &item.path, &item.post_path]
             .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
+            .filter_map(Member::get)
+            .map(String::as_str)
             .collect::<Vec<_>>()
             .join(" ")
             .to_ascii_lowercase();
@@ -217,28 +219,23 @@ pub fn finish(record: &mut DomainRecord, redacted: &mut Vec<String>, from_rdap: 
 /// with `rel: "related"` and an RDAP media type (the gTLD RDAP profile's pointer to the registrar's
 /// server), or a top-level `related` link whose href ends in `/domain/<name>`.
 pub fn registrar_rdap_link(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let is_rdap_related = |l: &Value| {
-        l.get("rel").and_then(Value::as_str).is_some_and(|r| r.eq_ignore_ascii_case("related"))
-            && l.get("type").and_then(Value::as_str).is_none_or(|t| t.contains("rdap"))
-            && l.get("href").and_then(Value::as_str).is_some_and(|h| h.contains("/domain/"))
+    let v = RdapObject::parse(body).ok()??;
+    let is_rdap_related = |l: &Link| {
+        l.rel.get().is_some_and(|r| r.eq_ignore_ascii_case("related"))
+            && l.type_.get().is_none_or(|t| t.contains("rdap"))
+            && l.href.get().is_some_and(|h| h.contains("/domain/"))
     };
-    let top = v.get("links").and_then(Value::as_array).into_iter().flatten();
-    let from_registrar = v
-        .get("entities")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|e| {
-            e.get("roles")
-                .and_then(Value::as_array)
-                .is_some_and(|r| r.iter().filter_map(Value::as_str).any(|r| r.eq_ignore_ascii_case("registrar")))
+    let from_registrar = items(&v.entities)
+        .filter(|Obj(e)| {
+            e.roles.get().is_some_and(|r| r.iter().filter_map(Member::get).any(|r| r.eq_ignore_ascii_case("registrar")))
         })
-        .flat_map(|e| e.get("links").and_then(Value::as_array).into_iter().flatten());
-    top.chain(from_registrar)
+        .flat_map(|Obj(e)| items(&e.links));
+    items(&v.links)
+        .map(|Obj(l)| l)
+        .chain(from_registrar.map(|Obj(l)| l))
         .find(|l| is_rdap_related(l))
-        .and_then(|l| l.get("href").and_then(Value::as_str))
-        .map(str::to_owned)
+        .and_then(|l| l.href.get())
+        .cloned()
 }
 
 /// Merges a registrar's fuller record into the registry's: the registry stays the authority for

@@ -53,6 +53,8 @@ use common::record::DomainRecord;
 use serde::Serialize;
 
 use classify::{classify, is_pending_delete};
+// Only the RDAP reader's test cross-checks its date tolerances against the WHOIS reader.
+#[cfg(test)]
 pub(crate) use dates::parse_date;
 use fields::read_fields;
 use lines::prepare_lines;
