@@ -500,6 +500,121 @@ async fn workers_coalesce_jobs_and_answer_from_their_cache() {
     db.drop_now().await;
 }
 
+/// Issue 17: one registry query per name in flight, fleet-wide. Two workers that each hold one
+/// job at a time both get checks of the same uncached name: the first claims the name's lookup in
+/// the claims bucket, the second waits for its verdict instead of asking the registry too.
+#[tokio::test]
+async fn workers_share_one_lookup_under_a_claim() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "claims";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { rdap: 800, ..Default::default() },
+        ..Default::default()
+    });
+    let mut settings = settings(&nats, &db, &sim, prefix);
+    // One job at a time per worker: while the first worker asks the registry, the second fetches.
+    settings.fleet.worker_concurrency = 1;
+    let front_a = Front::start(&settings).await;
+    let front_b = Front::start(&settings).await;
+    let (stats_a, stats_b) =
+        (Arc::new(workers::fleet::PoolStats::default()), Arc::new(workers::fleet::PoolStats::default()));
+    let worker_a = Role::worker(&settings, stats_a.clone());
+    let worker_b = Role::worker(&settings, stats_b.clone());
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front_a.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    let before = sim.stats().rdap.queries;
+    let name = "dsa-demo-available.org";
+    let mut calls = Vec::new();
+    for front in [&front_a, &front_b, &front_a, &front_b] {
+        let url = front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"));
+        let http = http.clone();
+        calls.push(tokio::spawn(async move { get(&http, url).await }));
+    }
+    for call in calls {
+        let (status, body) = call.await.expect("task");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["available"], true, "{body}");
+    }
+    let (a, b) = (stats_a.answered.load(Ordering::Relaxed), stats_b.answered.load(Ordering::Relaxed));
+    assert!(a > 0 && b > 0, "both workers took jobs (a {a}, b {b})");
+    assert_eq!(sim.stats().rdap.queries - before, 1, "two workers, one registry query");
+    let peers = stats_a.peer_lookups.load(Ordering::Relaxed) + stats_b.peer_lookups.load(Ordering::Relaxed);
+    let fleet_hits =
+        stats_a.fleet_cache_hits.load(Ordering::Relaxed) + stats_b.fleet_cache_hits.load(Ordering::Relaxed);
+    assert!(peers >= 1, "the second worker waited for the first's lookup (peer {peers}, fleet cache {fleet_hits})");
+    // Released: no claim is left behind.
+    let js = jetstream(&nats).await;
+    let claims =
+        js.get_key_value(common::subjects::Names::with_prefix(prefix).claim_bucket).await.expect("claims bucket");
+    assert_eq!(claims.get(name).await.expect("get"), None, "the claim was released");
+    assert_eq!(settled(&front_a.store, &key_id, 4).await, 4);
+    for front in [front_a, front_b] {
+        front.stop().await;
+    }
+    worker_a.stop().await;
+    worker_b.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
+/// Issue 17: a claim left by a crashed worker costs a waiting check time, never its answer. A
+/// claim still within its deadline is waited on for at most half the check deadline, then the
+/// worker asks the registry itself; a void claim (past its deadline) is taken over at once.
+#[tokio::test]
+async fn a_crashed_workers_claim_delays_but_never_fails_a_check() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "deadclaim";
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let stats = Arc::new(workers::fleet::PoolStats::default());
+    let worker = Role::worker(&settings, stats.clone());
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, _) = key(&front.store, Plan::Free).await;
+    let js = jetstream(&nats).await;
+    let claims =
+        js.get_key_value(common::subjects::Names::with_prefix(prefix).claim_bucket).await.expect("claims bucket");
+    let now_ms = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
+    let claim =
+        |void_after_ms: i64| serde_json::json!({"owner": "worker-crashed", "void_after_ms": void_after_ms}).to_string();
+    let http = reqwest::Client::new();
+    let check = |name: &str| get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain={name}")));
+
+    // A live-looking claim nobody will release: waited on for half the 5 s deadline, then asked.
+    let held = "dsa-demo-available.com";
+    claims.put(held, claim(now_ms + 60_000).into()).await.expect("put claim");
+    let before = sim.stats().rdap.queries;
+    let started = Instant::now();
+    let (status, body) = check(held).await;
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["available"], true, "{body}");
+    assert_eq!(sim.stats().rdap.queries - before, 1, "asked the registry after the wait");
+    let half = Duration::from_secs_f64(settings.engine.check_deadline_secs / 2.0);
+    assert!(took >= half, "waited on the claim first ({took:?})");
+
+    // A void claim (its deadline passed): taken over without waiting, then released.
+    let void = "dsa-demo-available.net";
+    claims.put(void, claim(now_ms - 1_000).into()).await.expect("put claim");
+    let before = sim.stats().rdap.queries;
+    let started = Instant::now();
+    let (status, body) = check(void).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(started.elapsed() < half, "no wait on a void claim ({:?})", started.elapsed());
+    assert_eq!(sim.stats().rdap.queries - before, 1);
+    assert_eq!(claims.get(void).await.expect("get"), None, "the taken-over claim was released");
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
 /// Issue 17 burst benchmark (not a timed test: `cargo test -p dsa-api --test fleet -- --ignored
 /// --nocapture burst_bench`): 1,000 concurrent checks of 50 uncached names (10 of them on
 /// WHOIS-only suffixes) through two fronts and two workers against the simulator with the shipped
@@ -552,13 +667,15 @@ async fn burst_bench() {
         + (after.whois.rate_limit_violations - before.whois.rate_limit_violations);
     println!(
         "burst: 1000 checks of 50 names in {:.1} s; registry queries {} (rdap {rdap}, whois {whois}) = {:.2} per name; \
-         politeness violations {violations}; statuses {statuses:?}; worker cache hits {}, fleet cache hits {}, coalesced {}",
+         politeness violations {violations}; statuses {statuses:?}; worker cache hits {}, fleet cache hits {}, coalesced {}, \
+         peer lookups {}",
         took.as_secs_f64(),
         rdap + whois,
         (rdap + whois) as f64 / 50.0,
         stats.cache_hits.load(Ordering::Relaxed),
         stats.fleet_cache_hits.load(Ordering::Relaxed),
         stats.coalesced.load(Ordering::Relaxed),
+        stats.peer_lookups.load(Ordering::Relaxed),
     );
     for front in [front_a, front_b] {
         front.stop().await;

@@ -5,7 +5,7 @@
 //! | role | publishes | subscribes |
 //! |---|---|---|
 //! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket, JetStream info/create of the fleet's streams | its reply inbox |
-//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate, verdict and routing KV buckets | its inboxes |
+//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate, verdict, claims and routing KV buckets | its inboxes, the verdict and claims buckets' subjects (waiting on another worker's lookup) |
 //! | ledger | fetch/ack on the ledger stream's consumer | its inboxes |
 //!
 //! Every role may create the fleet's streams, consumers and buckets (each role declares them
@@ -36,6 +36,7 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
         kv_stream(&names.rate_bucket),
         kv_stream(&names.demo_bucket),
         kv_stream(&names.verdict_bucket),
+        kv_stream(&names.claim_bucket),
         kv_stream(&names.routing_bucket),
     ];
     // Declaring (idempotent create) and inspecting the fleet's streams and consumers.
@@ -77,9 +78,17 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             publish.extend(consume(&names.jobs_stream));
             publish.extend(kv(&names.rate_bucket));
             publish.extend(kv(&names.verdict_bucket));
+            publish.extend(kv(&names.claim_bucket));
             publish.extend(kv(&names.routing_bucket));
             // Replies go to the fronts' inboxes.
             publish.push("_INBOX.>".to_owned());
+            // A worker waiting on another's claim listens to the two buckets' subjects.
+            let subscribe = vec![
+                "_INBOX.>".to_owned(),
+                format!("$KV.{}.>", names.verdict_bucket),
+                format!("$KV.{}.>", names.claim_bucket),
+            ];
+            return (publish, subscribe);
         }
         "dsa-ledger" => publish.extend(consume(&names.ledger_stream)),
         _ => {}

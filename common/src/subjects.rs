@@ -40,6 +40,10 @@ pub const DEMO_BUCKET: &str = "dsa_demo";
 /// Fleet-wide verdict cache KV bucket: definitive verdicts by domain, written by workers, read by
 /// every worker before it asks a registry.
 pub const VERDICT_BUCKET: &str = "dsa_verdicts";
+/// Lookup-claims KV bucket: the names some worker is asking a registry about right now (value:
+/// the worker and when the claim becomes void), so other workers wait for its verdict instead of
+/// asking too.
+pub const CLAIM_BUCKET: &str = "dsa_claims";
 /// Self-correcting routing KV bucket: per catalogue suffix whose RDAP is demoted, until when
 /// WHOIS is asked first (written by the worker that saw RDAP fail or recover, read by every
 /// worker before it routes a check and by the fronts for `GET /v1/tlds/{tld}`).
@@ -82,6 +86,8 @@ pub struct Names {
     pub demo_bucket: String,
     /// Fleet-wide verdict cache KV bucket.
     pub verdict_bucket: String,
+    /// Lookup-claims KV bucket.
+    pub claim_bucket: String,
     /// Self-correcting routing KV bucket.
     pub routing_bucket: String,
 }
@@ -113,6 +119,7 @@ impl Names {
             rate_bucket: bucket(RATE_BUCKET),
             demo_bucket: bucket(DEMO_BUCKET),
             verdict_bucket: bucket(VERDICT_BUCKET),
+            claim_bucket: bucket(CLAIM_BUCKET),
             routing_bucket: bucket(ROUTING_BUCKET),
         }
     }

@@ -15,6 +15,8 @@
 //! * [`pool`]: the worker pool, one pull loop per kind of lookup.
 //! * [`budget`]: the fleet-wide per-upstream rate limit over NATS KV, the
 //!   [`crate::politeness::UpstreamBudget`] a worker's engine holds in fleet mode.
+//! * `shared`: the fleet-wide verdict cache and lookup claims (one registry query per name in
+//!   flight, fleet-wide).
 //! * [`routes`]: self-correcting routing decisions shared over NATS KV, the
 //!   [`crate::routing::RouteBook`] of a worker (and read by fronts for `/v1/tlds/{tld}`).
 //!
@@ -24,6 +26,7 @@
 pub mod budget;
 pub mod pool;
 pub mod routes;
+mod shared;
 pub mod streams;
 
 pub use budget::FleetBudget;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use async_nats::jetstream::{self, AckKind, consumer, kv};
+use async_nats::jetstream::{self, AckKind, consumer};
 use bytes::Bytes;
 use common::domain::DomainName;
 use common::lookup::{LookupKind, LookupOutcome};
@@ -27,6 +27,7 @@ use futures::{FutureExt, StreamExt};
 use time::OffsetDateTime;
 use tokio::sync::Semaphore;
 
+use super::shared::{Claimed, SharedVerdicts};
 use super::{FleetError, Tuning};
 use crate::engine::registration::RegistrationError;
 use crate::engine::{Engine, Report};
@@ -49,6 +50,9 @@ pub struct PoolStats {
     pub coalesced: AtomicU64,
     /// Check jobs answered from the fleet-wide verdict bucket (another worker asked the registry).
     pub fleet_cache_hits: AtomicU64,
+    /// Check jobs answered by another worker's lookup in flight, waited for under its claim on
+    /// the name (no registry query by this worker).
+    pub peer_lookups: AtomicU64,
 }
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
@@ -116,8 +120,17 @@ async fn kind_loop(
     tracing::info!(kind = %kind, consumer = %consumer_name, concurrency, "worker pool fetching");
     let slots = Arc::new(Semaphore::new(concurrency.max(1)));
     let inflight: Arc<CheckFlights> = Arc::new(SingleFlight::default());
-    let verdicts: Option<kv::Store> = match js.get_key_value(&names.verdict_bucket).await {
-        Ok(store) => Some(store),
+    let shared = match js.get_key_value(&names.verdict_bucket).await {
+        Ok(verdicts) => {
+            let claims = match js.get_key_value(&names.claim_bucket).await {
+                Ok(claims) => Some(claims),
+                Err(e) => {
+                    tracing::warn!(error = %e, bucket = %names.claim_bucket, "no lookup claims; workers may ask a registry about one name at once");
+                    None
+                }
+            };
+            Some(SharedVerdicts::new(client.clone(), verdicts, claims))
+        }
         Err(e) => {
             tracing::warn!(error = %e, bucket = %names.verdict_bucket, "no fleet-wide verdict cache; this worker's own cache only");
             None
@@ -147,11 +160,11 @@ async fn kind_loop(
             let Ok(message) = message else { continue };
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
             let (client, lookups, stats, inflight) = (client.clone(), lookups.clone(), stats.clone(), inflight.clone());
-            let verdicts = verdicts.clone();
+            let shared = shared.clone();
             tokio::spawn(async move {
                 match kind {
                     LookupKind::Check => {
-                        let pool = CheckPool { engine: lookups.engine(), inflight: &inflight, verdicts, stats: &stats };
+                        let pool = CheckPool { engine: lookups.engine(), inflight: &inflight, shared, stats: &stats };
                         handle(&client, pool, message, progress_every).await;
                     }
                     LookupKind::Whois | LookupKind::Dns => {
@@ -271,6 +284,8 @@ enum Source {
     Cache,
     /// The fleet-wide verdict bucket.
     FleetCache,
+    /// Another worker's lookup, waited for under its claim.
+    PeerLookup,
 }
 
 /// Check lookups in flight in one worker pool, by domain (A-label).
@@ -280,47 +295,46 @@ type CheckFlights = SingleFlight<String, Result<(Report, Source), String>>;
 struct CheckPool<'a> {
     engine: &'a Engine,
     inflight: &'a CheckFlights,
-    verdicts: Option<kv::Store>,
+    shared: Option<SharedVerdicts>,
     stats: &'a PoolStats,
 }
 
 /// A check for the worker: a fresh verdict from this worker's cache (filled by the jobs of every
-/// front), else from the fleet-wide bucket (filled by every worker), else one upstream check,
-/// whose definitive verdict goes into both.
-async fn decide(engine: Engine, verdicts: Option<kv::Store>, domain: DomainName) -> Result<(Report, Source), String> {
+/// front), else from the fleet-wide bucket (filled by every worker), else the verdict of the
+/// worker that has claimed the name's lookup, else one upstream check under this worker's claim,
+/// whose definitive verdict goes into both caches (see [`super::shared`]).
+async fn decide(
+    engine: Engine,
+    shared: Option<SharedVerdicts>,
+    domain: DomainName,
+) -> Result<(Report, Source), String> {
     let report = |verdict| Report { verdict, steps: Vec::new(), record: None, retryable: false };
     if let Some(verdict) = engine.cached(&domain).await {
         return Ok((report(verdict), Source::Cache));
     }
-    if let Some(store) = &verdicts
-        && let Ok(Some(bytes)) = store.get(domain.as_str()).await
-        && let Ok(mut verdict) = serde_json::from_slice::<common::verdict::Verdict>(&bytes)
-        && verdict.domain == domain.as_str()
-        && fresh(&engine, &verdict)
-    {
+    let Some(shared) = shared else {
+        return Ok((engine.check_uncached(&domain).await.map_err(|e| e.to_string())?, Source::Registry));
+    };
+    if let Some(verdict) = shared.fresh(&engine, &domain).await {
         engine.remember(&verdict).await;
-        verdict.evidence = format!("fleet cache: {}", verdict.evidence);
-        verdict.method = common::verdict::Method::Cache;
-        verdict.authoritative = false;
         return Ok((report(verdict), Source::FleetCache));
     }
-    let report = engine.check_uncached(&domain).await.map_err(|e| e.to_string())?;
-    if report.verdict.status != Status::Unknown
-        && let Some(store) = &verdicts
-        && let Ok(bytes) = serde_json::to_vec(&report.verdict)
-        && let Err(e) = store.put(domain.as_str(), bytes.into()).await
-    {
-        tracing::debug!(error = %e, "verdict not shared with the fleet");
+    let claim = match shared.claim(&engine, &domain).await {
+        Claimed::Peer(verdict) => {
+            engine.remember(&verdict).await;
+            return Ok((report(verdict), Source::PeerLookup));
+        }
+        Claimed::Owned(claim) => Some(claim),
+        Claimed::Ask => None,
+    };
+    let checked = engine.check_uncached(&domain).await.map_err(|e| e.to_string());
+    if let Ok(report) = &checked {
+        shared.share(&report.verdict).await;
     }
-    Ok((report, Source::Registry))
-}
-
-/// Whether a verdict from the fleet bucket is still fresh by the engine's per-status TTLs.
-fn fresh(engine: &Engine, verdict: &common::verdict::Verdict) -> bool {
-    let cache = &engine.config().cache;
-    let ttl = if verdict.status.is_available() { cache.available_ttl_secs } else { cache.taken_ttl_secs };
-    let age = OffsetDateTime::now_utc() - verdict.checked_at;
-    verdict.status != Status::Unknown && age >= time::Duration::ZERO && age < time::Duration::seconds(ttl as i64)
+    if let Some(claim) = claim {
+        shared.release(claim).await;
+    }
+    Ok((checked?, Source::Registry))
 }
 
 async fn handle(
@@ -359,8 +373,8 @@ async fn handle(
         Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
         Ok(domain) => {
             let key = domain.as_str().to_owned();
-            let (engine, verdicts) = (engine.clone(), pool.verdicts.clone());
-            let work = pool.inflight.run(key, move || decide(engine, verdicts, domain).boxed());
+            let (engine, shared) = (engine.clone(), pool.shared.clone());
+            let work = pool.inflight.run(key, move || decide(engine, shared, domain).boxed());
             match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
                 Err(_) => {
                     // The deadline passed while probing: the front has given up; end the job.
@@ -377,6 +391,9 @@ async fn handle(
                     } else if source == Source::FleetCache {
                         stats.fleet_cache_hits.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_worker_fleet_cache_hits_total").increment(1);
+                    } else if source == Source::PeerLookup {
+                        stats.peer_lookups.fetch_add(1, Ordering::Relaxed);
+                        metrics::counter!("dsa_worker_peer_lookups_total").increment(1);
                     } else if joined {
                         stats.coalesced.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_worker_coalesced_total").increment(1);

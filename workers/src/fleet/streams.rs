@@ -54,6 +54,10 @@ pub const JOBS_MAX_BYTES: i64 = 64 * 1024 * 1024;
 /// Longest a verdict stays in the fleet-wide verdict bucket, seconds; each read also applies the
 /// engine's per-status freshness (`engine.cache`: taken-like verdicts hours, available minutes).
 pub const VERDICT_BUCKET_MAX_AGE_SECS: u64 = 86_400;
+/// Longest a lookup claim stays in the claims bucket, seconds. A claim carries its own deadline
+/// (its maker's start plus `engine.check_deadline_secs`), after which another worker takes it
+/// over; this bound only clears claims that were never released (a crashed worker).
+pub const CLAIM_BUCKET_MAX_AGE_SECS: u64 = 300;
 /// Longest a routing decision stays in the routing bucket, seconds. Each entry carries its own
 /// deadline (`engine.routing.prefer_whois_secs` after the demotion), checked on read; this bound
 /// only clears entries nobody promoted back, and caps a longer hold at one hour.
@@ -122,9 +126,9 @@ pub fn ledger_consumer(names: &Names, tuning: Tuning) -> consumer::pull::Config 
     }
 }
 
-/// The KV buckets: fleet-wide rate windows, demo counters, the verdict cache and the routing
-/// decisions.
-pub fn buckets(names: &Names) -> [kv::Config; 4] {
+/// The KV buckets: fleet-wide rate windows, demo counters, the verdict cache, lookup claims and
+/// the routing decisions.
+pub fn buckets(names: &Names) -> [kv::Config; 5] {
     let bucket = |name: &str, max_age_secs: u64, storage| kv::Config {
         bucket: name.to_owned(),
         history: 1,
@@ -137,6 +141,8 @@ pub fn buckets(names: &Names) -> [kv::Config; 4] {
         bucket(&names.demo_bucket, 86_400, stream::StorageType::File),
         // A cache: memory is enough, and a restarted server just starts cold.
         bucket(&names.verdict_bucket, VERDICT_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
+        // Claims live seconds; a restarted server forgets them and the next worker claims anew.
+        bucket(&names.claim_bucket, CLAIM_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
         // Short-lived decisions: a restarted server forgets them and RDAP leads again.
         bucket(&names.routing_bucket, ROUTING_BUCKET_MAX_AGE_SECS, stream::StorageType::Memory),
     ]
@@ -255,6 +261,7 @@ mod tests {
                 b if b == names.rate_bucket => "rate-bucket.json",
                 b if b == names.demo_bucket => "demo-bucket.json",
                 b if b == names.verdict_bucket => "verdict-bucket.json",
+                b if b == names.claim_bucket => "claim-bucket.json",
                 b if b == names.routing_bucket => "routing-bucket.json",
                 other => panic!("bucket {other} has no file in nats/"),
             };
