@@ -98,9 +98,9 @@ impl SharedVerdicts {
         let holder = match claims.create(key, value(OffsetDateTime::now_utc())).await {
             Ok(revision) => return Claimed::Owned(Claim { key: key.to_owned(), revision }),
             Err(e) if e.kind() == CreateErrorKind::AlreadyExists => match claims.entry(key).await {
-                Ok(Some(entry)) => entry,
+                Ok(Some(entry)) if entry.operation == kv::Operation::Put => entry,
                 // Released between the two calls: the verdict is probably there now.
-                Ok(None) => return self.fresh(engine, domain).await.map_or(Claimed::Ask, Claimed::Peer),
+                Ok(_) => return self.fresh(engine, domain).await.map_or(Claimed::Ask, Claimed::Peer),
                 Err(_) => return Claimed::Ask,
             },
             Err(e) => {
