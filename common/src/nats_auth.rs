@@ -120,14 +120,25 @@ pub fn authorization(names: &Names, passwords: &Passwords) -> String {
     out
 }
 
-/// `url` with any password replaced by `***`, for logs and error messages.
+/// `url` with any password replaced by `***`, for logs and error messages. A string that does
+/// not parse as a URL but has user information (`…://user:secret@host`, or any `@` after the
+/// scheme) loses everything between the scheme and the last `@`: a malformed URL must not print
+/// its password either.
 pub fn redact_url(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             let _ = parsed.set_password(Some("***"));
             parsed.to_string()
         }
-        _ => url.to_owned(),
+        Ok(parsed) if !parsed.cannot_be_a_base() => url.to_owned(),
+        // Not a URL, or one with no authority (`user:secret@host` parses as scheme `user`).
+        _ => {
+            let start = url.find("://").map_or(0, |i| i + 3);
+            match url[start..].rfind('@') {
+                Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
+                None => url.to_owned(),
+            }
+        }
     }
 }
 
@@ -161,6 +172,11 @@ mod tests {
     fn passwords_are_redacted() {
         assert_eq!(redact_url("nats://dsa-worker:s3cret@nats:4222"), "nats://dsa-worker:***@nats:4222");
         assert_eq!(redact_url("nats://nats:4222"), "nats://nats:4222");
+        // Unparsable (a space in the host, a bad port): the user information goes all the same.
+        assert_eq!(redact_url("nats://dsa-worker:s3cret@na ts:4222"), "nats://***@na ts:4222");
+        assert_eq!(redact_url("postgres://u:p@ss@db:99999/x"), "postgres://***@db:99999/x");
+        assert_eq!(redact_url("u:s3cret@host"), "***@host");
+        assert_eq!(redact_url("not a url"), "not a url");
     }
 }
 
