@@ -20,7 +20,11 @@
 //! (200, from the scheduled send), answers by status (5xx by code: only the documented 503 shed
 //! and 502 are expected), the front's RSS before, at peak and after, and the time from the
 //! flood's end until the front serves normally again (five 200s in a row, each within twice the
-//! pre-flood p99 or 20 ms). `BENCH_FLOOD_MAX_IN_FLIGHT` overrides `policy.max_in_flight`.
+//! pre-flood p99 or 20 ms), probed from a thread and runtime of its own and counted from the
+//! generator's last actual send. The front is pinned to the last CPU and the generator to the
+//! others (`taskset`), and the generator's dispatch lag (actual − scheduled send) is reported: a
+//! large one means the generator, not the front, was the bottleneck.
+//! `BENCH_FLOOD_MAX_IN_FLIGHT` overrides `policy.max_in_flight`.
 //!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
 //! `BENCH_MODES` (`standalone,fleet`; add `flood`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
@@ -328,6 +332,24 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
 }
 
 /// Resident set size of process `pid` in MiB (`VmRSS` of `/proc/PID/status`).
+/// Pins the front process to the machine's last CPU and this process (the load generator, the
+/// worker and the ledger) to the others, with `taskset`, so the front's capacity is one core of
+/// its own; `false` when there is one CPU or no `taskset`.
+fn pin_front(front: u32) -> bool {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    if cpus < 2 {
+        return false;
+    }
+    let taskset = |cpu_list: String, pid: u32| {
+        std::process::Command::new("taskset")
+            .args(["-a", "-p", "-c", &cpu_list, &pid.to_string()])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    taskset(format!("{}", cpus - 1), front) && taskset(format!("0-{}", cpus - 2), std::process::id())
+}
+
 fn rss_mib(pid: u32) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -373,6 +395,7 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     let ledger = Role::ledger(&settings, Arc::default());
     let mut front = WorkerProcess::spawn_role(&settings, "front");
     let pid = front.pid().ok_or_else(|| anyhow::anyhow!("dsa front did not start"))?;
+    let pinned = pin_front(pid);
     let base = format!("http://{}", settings.server.listen);
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
     let started = Instant::now();
@@ -431,12 +454,20 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     };
     let flood_client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
     let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    // When each request's send actually began: a generator that cannot keep up (it shares the
+    // machine) shows here, and the flood ends when its last request was sent, not when it was due.
+    let last_dispatch = Arc::new(std::sync::Mutex::new(Instant::now()));
     let mut handles = Vec::with_capacity(total as usize);
     for n in 0..total {
         let scheduled = start + interval.mul_f64(n as f64);
         tokio::time::sleep_until(scheduled).await;
         let (client, url) = (flood_client.clone(), urls[n as usize % urls.len()].clone());
+        let last_dispatch = last_dispatch.clone();
         handles.push(tokio::spawn(async move {
+            let lag = scheduled.elapsed();
+            if let Ok(mut last) = last_dispatch.lock() {
+                *last = (*last).max(Instant::now());
+            }
             let status = match client.get(&url).send().await {
                 Ok(r) => {
                     let status = r.status().as_u16();
@@ -445,35 +476,51 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
                 }
                 Err(_) => 0,
             };
-            (scheduled.elapsed(), status)
+            (scheduled.elapsed(), status, lag)
         }));
     }
     let sent_secs = start.elapsed().as_secs_f64();
-    let flood_end = Instant::now();
-    // Recovery: from the last scheduled send, until five 200s in a row each within the bound.
+    // Recovery: from the last send, until five 200s in a row each within the bound, measured on a
+    // thread and runtime of its own so that the probe never queues behind the generator's tasks.
     let normal = (baseline_p99 * 2).max(Duration::from_millis(20));
-    let mut in_a_row = 0;
-    let recovered = loop {
-        let t = Instant::now();
-        let ok = matches!(client.get(&urls[0]).send().await, Ok(r) if r.status().is_success());
-        in_a_row = if ok && t.elapsed() <= normal { in_a_row + 1 } else { 0 };
-        if in_a_row == 5 {
-            break flood_end.elapsed();
-        }
-        if flood_end.elapsed() > Duration::from_secs(120) {
-            break Duration::MAX;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let probe_url = urls[0].clone();
+    let probe = std::thread::spawn(move || -> anyhow::Result<Duration> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async move {
+            let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
+            let mut in_a_row = 0;
+            let begun = Instant::now();
+            loop {
+                let t = Instant::now();
+                let ok = matches!(client.get(&probe_url).send().await, Ok(r) if r.status().is_success());
+                in_a_row = if ok && t.elapsed() <= normal { in_a_row + 1 } else { 0 };
+                if in_a_row == 5 {
+                    return Ok(begun.elapsed());
+                }
+                if begun.elapsed() > Duration::from_secs(120) {
+                    return Ok(Duration::MAX);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    });
+    let probe_started = Instant::now();
     let mut admitted = Vec::new();
+    let mut lags = Vec::new();
     let mut statuses = std::collections::BTreeMap::new();
     for h in handles {
-        let (latency, status) = h.await?;
+        let (latency, status, lag) = h.await?;
         if status == 200 {
             admitted.push(latency);
         }
+        lags.push(lag);
         *statuses.entry(status).or_insert(0u64) += 1;
     }
+    let probe_took = probe.join().map_err(|_| anyhow::anyhow!("probe thread panicked"))??;
+    // The probe began at the last *scheduled* send; count from the last *actual* one.
+    let last_sent = *last_dispatch.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+    let recovered = probe_took.saturating_sub(last_sent.saturating_duration_since(probe_started));
+    lags.sort();
     admitted.sort();
     tokio::time::sleep(Duration::from_secs(2)).await;
     sampling.store(false, Ordering::Relaxed);
@@ -486,7 +533,9 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
          ({total} requests scheduled, sent over {sent_secs:.1} s); admitted (200) {} p50 {:.2} ms p99 {:.2} ms max {:.2} ms; \
          statuses {statuses:?} (0 = no answer); 5xx {five_xx:?}, undocumented 5xx {unexpected}; \
          RSS before {rss_before:.1} MiB, peak {rss_peak:.1} MiB, after {rss_after:.1} MiB; \
-         normal service (5 × 200 within {:.1} ms) {:.3} s after the flood's last send; pre-flood p99 {:.2} ms",
+         normal service (5 × 200 within {:.1} ms) {:.3} s after the flood's last send; pre-flood p99 {:.2} ms; \
+         generator dispatch lag p50 {:.1} ms p99 {:.1} ms (large: the generator, not the front, was saturated); \
+         front pinned to its own core: {pinned}",
         admitted.len(),
         ms(percentile(&admitted, 0.50)),
         ms(percentile(&admitted, 0.99)),
@@ -494,6 +543,8 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         ms(normal),
         recovered.as_secs_f64(),
         ms(baseline_p99),
+        ms(percentile(&lags, 0.50)),
+        ms(percentile(&lags, 0.99)),
     );
     front.sigkill();
     w1.stop().await;
