@@ -164,12 +164,92 @@ pub fn lexicon_is_valid() -> bool {
 
 const NEGATIONS: &[&str] = &["not", "no", "non", "nicht", "niet", "nie", "ne", "не", "un", "never", "no longer"];
 
+/// A word right before a phrase that restricts it to a policy rather than a state: "this domain
+/// is *only* available for registration under certain conditions" (IRNIC's remark on a
+/// registered name) says nothing about the name being free.
+const QUALIFIERS: &[&str] = &["only", "solo", "seulement", "nur", "solo", "apenas", "somente", "tylko", "только"];
+
+/// Words that make a sentence hypothetical or general: "*if* a domain is not found here, it
+/// *may* be available for registration", "a domain *that* is not found here…" are notices about
+/// the service, not answers about the queried name.
+const CONDITIONALS: &[&str] = &[
+    "if",
+    "whether",
+    "unless",
+    "when",
+    "whenever",
+    "once",
+    "may",
+    "might",
+    "could",
+    "can",
+    "should",
+    "would",
+    "that",
+    "which",
+    "whose",
+    "wenn",
+    "falls",
+    "ob",
+    "kann",
+    "könnte",
+    "si",
+    "quand",
+    "lorsque",
+    "peut",
+    "pourrait",
+    "puede",
+    "podría",
+    "pode",
+    "può",
+    "potrebbe",
+    "jeśli",
+    "jeżeli",
+    "może",
+    "если",
+    "может",
+    "如果",
+    "若",
+    "可能",
+];
+
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// Whether `c` at byte `i` of `line` ends a sentence: `.`, `;`, `!`, `?` followed by a blank
+/// (a domain name's dots do not end a sentence).
+fn ends_sentence(line: &str, i: usize, c: char) -> bool {
+    matches!(c, '.' | ';' | '!' | '?' | '。') && line[i + c.len_utf8()..].starts_with(' ')
+}
+
+/// The sentence of `line` around the bytes `start..end`, split at `start`: (head, tail).
+fn sentence_around(line: &str, start: usize, end: usize) -> (&str, &str) {
+    let head = &line[..start];
+    let from =
+        head.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).next_back();
+    let to = line[end..].char_indices().find(|&(i, c)| ends_sentence(line, end + i, c)).map(|(i, _)| end + i);
+    (&line[from.unwrap_or(0)..start], &line[end..to.unwrap_or(line.len())])
+}
+
+/// The blank-separated words of `text`, punctuation trimmed: a queried name such as `if.zz` or
+/// `x.org` stays one word and is neither "if" nor "org".
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty())
+}
+
+/// Whether a sentence is hypothetical or general (see [`CONDITIONALS`]).
+fn conditional(sentence: &str) -> bool {
+    words(sentence).any(|w| {
+        CONDITIONALS.contains(&w) || (!w.is_ascii() && CONDITIONALS.iter().any(|c| !c.is_ascii() && w.starts_with(c)))
+    })
+}
+
 /// The first occurrence of `phrase` in `line` at word boundaries (for scripts without spaces the
-/// phrase's own first/last characters decide), skipping negated ones when `negatable`.
+/// phrase's own first/last characters decide), skipping, when `negatable`, negated ones,
+/// qualified ones ("only available"), hypothetical or general sentences ("if … not found", "a
+/// domain that is not found here may…") and sentences whose subject is another part of the
+/// record ("contact data not found…").
 fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
     let mut from = 0;
     while let Some(rel) = line[from..].find(phrase) {
@@ -185,7 +265,14 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
             let negated = negatable && {
                 let head = line[..start].trim_end();
                 let last_word = head.rsplit(|c: char| !is_word_char(c)).next().unwrap_or("");
-                NEGATIONS.contains(&last_word) || head.ends_with("no longer") || head.ends_with("n't")
+                NEGATIONS.contains(&last_word)
+                    || QUALIFIERS.contains(&last_word)
+                    || head.ends_with("no longer")
+                    || head.ends_with("n't")
+                    || {
+                        let (head, tail) = sentence_around(line, start, end);
+                        conditional(head) || conditional(tail) || words(head).any(|w| ASIDE_KEY_WORDS.contains(&w))
+                    }
             };
             if !negated {
                 return true;
@@ -197,6 +284,189 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
         }
     }
     false
+}
+
+/// Words of a `key: value` line's key that make the value a statement about the queried name:
+/// its status or state, the query's result, an error, the object or domain itself. A not-found
+/// wording in the value of any other key ("Registrant Fax: not found", "DS Records: no records
+/// found", "Reseller: no data found") is about that field, not about the name.
+const SUBJECT_KEY_WORDS: &[&str] = &[
+    "domain",
+    "domainname",
+    "dominio",
+    "domaine",
+    "domäne",
+    "domena",
+    "doména",
+    "alan",
+    "домен",
+    "域名",
+    "ドメイン",
+    "도메인",
+    "دامنه",
+    "النطاق",
+    "status",
+    "state",
+    "estado",
+    "estatus",
+    "statut",
+    "stato",
+    "stav",
+    "durum",
+    "situação",
+    "situacao",
+    "zustand",
+    "состояние",
+    "статус",
+    "状态",
+    "狀態",
+    "状態",
+    "상태",
+    "وضعیت",
+    "الحالة",
+    "result",
+    "results",
+    "resultado",
+    "résultat",
+    "ergebnis",
+    "risultato",
+    "wynik",
+    "výsledek",
+    "результат",
+    "sonuç",
+    "结果",
+    "結果",
+    "결과",
+    "نتیجه",
+    "النتيجة",
+    "error",
+    "erreur",
+    "fehler",
+    "errore",
+    "błąd",
+    "ошибка",
+    "hata",
+    "query",
+    "consulta",
+    "requête",
+    "anfrage",
+    "object",
+    "objet",
+    "objeto",
+    "response",
+    "respuesta",
+    "réponse",
+    "antwort",
+    "answer",
+    "reply",
+    "message",
+    "whois",
+    "lookup",
+    "search",
+    "availability",
+    "available",
+    "disponibilidad",
+    "disponibilité",
+    "verfügbarkeit",
+    "registration",
+    "registro",
+    "enregistrement",
+    "registrierung",
+    "name",
+];
+
+/// Words of a key that name a contact or another part of the record: the value is about that.
+const ASIDE_KEY_WORDS: &[&str] = &[
+    "registrant",
+    "holder",
+    "owner",
+    "admin",
+    "administrative",
+    "tech",
+    "technical",
+    "billing",
+    "contact",
+    "email",
+    "mail",
+    "phone",
+    "fax",
+    "address",
+    "street",
+    "city",
+    "country",
+    "org",
+    "organization",
+    "organisation",
+    "id",
+    "handle",
+    "ds",
+    "dnssec",
+    "key",
+    "keys",
+    "nameserver",
+    "nameservers",
+    "server",
+    "servers",
+    "ns",
+    "nserver",
+    "registrar",
+    "reseller",
+    "abuse",
+    "remarks",
+    "remark",
+    "url",
+    "ip",
+    "credit",
+    "date",
+    "expiry",
+    "expiration",
+    "created",
+    "updated",
+    "person",
+    "role",
+    "titular",
+    "inhaber",
+    "titulaire",
+];
+
+/// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
+/// "if a domain is not found here…"): a notice about the service, not an answer about the name.
+pub fn is_hypothetical(line: &str) -> bool {
+    let end = line.char_indices().find(|&(i, c)| ends_sentence(line, i, c)).map_or(line.len(), |(i, _)| i);
+    conditional(&line[..end])
+}
+
+/// The key of a `key: value` line (normalised: lower case, ` :` already `:`), when the line has
+/// that shape: a short key (at most 40 characters, 5 words, no URL) and a non-empty value.
+pub fn line_key(line: &str) -> Option<&str> {
+    let colon = line.find(':')?;
+    let (key, value) = (line[..colon].trim(), line[colon + 1..].trim());
+    let plausible = !key.is_empty()
+        && key.chars().count() <= 40
+        && key.split_whitespace().count() <= 5
+        && !key.contains("http")
+        && !value.is_empty()
+        && !value.starts_with("//");
+    plausible.then_some(key)
+}
+
+/// Whether a normalised line is a `key: value` statement about something other than the queried
+/// name (see [`SUBJECT_KEY_WORDS`]): its value's not-found wording must not count. A key that
+/// itself carries the wording ("not found: x.zz", "no match: x") or names the domain itself
+/// ("x.cl: no existe") is not aside.
+pub fn is_aside(line: &str) -> bool {
+    let Some(key) = line_key(line) else { return false };
+    let words: Vec<&str> = key.split(|c: char| !(c.is_alphanumeric() || c == '.')).filter(|w| !w.is_empty()).collect();
+    // "free.cl: no existe": the key is the queried name.
+    if words.len() == 1 && words[0].contains('.') {
+        return false;
+    }
+    let has =
+        |list: &[&str]| words.iter().any(|w| list.contains(w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l));
+    if lexicon().not_found.iter().any(|p| find_phrase(key, p, true)) {
+        return false;
+    }
+    !has(SUBJECT_KEY_WORDS) || has(ASIDE_KEY_WORDS)
 }
 
 fn first_hit<'a>(phrases: &'a [String], lines: &[&str], negatable: bool) -> Option<&'a str> {
@@ -217,7 +487,8 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
     }
     let pending = first_hit(&lex.pending_delete, &lines, false);
     let reserved = first_hit(&lex.reserved, &lines, true);
-    let not_found = first_hit(&lex.not_found, &lines, true);
+    let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
+    let not_found = first_hit(&lex.not_found, &statements, true);
     match (not_found, reserved, pending) {
         (Some(n), Some(o), _) | (Some(n), None, Some(o)) => {
             Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" and \"{o}\" conflict")))
@@ -284,5 +555,35 @@ mod tests {
         assert_eq!(c(&["notfound_handler=1"]), None, "word boundaries");
         // Both kinds: a conflict, never available.
         assert!(matches!(c(&["not found", "this name is reserved by the registry"]), Some(LexiconClass::Conflict(_))));
+    }
+
+    #[test]
+    fn notices_field_values_and_policies_are_not_answers() {
+        let c = |lines: &[&str]| classify(lines);
+        // Hypothetical or general sentences about the service.
+        assert_eq!(c(&["if a domain is not found in this database, it may be available for registration"]), None);
+        assert_eq!(c(&["note: a domain that is not found here may still be unavailable"]), None);
+        // A not-found value of another field, or a sentence about another part of the record.
+        assert_eq!(c(&["registrant fax: not found"]), None);
+        assert_eq!(c(&["ds records: no records found"]), None);
+        assert_eq!(c(&["contact data not found are withheld for privacy reasons"]), None);
+        // A policy, not a state.
+        assert_eq!(c(&["remarks: this domain is only available for registration under certain conditions"]), None);
+        // Statements about the name still count, in key-value form too.
+        for line in [
+            "domain status: no object found",
+            "resultado: no encontrado",
+            "free.zz: not found",
+            "not found: free.zz",
+            "domain if.zz not found",
+            "the domain free.zz was not found",
+            "error:101: no entries found",
+        ] {
+            assert!(matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
+        }
+        assert!(is_hypothetical("availability: use https://x.zz/check to see if a name is available"));
+        assert!(!is_hypothetical("no match for \"if.zz\". if you wish to register it, contact a registrar"));
+        assert!(is_aside("registrant fax: not found") && is_aside("terms of use: no data found in the text"));
+        assert!(!is_aside("query_status: 220 available") && !is_aside("the queried object does not exist: x"));
     }
 }

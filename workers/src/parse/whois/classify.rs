@@ -5,7 +5,7 @@ use common::record::DomainRecord;
 
 use super::WhoisClass;
 use super::lines::Line;
-use super::markers::{Family, Lists, Marker, Markers, Selected, first_match, last_hit};
+use super::markers::{Family, Lists, Marker, Markers, Selected, first_match, first_statement_match, last_hit};
 
 pub(super) fn classify(
     data: &Markers,
@@ -58,10 +58,13 @@ pub(super) fn classify(
         };
     }
 
-    // Only the family's own "available" wording counts when the family is known.
-    let available_rules =
-        sel.family.and_then(|f| f.lists.available.as_deref()).or(data.generic.available.as_deref()).unwrap_or(&[]);
-    let available = first_match(available_rules, lines).map(|m| m.rule.clone());
+    // Only the family's own "available" wording counts when the family is known; the generic
+    // wording only on lines that are statements about the name.
+    let available = match sel.family.and_then(|f| f.lists.available.as_deref()) {
+        Some(own) => first_match(own, lines),
+        None => first_statement_match(data.generic.available.as_deref().unwrap_or(&[]), lines),
+    }
+    .map(|m| m.rule.clone());
 
     let result = match (available, registered) {
         // Both: the registration facts win — a stray phrase must not free a registered name.

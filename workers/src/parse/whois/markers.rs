@@ -351,6 +351,17 @@ pub(super) fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Opti
     markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l)))
 }
 
+/// [`first_match`] over the lines that are statements about the queried name: a `key: value`
+/// line about another part of the record ("Registrant Fax: not found", see
+/// [`crate::parse::lexicon::is_aside`]) and a hypothetical sentence ("… to see if a name is
+/// available", [`crate::parse::lexicon::is_hypothetical`]) are skipped. Used for the generic
+/// "available" rules, whose loose forms (`=* not found`, `=* is available`) would otherwise read
+/// such a line as the answer.
+pub(super) fn first_statement_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
+    use crate::parse::lexicon::{is_aside, is_hypothetical};
+    markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l) && !is_aside(&l.norm) && !is_hypothetical(&l.norm)))
+}
+
 pub(super) fn line_matches(m: &Marker, l: &Line<'_>) -> bool {
     // An anchored rule reads a line as a statement of its own; the tail of a wrapped sentence
     // ("All rights\nreserved.") is not one.

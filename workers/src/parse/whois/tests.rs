@@ -284,3 +284,34 @@ fn nic_uruguay_zone_record_is_not_the_name_asked() {
     assert_eq!(read(free, Some("whois.nic.org.uy"), "com.uy").class, WhoisClass::Unknown);
     assert_eq!(read(free, Some("whois.nic.org.uy"), "uy").class, WhoisClass::Available);
 }
+
+#[test]
+fn comment_marks_other_than_percent_and_hash() {
+    for prefix in [";", "--", "//", ">>>"] {
+        let text = format!(
+            "{prefix} Terms of use: by querying you agree.\n{prefix} No entries found for the selected source.\n"
+        );
+        let r = read(&text, None, "zz");
+        assert_eq!(r.class, WhoisClass::Available, "{prefix}");
+    }
+    // A rule of dashes is decoration, not a comment.
+    assert_eq!(comment_body("-----------"), None);
+    assert_eq!(comment_body("-- "), None);
+    assert_eq!(comment_body("% x"), Some("x"));
+}
+
+#[test]
+fn an_answer_printed_entirely_as_comments_is_read_as_content() {
+    // Every line behind a comment mark: the facts are there, and a remark that mentions
+    // availability must not free the name.
+    let text = "% domain:   nic.zz\n% holder-c:   ZZ1-REG\n% nserver:   ns1.nic.zz\n% nserver:   ns2.nic.zz\n% expire-date:   2030-05-26\n% remarks:   only available for registration in the nic.zz zone if not found\n";
+    let r = read(text, None, "zz");
+    assert_eq!(r.class, WhoisClass::Registered, "{:?}", r.marker);
+    assert_eq!(r.record.nameservers, vec!["ns1.nic.zz".to_owned(), "ns2.nic.zz".to_owned()]);
+}
+
+#[test]
+fn a_not_found_value_of_another_field_is_not_the_answer() {
+    let text = "Domain: x.zz\nRegistrant Fax: not found\nDS Records: no records found\n% Availability: see https://x.zz/check to see if a name is available\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Unknown);
+}
