@@ -365,15 +365,19 @@ const TRANSFORMS: &[(&str, Transform)] = &[
 fn transformed_samples_are_never_falsely_available() {
     let dir = samples::data_dir();
     let all = samples::whois_samples(&dir);
+    // `WHOIS_UNSEEN_VERBOSE=1` lists every variant read differently from its original.
+    let verbose = std::env::var_os("WHOIS_UNSEEN_VERBOSE").is_some();
     print_header("Transformed samples, all family rules off (generic layer only)");
     let mut total = Tally::default();
     let mut false_available = Vec::new();
     let mut per_transform = BTreeMap::new();
     let mut baseline = Tally::default();
+    let mut base_class = Vec::new();
     for s in &all {
         let want = want_of(&s.label, s.detail.as_deref());
         let got = read_whois_generic(&s.raw, s.server.as_deref(), &s.suffix, None);
         baseline.add(want, got.class);
+        base_class.push(got.class);
         if want != Want::Available && got.class == WhoisClass::Available {
             false_available.push(format!("untransformed: {} [{}] marker {:?}", s.file, s.label, got.marker));
         }
@@ -381,12 +385,15 @@ fn transformed_samples_are_never_falsely_available() {
     print_row("(untransformed)", &baseline);
     for (name, transform) in TRANSFORMS {
         let mut t = Tally::default();
-        for s in &all {
+        for (s, base) in all.iter().zip(&base_class) {
             let want = want_of(&s.label, s.detail.as_deref());
             let text = decode(&s.raw, None);
             let Some(bytes) = transform(&text, want) else { continue };
             let got = read_whois_generic(&bytes, s.server.as_deref(), &s.suffix, None);
             t.add(want, got.class);
+            if verbose && got.class != *base {
+                println!("  changed by {name}: {} [{}] {base:?} → {:?} ({:?})", s.file, s.label, got.class, got.marker);
+            }
             if want != Want::Available && got.class == WhoisClass::Available {
                 false_available.push(format!("{name}: {} [{}] marker {:?}", s.file, s.label, got.marker));
             }

@@ -7,7 +7,8 @@
 //!   wrapped sentence tails and long disclaimer paragraphs are not read;
 //! - a not-found phrase right after a negation (`not`, `no`, `non`, `nicht`…) does not count;
 //! - quota wins over everything (the registry did not answer the question);
-//! - not-found together with a reserved or pending-delete phrase is a conflict: unknown;
+//! - not-found together with a reserved or pending-delete phrase is a conflict: unknown; so is
+//!   not-found next to an error wording ("invalid query or domain name not known");
 //! - "available" needs a not-found phrase and nothing else.
 
 use std::collections::BTreeMap;
@@ -40,7 +41,14 @@ struct Lexicon {
     quota: Vec<String>,
     pending_delete: Vec<String>,
     reserved: Vec<String>,
+    /// Status values that alone say the registry withholds the name (`Status: RESERVED`).
+    #[serde(default)]
+    reserved_status: Vec<String>,
     not_found: Vec<String>,
+    /// Error wordings: the server did not answer the question ("invalid query", "not
+    /// authoritative"), so a not-found phrase next to one proves nothing.
+    #[serde(default)]
+    error: Vec<String>,
     #[serde(default)]
     fields: FieldLexicon,
 }
@@ -151,10 +159,36 @@ fn lexicon() -> &'static Lexicon {
             quota: Vec::new(),
             pending_delete: Vec::new(),
             reserved: Vec::new(),
+            reserved_status: Vec::new(),
             not_found: Vec::new(),
+            error: Vec::new(),
             fields: FieldLexicon::default(),
         })
     })
+}
+
+/// Whether a status value alone says the name is withheld (`RESERVED`, `Blocked`, `Reservado`,
+/// `reserved (by registry)`): the lexicon's `reserved_status` word, as the whole value or
+/// followed by a blank or punctuation. Returns the word.
+pub fn reserved_status(value: &str) -> Option<&'static str> {
+    let v = value.trim().to_lowercase().replace(['_', '-'], " ");
+    let v = v.trim();
+    lexicon().reserved_status.iter().map(String::as_str).find(|w| {
+        v == *w || v.strip_prefix(*w).and_then(|r| r.chars().next()).is_some_and(|c| c == ' ' || c == '(' || c == ',')
+    })
+}
+
+/// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid
+/// query or domain name not known" is no answer about the name.
+pub fn mentions_error(line: &str) -> bool {
+    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(line, p, false))
+}
+
+/// Whether a value (any case) says "not found" in the lexicon's words: `Registrant: not found`
+/// is no registrant.
+pub fn says_not_found(value: &str) -> bool {
+    let v = value.trim().to_lowercase();
+    lexicon().not_found.iter().any(|p| find_phrase(&v, p, true))
 }
 
 /// Whether the shipped lexicon parses (checked by a test, so a broken file cannot ship).
@@ -489,6 +523,9 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
     let reserved = first_hit(&lex.reserved, &lines, true);
     let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
     let not_found = first_hit(&lex.not_found, &statements, true);
+    if let (Some(n), Some(e)) = (not_found, first_hit(&lex.error, &lines, false)) {
+        return Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" next to the error \"{e}\"")));
+    }
     match (not_found, reserved, pending) {
         (Some(n), Some(o), _) | (Some(n), None, Some(o)) => {
             Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" and \"{o}\" conflict")))
@@ -581,6 +618,12 @@ mod tests {
         ] {
             assert!(matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
         }
+        assert_eq!(reserved_status("RESERVED"), Some("reserved"));
+        assert_eq!(reserved_status("Reserved (by registry)"), Some("reserved"));
+        assert_eq!(reserved_status("clientTransferProhibited"), None);
+        assert_eq!(reserved_status("ok"), None);
+        assert!(mentions_error("invalid query or domain name not known in the registry"));
+        assert!(says_not_found("Not Found") && !says_not_found("Example Org"));
         assert!(is_hypothetical("availability: use https://x.zz/check to see if a name is available"));
         assert!(!is_hypothetical("no match for \"if.zz\". if you wish to register it, contact a registrar"));
         assert!(is_aside("registrant fax: not found") && is_aside("terms of use: no data found in the text"));

@@ -14,6 +14,10 @@ pub(super) struct Line<'a> {
     pub(super) continuation: bool,
 }
 
+/// A line at least this long that ends mid-sentence is taken to be wrapped (in an answer whose
+/// case does not tell, see [`prepare_lines`]): registries wrap their notices at 60 to 80 columns.
+const WRAPPED_LINE: usize = 50;
+
 pub(super) fn prepare_lines(text: &str) -> Vec<Line<'_>> {
     let raws: Vec<&str> = text
         .lines()
@@ -25,6 +29,11 @@ pub(super) fn prepare_lines(text: &str) -> Vec<Line<'_>> {
     // otherwise the comment stripping eats the only informative lines.
     let all_comments = raws.iter().any(|r| !r.trim().is_empty())
         && raws.iter().all(|r| r.trim().is_empty() || comment_body(r).is_some());
+    // Case tells a wrapped sentence's tail ("All rights\nreserved.") from a new statement only
+    // when the answer uses both cases; an answer printed all in capitals or all in lower case
+    // is read by line length instead (a wrapped line is a long one).
+    let cased = |f: fn(&char) -> bool| raws.iter().any(|r| r.chars().any(|c| f(&c)));
+    let case_tells = cased(|c| c.is_uppercase()) && cased(|c| c.is_lowercase());
     let mut prev: Option<String> = None;
     raws.into_iter()
         .map(|raw| {
@@ -38,9 +47,17 @@ pub(super) fn prepare_lines(text: &str) -> Vec<Line<'_>> {
             let here = content(raw);
             // Lower-case "key: value" lines (RIPE style) are statements, not wrapped text.
             let key_like = here.find(':').is_some_and(|i| i < 40);
-            let continuation = prev.as_deref().is_some_and(|p| p.ends_with(|c: char| c.is_alphanumeric() || c == ','))
-                && here.starts_with(|c: char| c.is_lowercase())
-                && !key_like;
+            let continuation = prev.as_deref().is_some_and(|p| {
+                // A line that ends in a URL, host name or address ends its sentence there.
+                let last_word = p.rsplit(char::is_whitespace).next().unwrap_or_default();
+                p.ends_with(|c: char| c.is_alphanumeric() || c == ',')
+                    && !last_word.contains(['.', '/', '@'])
+                    && if case_tells {
+                        here.starts_with(|c: char| c.is_lowercase())
+                    } else {
+                        p.chars().count() >= WRAPPED_LINE && here.starts_with(char::is_alphanumeric)
+                    }
+            }) && !key_like;
             prev = Some(here).filter(|h| !h.is_empty());
             Line { raw, indent, norm: normalise(raw), comment, continuation }
         })

@@ -330,10 +330,19 @@ impl Marker {
         }
         match self.anchor {
             Anchor::Whole => pos == line.len(),
-            _ if self.needs_value => !line[pos..].trim().is_empty(),
+            _ if self.needs_value => !is_placeholder_value(&line[pos..]),
             _ => true,
         }
     }
+}
+
+/// A value that stands for nothing (`Registrar: -`, `Name Server: unknown`): a rule that needs
+/// a value (`^registrar:`) does not match it — a blank template is no registration.
+fn is_placeholder_value(v: &str) -> bool {
+    matches!(
+        v.trim().trim_end_matches(['.', ')']).trim_start_matches('('),
+        "" | "-" | "--" | "n/a" | "na" | "n.a" | "none" | "null" | "nil" | "unknown" | "not found" | "not defined"
+    )
 }
 
 /// The matching marker on the latest line, with that line's index.
@@ -353,13 +362,15 @@ pub(super) fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Opti
 
 /// [`first_match`] over the lines that are statements about the queried name: a `key: value`
 /// line about another part of the record ("Registrant Fax: not found", see
-/// [`crate::parse::lexicon::is_aside`]) and a hypothetical sentence ("… to see if a name is
-/// available", [`crate::parse::lexicon::is_hypothetical`]) are skipped. Used for the generic
-/// "available" rules, whose loose forms (`=* not found`, `=* is available`) would otherwise read
-/// such a line as the answer.
+/// [`crate::parse::lexicon::is_aside`]), a hypothetical sentence ("… to see if a name is
+/// available", [`crate::parse::lexicon::is_hypothetical`]) and a line with an error wording
+/// ("invalid query or domain not found", [`crate::parse::lexicon::mentions_error`]) are skipped.
+/// Used for the generic "available" rules, whose loose forms (`=* not found`, `=* is available`)
+/// would otherwise read such a line as the answer.
 pub(super) fn first_statement_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
-    use crate::parse::lexicon::{is_aside, is_hypothetical};
-    markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l) && !is_aside(&l.norm) && !is_hypothetical(&l.norm)))
+    use crate::parse::lexicon::{is_aside, is_hypothetical, mentions_error};
+    let statement = |l: &Line<'_>| !is_aside(&l.norm) && !is_hypothetical(&l.norm) && !mentions_error(&l.norm);
+    markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l) && statement(l)))
 }
 
 pub(super) fn line_matches(m: &Marker, l: &Line<'_>) -> bool {

@@ -315,3 +315,49 @@ fn a_not_found_value_of_another_field_is_not_the_answer() {
     let text = "Domain: x.zz\nRegistrant Fax: not found\nDS Records: no records found\n% Availability: see https://x.zz/check to see if a name is available\n";
     assert_eq!(read(text, None, "zz").class, WhoisClass::Unknown);
 }
+
+#[test]
+fn registration_evidence_the_markers_do_not_name() {
+    // A RIPE-style domain object: contact handles next to the domain's name.
+    let ripe = "domain:   example.zz\nadmin-c:  AB12-ZZ\ntech-c:   AB12-ZZ\nchanged:  2003-03-28\n\n% not found handles are hidden\n";
+    assert_eq!(read(ripe, None, "zz").class, WhoisClass::Registered);
+    // A holder named, in a registry's own words, with a quota notice (reduced information).
+    let holder =
+        "% Query rate limit exceeded. Reduced information.\n\ndomain:  example.zz\nowner:   Example University\n";
+    assert_eq!(read(holder, None, "zz").class, WhoisClass::Registered);
+    let named = "Domain Name: example.zz\nRegistrant Name: Jane Doe\n";
+    let r = read(named, None, "zz");
+    assert_eq!((r.class, r.record.registrant.org.as_deref()), (WhoisClass::Registered, None));
+    // Blank or not-found values are no evidence.
+    let blank = "Domain Name: example.zz\nRegistrant Name:\nadmin-c:\nRegistrar: unknown\nNo match for example.zz\n";
+    assert_eq!(read(blank, None, "zz").class, WhoisClass::Available);
+    let none = "Domain Name: example.zz\nRegistrant Name: not found\nStatus: free\n";
+    assert_eq!(read(none, None, "zz").class, WhoisClass::Available);
+}
+
+#[test]
+fn a_reserved_status_value_is_reserved_under_any_key() {
+    let text =
+        "Nome de domínio / Domain Name: x.zz\nData de registo / Creation Date: 09/02/2009\nEstado / Status: RESERVED\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Reserved);
+    let text = "domain: x.zz\ncreated: 2001-01-01\nstate: reservado\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Reserved);
+    // A registered name that a court blocked is still registered.
+    let text = "domain: x.zz\ncreated: 2001-01-01\nstatus: BLOCKED\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Registered);
+    assert_eq!(read("\nRestricted\n", None, "zz").class, WhoisClass::Reserved);
+}
+
+#[test]
+fn an_error_next_to_a_not_found_wording_is_no_answer() {
+    assert_eq!(read("Invalid query or domain name not known in the Registry\n", None, "zz").class, WhoisClass::Unknown);
+    assert_eq!(read("Invalid query or domain not found\n", None, "zz").class, WhoisClass::Unknown);
+}
+
+#[test]
+fn an_answer_all_in_capitals_keeps_its_statements() {
+    let text = "% IANA WHOIS SERVER\n% FOR MORE INFORMATION ON IANA, VISIT HTTP://WWW.IANA.ORG\n% THIS QUERY RETURNED 0 OBJECTS.\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Available);
+    let text = "domain name: x.zz\nthe domain x.zz was not found.\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Available);
+}
