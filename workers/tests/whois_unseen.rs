@@ -232,6 +232,40 @@ fn t_latin1(t: &str, _: Want) -> Option<Vec<u8>> {
     }
     Some(t.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect())
 }
+/// Letters with diacritics written without them, as registries limited to ASCII print them.
+fn t_ascii_letters(t: &str, _: Want) -> Option<Vec<u8>> {
+    const FROM: &str = "áàâäãåçéèêëíìîïñóòôöõúùûüýÁÀÂÄÃÅÇÉÈÊËÍÌÎÏÑÓÒÔÖÕÚÙÛÜÝąćęłńśźżĄĆĘŁŃŚŹŻčďěňřšťůžČĎĚŇŘŠŤŮŽğışĞİŞ";
+    const TO: &str = "aaaaaaceeeeiiiinooooouuuuyAAAAAACEEEEIIIINOOOOOUUUUYacelnszzACELNSZZcdenrstuzCDENRSTUZgisGIS";
+    if t.is_ascii() {
+        return None;
+    }
+    let map: Vec<(char, char)> = FROM.chars().zip(TO.chars()).collect();
+    let out: String = t.chars().map(|c| map.iter().find(|(f, _)| *f == c).map_or(c, |(_, to)| *to)).collect();
+    (out != t).then(|| out.into_bytes())
+}
+/// Persian yeh and kaf written in their Arabic forms (and the reverse), as registries in Iran and
+/// Afghanistan print either.
+fn t_arabic_letter_forms(t: &str, _: Want) -> Option<Vec<u8>> {
+    let out: String = t
+        .chars()
+        .map(|c| match c {
+            'ی' => 'ي',
+            'ک' => 'ك',
+            'ي' => 'ی',
+            'ك' => 'ک',
+            _ => c,
+        })
+        .collect();
+    (out != t).then(|| out.into_bytes())
+}
+/// The key separator printed as a full-width colon, as CJK registries may.
+fn t_fullwidth_colon(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(map_lines(t, |l| match l.find(": ").or_else(|| l.find(":\t")) {
+        Some(i) if i < 40 && !l[..i].contains("http") => format!("{}：{}", &l[..i], &l[i + 1..]),
+        _ => l.to_owned(),
+    })
+    .into_bytes())
+}
 fn t_indent(t: &str, _: Want) -> Option<Vec<u8>> {
     Some(map_lines(t, |l| if l.trim().is_empty() { String::new() } else { format!("    {l}") }).into_bytes())
 }
@@ -353,6 +387,9 @@ const TRANSFORMS: &[(&str, Transform)] = &[
     ("lower case", t_lower),
     ("UTF-8 BOM", t_bom),
     ("Latin-1", t_latin1),
+    ("letters without diacritics", t_ascii_letters),
+    ("Arabic/Persian letter forms", t_arabic_letter_forms),
+    ("full-width colon", t_fullwidth_colon),
     ("indented", t_indent),
     ("banner and footer", t_banner),
     ("blank lines doubled", t_blank_lines_doubled),

@@ -155,7 +155,7 @@ pub fn field_lexicon() -> &'static FieldLexicon {
 fn lexicon() -> &'static Lexicon {
     static LEXICON: OnceLock<Lexicon> = OnceLock::new();
     LEXICON.get_or_init(|| {
-        serde_json::from_str(LEXICON_JSON).unwrap_or(Lexicon {
+        let mut lex: Lexicon = serde_json::from_str(LEXICON_JSON).unwrap_or(Lexicon {
             quota: Vec::new(),
             pending_delete: Vec::new(),
             reserved: Vec::new(),
@@ -163,7 +163,21 @@ fn lexicon() -> &'static Lexicon {
             not_found: Vec::new(),
             error: Vec::new(),
             fields: FieldLexicon::default(),
-        })
+        });
+        // The phrases are matched against folded lines (the field tables are not phrases).
+        for list in [
+            &mut lex.quota,
+            &mut lex.pending_delete,
+            &mut lex.reserved,
+            &mut lex.reserved_status,
+            &mut lex.not_found,
+            &mut lex.error,
+        ] {
+            for p in list.iter_mut() {
+                *p = fold(p);
+            }
+        }
+        lex
     })
 }
 
@@ -171,7 +185,7 @@ fn lexicon() -> &'static Lexicon {
 /// `reserved (by registry)`): the lexicon's `reserved_status` word, as the whole value or
 /// followed by a blank or punctuation. Returns the word.
 pub fn reserved_status(value: &str) -> Option<&'static str> {
-    let v = value.trim().to_lowercase().replace(['_', '-'], " ");
+    let v = fold(value.trim()).replace(['_', '-'], " ");
     let v = v.trim();
     lexicon().reserved_status.iter().map(String::as_str).find(|w| {
         v == *w || v.strip_prefix(*w).and_then(|r| r.chars().next()).is_some_and(|c| c == ' ' || c == '(' || c == ',')
@@ -181,14 +195,100 @@ pub fn reserved_status(value: &str) -> Option<&'static str> {
 /// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid
 /// query or domain name not known" is no answer about the name.
 pub fn mentions_error(line: &str) -> bool {
-    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(line, p, false))
+    let line = fold(line);
+    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(&line, p, false))
 }
 
 /// Whether a value (any case) says "not found" in the lexicon's words: `Registrant: not found`
 /// is no registrant.
 pub fn says_not_found(value: &str) -> bool {
-    let v = value.trim().to_lowercase();
+    let v = fold(value.trim());
     lexicon().not_found.iter().any(|p| find_phrase(&v, p, true))
+}
+
+/// Folds text for phrase matching, so that one phrase covers the spellings registries print:
+/// lower case; Latin letters without diacritics ("no se encontro" = "no se encontró", an upper
+/// case Turkish "BULUNAMADI" = "bulunamadı", "İ" without its dot); Arabic yeh and kaf as their
+/// Persian forms (registries in Iran and Afghanistan print either), Arabic-Indic and Persian
+/// digits as ASCII, tatweel, harakat and zero-width joiners dropped; typographic apostrophes,
+/// quotes and dashes as ASCII; `ё` as `е`. Both the lexicon's phrases and the answer's lines are
+/// folded, so partial coverage of a script is still consistent.
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars().flat_map(char::to_lowercase) {
+        match c {
+            '\u{200b}'..='\u{200d}' | '\u{feff}' | '\u{0640}' | '\u{0307}' | '\u{064b}'..='\u{065f}' | '\u{0670}' => {}
+            'ي' | 'ى' => out.push('ی'),
+            'ك' => out.push('ک'),
+            '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
+            '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
+            'ё' => out.push('е'),
+            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
+            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
+            '\u{2013}' | '\u{2014}' => out.push('-'),
+            '\u{00a0}' => out.push(' '),
+            _ => match latin_base(c) {
+                Some(base) => out.push_str(base),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
+/// The base letters of a lower-case Latin letter with a diacritic (Latin-1 Supplement and
+/// Latin Extended-A), `None` for any other character.
+fn latin_base(c: char) -> Option<&'static str> {
+    Some(match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => "a",
+        'ç' | 'ć' | 'ĉ' | 'ċ' | 'č' => "c",
+        'ď' | 'đ' => "d",
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ĕ' | 'ė' | 'ę' | 'ě' => "e",
+        'ĝ' | 'ğ' | 'ġ' | 'ģ' => "g",
+        'ĥ' | 'ħ' => "h",
+        'ì' | 'í' | 'î' | 'ï' | 'ĩ' | 'ī' | 'ĭ' | 'į' | 'ı' => "i",
+        'ĵ' => "j",
+        'ķ' => "k",
+        'ĺ' | 'ļ' | 'ľ' | 'ŀ' | 'ł' => "l",
+        'ñ' | 'ń' | 'ņ' | 'ň' => "n",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ŏ' | 'ő' => "o",
+        'ŕ' | 'ŗ' | 'ř' => "r",
+        'ś' | 'ŝ' | 'ş' | 'š' | 'ș' => "s",
+        'ţ' | 'ť' | 'ŧ' | 'ț' => "t",
+        'ù' | 'ú' | 'û' | 'ü' | 'ũ' | 'ū' | 'ŭ' | 'ů' | 'ű' | 'ų' => "u",
+        'ŵ' => "w",
+        'ý' | 'ÿ' | 'ŷ' => "y",
+        'ź' | 'ż' | 'ž' => "z",
+        'ß' => "ss",
+        'æ' => "ae",
+        'œ' => "oe",
+        _ => return None,
+    })
+}
+
+/// The fixed word lists of this module, folded once (see [`fold`]).
+struct WordLists {
+    negations: Vec<String>,
+    qualifiers: Vec<String>,
+    conditionals: Vec<String>,
+    subject: Vec<String>,
+    aside: Vec<String>,
+}
+
+fn word_lists() -> &'static WordLists {
+    static LISTS: OnceLock<WordLists> = OnceLock::new();
+    let f = |l: &[&str]| l.iter().map(|w| fold(w)).collect();
+    LISTS.get_or_init(|| WordLists {
+        negations: f(NEGATIONS),
+        qualifiers: f(QUALIFIERS),
+        conditionals: f(CONDITIONALS),
+        subject: f(SUBJECT_KEY_WORDS),
+        aside: f(ASIDE_KEY_WORDS),
+    })
+}
+
+fn listed(list: &[String], word: &str) -> bool {
+    list.iter().any(|w| w == word)
 }
 
 /// Whether the shipped lexicon parses (checked by a test, so a broken file cannot ship).
@@ -274,9 +374,9 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
 
 /// Whether a sentence is hypothetical or general (see [`CONDITIONALS`]).
 fn conditional(sentence: &str) -> bool {
-    words(sentence).any(|w| {
-        CONDITIONALS.contains(&w) || (!w.is_ascii() && CONDITIONALS.iter().any(|c| !c.is_ascii() && w.starts_with(c)))
-    })
+    let list = &word_lists().conditionals;
+    words(sentence)
+        .any(|w| listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
 }
 
 /// The first occurrence of `phrase` in `line` at word boundaries (for scripts without spaces the
@@ -299,13 +399,14 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
             let negated = negatable && {
                 let head = line[..start].trim_end();
                 let last_word = head.rsplit(|c: char| !is_word_char(c)).next().unwrap_or("");
-                NEGATIONS.contains(&last_word)
-                    || QUALIFIERS.contains(&last_word)
+                let lists = word_lists();
+                listed(&lists.negations, last_word)
+                    || listed(&lists.qualifiers, last_word)
                     || head.ends_with("no longer")
                     || head.ends_with("n't")
                     || {
                         let (head, tail) = sentence_around(line, start, end);
-                        conditional(head) || conditional(tail) || words(head).any(|w| ASIDE_KEY_WORDS.contains(&w))
+                        conditional(head) || conditional(tail) || words(head).any(|w| listed(&lists.aside, w))
                     }
             };
             if !negated {
@@ -466,6 +567,8 @@ const ASIDE_KEY_WORDS: &[&str] = &[
 /// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
 /// "if a domain is not found here…"): a notice about the service, not an answer about the name.
 pub fn is_hypothetical(line: &str) -> bool {
+    let line = fold(line);
+    let line = line.as_str();
     let end = line.char_indices().find(|&(i, c)| ends_sentence(line, i, c)).map_or(line.len(), |(i, _)| i);
     conditional(&line[..end])
 }
@@ -489,18 +592,21 @@ pub fn line_key(line: &str) -> Option<&str> {
 /// itself carries the wording ("not found: x.zz", "no match: x") or names the domain itself
 /// ("x.cl: no existe") is not aside.
 pub fn is_aside(line: &str) -> bool {
-    let Some(key) = line_key(line) else { return false };
+    let line = fold(line);
+    let Some(key) = line_key(&line) else { return false };
     let words: Vec<&str> = key.split(|c: char| !(c.is_alphanumeric() || c == '.')).filter(|w| !w.is_empty()).collect();
     // "free.cl: no existe": the key is the queried name.
     if words.len() == 1 && words[0].contains('.') {
         return false;
     }
-    let has =
-        |list: &[&str]| words.iter().any(|w| list.contains(w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l));
+    let has = |list: &[String]| {
+        words.iter().any(|w| listed(list, w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l.as_str()))
+    };
     if lexicon().not_found.iter().any(|p| find_phrase(key, p, true)) {
         return false;
     }
-    !has(SUBJECT_KEY_WORDS) || has(ASIDE_KEY_WORDS)
+    let lists = word_lists();
+    !has(&lists.subject) || has(&lists.aside)
 }
 
 fn first_hit<'a>(phrases: &'a [String], lines: &[&str], negatable: bool) -> Option<&'a str> {
@@ -511,9 +617,10 @@ fn first_hit<'a>(phrases: &'a [String], lines: &[&str], negatable: bool) -> Opti
 /// out) with the generic lexicon. `None` when no phrase of any class is present.
 pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
     let lex = lexicon();
-    let lines: Vec<&str> = lines
+    let folded: Vec<String> = lines.iter().map(|l| fold(l)).collect();
+    let lines: Vec<&str> = folded
         .iter()
-        .copied()
+        .map(String::as_str)
         .filter(|l| !l.is_empty() && l.chars().count() <= MAX_LINE && !l.contains("rights reserved"))
         .collect();
     if let Some(p) = first_hit(&lex.quota, &lines, false) {

@@ -588,7 +588,9 @@ pub(super) fn object_handles(lines: &[Line<'_>]) -> bool {
 pub(super) fn nameserver_lines(lines: &[Line<'_>]) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for l in lines.iter().filter(|l| !l.comment) {
-        let mut words = l.norm.split(' ');
+        // The raw text, not the folded `norm`: a host name keeps its letters.
+        let raw = l.raw.trim().to_lowercase();
+        let mut words = raw.split_whitespace();
         let (Some(label), Some(host), None) = (words.next(), words.next(), words.next()) else {
             continue;
         };

@@ -151,5 +151,6 @@ pub(super) fn normalise(raw: &str) -> String {
     }
     let end = out.trim_end_matches(['.', '!', '<', '>', ' ']).len();
     out.truncate(end);
-    out
+    // Diacritics, Arabic/Persian letter forms, typographic quotes: see `lexicon::fold`.
+    crate::parse::lexicon::fold(&out)
 }

@@ -260,7 +260,8 @@ pub(super) fn compile_marker(rule: &str) -> Result<Marker, String> {
     if body.contains("  ") {
         return Err(format!("{rule:?}: runs of spaces are collapsed in the text; use one space"));
     }
-    let parts: Vec<String> = body.split('*').map(str::to_owned).collect();
+    // Matched against folded lines (see `lexicon::fold`), so folded the same way.
+    let parts: Vec<String> = crate::parse::lexicon::fold(body).split('*').map(str::to_owned).collect();
     if parts.iter().skip(1).take(parts.len().saturating_sub(2)).any(String::is_empty) {
         return Err(format!("{rule:?}: `**` is not allowed"));
     }

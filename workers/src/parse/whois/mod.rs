@@ -137,6 +137,19 @@ pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
     }
 }
 
+/// Full-width ASCII forms (`：`, `Ｄｏｍａｉｎ`) and the ideographic space as their ASCII
+/// counterparts: CJK registries print keys and separators in either width (Unicode's
+/// Halfwidth and Fullwidth Forms block, U+FF01–U+FF5E).
+fn fold_width(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(u32::from(c) - 0xfee0).unwrap_or(c),
+            '\u{3000}' => ' ',
+            _ => c,
+        })
+        .collect()
+}
+
 /// Reads one WHOIS answer.
 ///
 /// - `raw`: the bytes the server sent (RFC 3912: free text, no charset given by the protocol);
@@ -163,7 +176,7 @@ fn read_whois_with(
     charset: Option<&str>,
     family_rules: bool,
 ) -> WhoisReading {
-    let text = decode(raw, charset);
+    let text = fold_width(&decode(raw, charset));
     let lines = prepare_lines(&text);
     let data = match markers() {
         Ok(m) => m,
