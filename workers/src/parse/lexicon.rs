@@ -44,6 +44,9 @@ struct Lexicon {
     /// Status values that alone say the registry withholds the name (`Status: RESERVED`).
     #[serde(default)]
     reserved_status: Vec<String>,
+    /// Status values that alone say no such name is registered (`Stav: volná`).
+    #[serde(default)]
+    free_status: Vec<String>,
     not_found: Vec<String>,
     /// Error wordings: the server did not answer the question ("invalid query", "not
     /// authoritative"), so a not-found phrase next to one proves nothing.
@@ -160,6 +163,7 @@ fn lexicon() -> &'static Lexicon {
             pending_delete: Vec::new(),
             reserved: Vec::new(),
             reserved_status: Vec::new(),
+            free_status: Vec::new(),
             not_found: Vec::new(),
             error: Vec::new(),
             fields: FieldLexicon::default(),
@@ -170,6 +174,7 @@ fn lexicon() -> &'static Lexicon {
             &mut lex.pending_delete,
             &mut lex.reserved,
             &mut lex.reserved_status,
+            &mut lex.free_status,
             &mut lex.not_found,
             &mut lex.error,
         ] {
@@ -185,11 +190,34 @@ fn lexicon() -> &'static Lexicon {
 /// `reserved (by registry)`): the lexicon's `reserved_status` word, as the whole value or
 /// followed by a blank or punctuation. Returns the word.
 pub fn reserved_status(value: &str) -> Option<&'static str> {
+    status_word(&lexicon().reserved_status, value)
+}
+
+/// Whether a status value alone says no such name is registered (`AVAILABLE`, `free`, `Stav:
+/// volná`, `وضعیت: آزاد`): the lexicon's `free_status` word, as the whole value or followed by a
+/// blank or punctuation. Returns the word. Like a not-found phrase, it frees the name only when
+/// the answer shows no registration.
+pub fn free_status(value: &str) -> Option<&'static str> {
+    status_word(&lexicon().free_status, value)
+}
+
+fn status_word(words: &'static [String], value: &str) -> Option<&'static str> {
     let v = fold(value.trim()).replace(['_', '-'], " ");
-    let v = v.trim();
-    lexicon().reserved_status.iter().map(String::as_str).find(|w| {
+    let v = v.trim().trim_end_matches(['.', '!']);
+    words.iter().map(String::as_str).find(|w| {
         v == *w || v.strip_prefix(*w).and_then(|r| r.chars().next()).is_some_and(|c| c == ' ' || c == '(' || c == ',')
     })
+}
+
+/// Whether a status value or a short statement line (folded here) says the name is on its way
+/// out (the lexicon's `pending_delete` phrases: "pendiente de eliminación", "will be released
+/// on…"); long notices, hypothetical sentences and other fields' values do not count.
+pub fn says_pending_delete(text: &str) -> Option<&'static str> {
+    let t = fold(text.trim());
+    if t.chars().count() > 100 || is_aside(&t) || is_hypothetical(&t) {
+        return None;
+    }
+    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, true))
 }
 
 /// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid

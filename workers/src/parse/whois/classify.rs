@@ -77,10 +77,15 @@ pub(super) fn classify(
     // Only the family's own "available" wording counts when the family is known; the generic
     // wording only on lines that are statements about the name.
     let available = match sel.family.and_then(|f| f.lists.available.as_deref()) {
-        Some(own) => first_match(own, lines),
-        None => first_statement_match(data.generic.available.as_deref().unwrap_or(&[]), lines),
-    }
-    .map(|m| m.rule.clone());
+        Some(own) => first_match(own, lines).map(|m| m.rule.clone()),
+        None => first_statement_match(data.generic.available.as_deref().unwrap_or(&[]), lines)
+            .map(|m| m.rule.clone())
+            // A status field that alone says free, under any status key the field reader knows
+            // ("Stav: volná", "Estado: disponible", "域名状态：可注册").
+            .or_else(|| {
+                record.status.iter().find_map(|s| crate::parse::lexicon::free_status(s)).map(|w| format!("status:{w}"))
+            }),
+    };
 
     let result = match (available, registered) {
         // Both: the registration facts win — a stray phrase must not free a registered name.
@@ -147,8 +152,47 @@ pub(super) fn field_evidence(record: &DomainRecord, lines: &[Line<'_>]) -> Optio
     } else if record.domain.is_some() && object_handles(lines) {
         Some("field:contact handles".into())
     } else {
-        None
+        record.status.iter().find(|s| is_epp_status(s)).map(|s| format!("field:status {s}"))
     }
+}
+
+/// An EPP domain status of a registered object (RFC 5731 §2.3, RFC 3915 §3.1), in either
+/// spelling (`clientTransferProhibited`, `client transfer prohibited`): only an existing
+/// registration carries one. `ok`/`active` are left to the markers (they also name other
+/// things: a registrar's account, a contact).
+fn is_epp_status(status: &str) -> bool {
+    const EPP: &[&str] = &[
+        "clientdeleteprohibited",
+        "clienthold",
+        "clientrenewprohibited",
+        "clienttransferprohibited",
+        "clientupdateprohibited",
+        "serverdeleteprohibited",
+        "serverhold",
+        "serverrenewprohibited",
+        "servertransferprohibited",
+        "serverupdateprohibited",
+        "pendingcreate",
+        "pendingrenew",
+        "pendingtransfer",
+        "pendingupdate",
+        "pendingdelete",
+        "pendingrestore",
+        "redemptionperiod",
+        "addperiod",
+        "autorenewperiod",
+        "renewperiod",
+        "transferperiod",
+    ];
+    let compact: String = status
+        .split(" (")
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    EPP.contains(&compact.as_str())
 }
 
 pub(super) fn is_pending_delete(data: &Markers, family: Option<&Family>, record: &DomainRecord) -> bool {

@@ -201,8 +201,13 @@ fn read_whois_with(
         record.nameservers = fields::nameserver_lines(&lines);
     }
     let (class, marker) = classify(data, &selected, &lines, &record);
+    // Pending delete: an EPP/RGP status the markers know, the lexicon's decision, or the
+    // lexicon's wording in a status value or a short statement ("Estado: pendiente de
+    // eliminación", "Домен будет освобожден 2026-07-01").
     let pending_delete = class == WhoisClass::Registered
         && (is_pending_delete(data, selected.family, &record)
-            || marker.as_deref().is_some_and(|m| m.starts_with("lexicon:pending_delete")));
+            || marker.as_deref().is_some_and(|m| m.starts_with("lexicon:pending_delete"))
+            || record.status.iter().any(|s| crate::parse::lexicon::says_pending_delete(s).is_some())
+            || lines.iter().any(|l| !l.continuation && crate::parse::lexicon::says_pending_delete(&l.norm).is_some()));
     WhoisReading { class, pending_delete, marker, record }
 }

@@ -361,3 +361,31 @@ fn an_answer_all_in_capitals_keeps_its_statements() {
     let text = "domain name: x.zz\nthe domain x.zz was not found.\n";
     assert_eq!(read(text, None, "zz").class, WhoisClass::Available);
 }
+
+#[test]
+fn status_values_and_epp_statuses_speak_under_any_key() {
+    // A free status under a localised key, with no registration: available.
+    for text in [
+        "Doména: x.zz\nStav: volná\n",
+        "Nombre de dominio: x.zz\nEstado: disponible\n",
+        "域名：x.zz\n域名状态：可注册\n",
+    ] {
+        assert_eq!(read(text, None, "zz").class, WhoisClass::Available, "{text}");
+    }
+    // A free status next to registration evidence: registered (the evidence wins).
+    assert_eq!(read("Domain: x.zz\nStatus: free\nCreated: 2001-01-01\n", None, "zz").class, WhoisClass::Registered);
+    // EPP statuses alone are a registration.
+    let r = read("Domain: x.zz\nStatus: clientTransferProhibited\n", None, "zz");
+    assert_eq!((r.class, r.marker.as_deref()), (WhoisClass::Registered, Some("field:status clientTransferProhibited")));
+    // Pending delete in a registry's own words, as a status value.
+    let r =
+        read("Nombre de dominio: x.zz\nFecha de creación: 2010-01-01\nEstado: pendiente de eliminación\n", None, "zz");
+    assert_eq!((r.class, r.pending_delete), (WhoisClass::Registered, true));
+    // …but not from a notice about the policy.
+    let r = read(
+        "Domain: x.zz\nCreated: 2010-01-01\n% Names in redemption period may be restored if the registrar asks.\n",
+        None,
+        "zz",
+    );
+    assert_eq!((r.class, r.pending_delete), (WhoisClass::Registered, false));
+}
