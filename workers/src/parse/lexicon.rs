@@ -217,21 +217,21 @@ pub fn says_pending_delete(text: &str) -> Option<&'static str> {
     if t.chars().count() > 100 || is_aside(&t) || is_hypothetical(&t) {
         return None;
     }
-    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, true))
+    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, Reading::Claim))
 }
 
 /// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid
 /// query or domain name not known" is no answer about the name.
 pub fn mentions_error(line: &str) -> bool {
     let line = fold(line);
-    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(&line, p, false))
+    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(&line, p, Reading::Plain))
 }
 
 /// Whether a value (any case) says "not found" in the lexicon's words: `Registrant: not found`
 /// is no registrant.
 pub fn says_not_found(value: &str) -> bool {
     let v = fold(value.trim());
-    lexicon().not_found.iter().any(|p| find_phrase(&v, p, true))
+    lexicon().not_found.iter().any(|p| find_phrase(&v, p, Reading::Statement))
 }
 
 /// Folds text for phrase matching, so that one phrase covers the spellings registries print:
@@ -301,6 +301,7 @@ struct WordLists {
     conditionals: Vec<String>,
     subject: Vec<String>,
     aside: Vec<String>,
+    presence: Vec<String>,
 }
 
 fn word_lists() -> &'static WordLists {
@@ -312,6 +313,7 @@ fn word_lists() -> &'static WordLists {
         conditionals: f(CONDITIONALS),
         subject: f(SUBJECT_KEY_WORDS),
         aside: f(ASIDE_KEY_WORDS),
+        presence: f(PRESENCE_STEMS),
     })
 }
 
@@ -324,7 +326,16 @@ pub fn lexicon_is_valid() -> bool {
     serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty())
 }
 
-const NEGATIONS: &[&str] = &["not", "no", "non", "nicht", "niet", "nie", "ne", "не", "un", "never", "no longer"];
+/// Negation words: a phrase with one of them among the three words before it, in the same
+/// sentence, is negated ("no está disponible para registro", "n'est pas disponible", "is not
+/// available for registration").
+const NEGATIONS: &[&str] = &[
+    "not", "no", "non", "never", "nicht", "kein", "keine", "niet", "geen", "nie", "ne", "pas", "não", "nao", "não",
+    "inte", "ikke", "nem", "nu", "tidak", "bukan", "không", "δεν", "לא", "не", "ні", "нет", "غير", "لا", "ليس",
+];
+
+/// CJK characters that negate the phrase right after them ("不可注册": cannot be registered).
+const CJK_NEGATIONS: &[char] = &['不', '未', '非', '無', '无', '没', '沒', '否', '禁'];
 
 /// A word right before a phrase that restricts it to a policy rather than a state: "this domain
 /// is *only* available for registration under certain conditions" (IRNIC's remark on a
@@ -407,12 +418,23 @@ fn conditional(sentence: &str) -> bool {
         .any(|w| listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
 }
 
+/// How a phrase is read in its sentence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Wherever it occurs (quota, error and pending-delete wordings).
+    Plain,
+    /// Unless negated ("is not reserved"), qualified ("only") or in a hypothetical head ("if a
+    /// name is reserved…"): the reserved wordings, whose false hits cost little.
+    Claim,
+    /// As [`Reading::Claim`], and not in a sentence that is hypothetical or general anywhere
+    /// ("… not found here may still…") or is about another part of the record ("contact data
+    /// not found"): the not-found wordings, whose false hits would free a taken name.
+    Statement,
+}
+
 /// The first occurrence of `phrase` in `line` at word boundaries (for scripts without spaces the
-/// phrase's own first/last characters decide), skipping, when `negatable`, negated ones,
-/// qualified ones ("only available"), hypothetical or general sentences ("if … not found", "a
-/// domain that is not found here may…") and sentences whose subject is another part of the
-/// record ("contact data not found…").
-fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
+/// phrase's own first/last characters decide) that counts under `reading`.
+fn find_phrase(line: &str, phrase: &str, reading: Reading) -> bool {
     let mut from = 0;
     while let Some(rel) = line[from..].find(phrase) {
         let start = from + rel;
@@ -423,23 +445,8 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
         let last = phrase.chars().next_back().unwrap_or(' ');
         let left_ok = !is_word_char(first) || before.is_none_or(|c| !is_word_char(c)) || !first.is_ascii();
         let right_ok = !is_word_char(last) || after.is_none_or(|c| !is_word_char(c)) || !last.is_ascii();
-        if left_ok && right_ok {
-            let negated = negatable && {
-                let head = line[..start].trim_end();
-                let last_word = head.rsplit(|c: char| !is_word_char(c)).next().unwrap_or("");
-                let lists = word_lists();
-                listed(&lists.negations, last_word)
-                    || listed(&lists.qualifiers, last_word)
-                    || head.ends_with("no longer")
-                    || head.ends_with("n't")
-                    || {
-                        let (head, tail) = sentence_around(line, start, end);
-                        conditional(head) || conditional(tail) || words(head).any(|w| listed(&lists.aside, w))
-                    }
-            };
-            if !negated {
-                return true;
-            }
+        if left_ok && right_ok && !(reading != Reading::Plain && discounted(line, start, end, reading)) {
+            return true;
         }
         from = start + phrase.len().max(1);
         while !line.is_char_boundary(from) {
@@ -447,6 +454,165 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
         }
     }
     false
+}
+
+/// Whether the phrase at `start..end` of `line` does not count under `reading` (see
+/// [`Reading`]).
+fn discounted(line: &str, start: usize, end: usize, reading: Reading) -> bool {
+    let lists = word_lists();
+    let (head, tail) = sentence_around(line, start, end);
+    // Negations are looked for in the phrase's own clause ("… is not allowed: restricted name"
+    // is a restricted name).
+    let clause = head.rsplit([':', ',']).next().unwrap_or(head);
+    let near: Vec<&str> = words(clause).collect();
+    let near = &near[near.len().saturating_sub(3)..];
+    let head_trim = head.trim_end();
+    near.iter().any(|w| listed(&lists.negations, w))
+        || near.last().is_some_and(|w| listed(&lists.qualifiers, w))
+        || head_trim.ends_with("n't")
+        || head_trim.ends_with("no longer")
+        || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
+        || conditional(head)
+        || words(head).any(|w| listed(&lists.aside, w))
+        || (reading == Reading::Statement && (conditional(tail) || words(tail).any(|w| listed(&lists.aside, w))))
+}
+
+/// Words that say something exists or was found ("found", "registered", "record", "existe",
+/// "gefunden", "найден"…), as word prefixes (folded). With a negation next to them in a short
+/// statement they make a not-found answer in wordings no phrase lists: "There is no record for
+/// x", "Nothing matched your query", "El dominio no figura en el registro". Words about the
+/// registrar, registrant or registry never count (Nominet's "No registrar listed" is no
+/// not-found answer).
+const PRESENCE_STEMS: &[&str] = &[
+    "found",
+    "match",
+    "record",
+    "entr",
+    "data",
+    "result",
+    "exist",
+    "regist",
+    "present",
+    "known",
+    "inform",
+    "object",
+    "enregistr",
+    "connu",
+    "encontr",
+    "figur",
+    "dato",
+    "dado",
+    "coincid",
+    "trouv",
+    "correspond",
+    "donnee",
+    "gefunden",
+    "vorhanden",
+    "bekannt",
+    "bekend",
+    "eintr",
+    "treffer",
+    "daten",
+    "vergeben",
+    "trovat",
+    "esist",
+    "risultat",
+    "dati",
+    "gevonden",
+    "geregistreerd",
+    "gegevens",
+    "overeenk",
+    "znalez",
+    "istniej",
+    "zarejestrow",
+    "wynik",
+    "danych",
+    "nalez",
+    "existuj",
+    "zaznam",
+    "найд",
+    "зарегистр",
+    "существ",
+    "данн",
+    "запис",
+    "совпад",
+    "информ",
+    "знайд",
+    "зареєстр",
+    "існу",
+    "даних",
+    "talal",
+    "gasit",
+    "inregistr",
+    "hittad",
+    "finns",
+    "fundet",
+    "funnet",
+    "ditemukan",
+    "terdaftar",
+    "wujud",
+    "βρεθ",
+    "נמצא",
+    "רשום",
+    "موجود",
+    "مسجل",
+];
+
+/// Words that a presence stem must not be: the registrar, registrant, registry, registration.
+const NOT_PRESENCE: &[&str] = &["registrar", "registrant", "registry", "registration", "registrars", "registrants"];
+
+/// A not-found statement made of a negation next to a presence word (see [`PRESENCE_STEMS`]):
+/// within the three words after the negation, or the two before it (postposed negations: "finns
+/// inte", "existiert nicht", "registered: no"). Only short statements about the name count:
+/// at most 100 characters, not another field's value, not hypothetical or general, no error
+/// wording, no word about another part of the record in the sentence.
+fn negated_presence(line: &str) -> Option<String> {
+    if line.chars().count() > 100 || is_aside(line) || is_hypothetical(line) {
+        return None;
+    }
+    let lists = word_lists();
+    if lexicon().error.iter().any(|p| find_phrase(line, p, Reading::Plain)) {
+        return None;
+    }
+    let mut cuts: Vec<usize> =
+        line.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).collect();
+    cuts.push(line.len());
+    let mut from = 0;
+    for to in cuts {
+        let sentence = &line[from..to];
+        from = to;
+        let ws: Vec<&str> = words(sentence).collect();
+        if ws.iter().any(|w| listed(&lists.aside, w)) || conditional(sentence) {
+            continue;
+        }
+        let presence =
+            |w: &str| !NOT_PRESENCE.contains(&w) && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()));
+        for (i, w) in ws.iter().enumerate() {
+            if !listed(&lists.negations, w) && !matches!(*w, "nothing" | "none" | "nada" | "rien" | "nichts" | "niente")
+            {
+                continue;
+            }
+            let after = ws.iter().skip(i + 1).take(3);
+            let before = ws[i.saturating_sub(2)..i].iter();
+            if let Some(p) = after.chain(before).find(|p| presence(p)) {
+                return Some(format!("{w} … {p}"));
+            }
+        }
+    }
+    None
+}
+
+/// A line that is the queried name and a status word: "x.zz - available", "x.zz: free",
+/// "x.zz (reserved)". Returns the status value, for [`free_status`] / [`reserved_status`].
+fn echo_status(line: &str) -> Option<&str> {
+    let (name, rest) = line.split_once(char::is_whitespace).or_else(|| line.split_once(':'))?;
+    let name = name.trim_end_matches(':');
+    let host_like = name.contains('.')
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-');
+    let value = rest.trim().trim_start_matches(['-', ':', '(', '=', ' ']).trim_end_matches([')', '.', '!', ' ']);
+    (host_like && !value.is_empty()).then_some(value)
 }
 
 /// Words of a `key: value` line's key that make the value a statement about the queried name:
@@ -590,6 +756,14 @@ const ASIDE_KEY_WORDS: &[&str] = &[
     "titular",
     "inhaber",
     "titulaire",
+    "personal",
+    "privacy",
+    "gdpr",
+    "disclosed",
+    "lock",
+    "transfer",
+    "history",
+    "glue",
 ];
 
 /// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
@@ -622,7 +796,8 @@ pub fn line_key(line: &str) -> Option<&str> {
 pub fn is_aside(line: &str) -> bool {
     let line = fold(line);
     let Some(key) = line_key(&line) else { return false };
-    let words: Vec<&str> = key.split(|c: char| !(c.is_alphanumeric() || c == '.')).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> =
+        key.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-')).filter(|w| !w.is_empty()).collect();
     // "free.cl: no existe": the key is the queried name.
     if words.len() == 1 && words[0].contains('.') {
         return false;
@@ -630,15 +805,15 @@ pub fn is_aside(line: &str) -> bool {
     let has = |list: &[String]| {
         words.iter().any(|w| listed(list, w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l.as_str()))
     };
-    if lexicon().not_found.iter().any(|p| find_phrase(key, p, true)) {
+    if lexicon().not_found.iter().any(|p| find_phrase(key, p, Reading::Statement)) {
         return false;
     }
     let lists = word_lists();
     !has(&lists.subject) || has(&lists.aside)
 }
 
-fn first_hit<'a>(phrases: &'a [String], lines: &[&str], negatable: bool) -> Option<&'a str> {
-    phrases.iter().map(String::as_str).find(|p| lines.iter().any(|l| find_phrase(l, p, negatable)))
+fn first_hit<'a>(phrases: &'a [String], lines: &[&str], reading: Reading) -> Option<&'a str> {
+    phrases.iter().map(String::as_str).find(|p| lines.iter().any(|l| find_phrase(l, p, reading)))
 }
 
 /// Reads normalised lines (lower case, whitespace collapsed; continuation lines already left
@@ -651,14 +826,26 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
         .map(String::as_str)
         .filter(|l| !l.is_empty() && l.chars().count() <= MAX_LINE && !l.contains("rights reserved"))
         .collect();
-    if let Some(p) = first_hit(&lex.quota, &lines, false) {
+    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Plain) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
     }
-    let pending = first_hit(&lex.pending_delete, &lines, false);
-    let reserved = first_hit(&lex.reserved, &lines, true);
+    let pending = first_hit(&lex.pending_delete, &lines, Reading::Plain);
+    let reserved = first_hit(&lex.reserved, &lines, Reading::Claim);
     let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
-    let not_found = first_hit(&lex.not_found, &statements, true);
-    if let (Some(n), Some(e)) = (not_found, first_hit(&lex.error, &lines, false)) {
+    let negated;
+    let not_found = match first_hit(&lex.not_found, &statements, Reading::Statement) {
+        Some(n) => Some(n),
+        None => {
+            negated = statements
+                .iter()
+                .find_map(|l| echo_status(l).and_then(free_status).map(|w| format!("echo: {w}")))
+                .or_else(|| statements.iter().find_map(|l| negated_presence(l)));
+            negated.as_deref()
+        }
+    };
+    let echoed_reserved = lines.iter().find_map(|l| echo_status(l).and_then(reserved_status));
+    let reserved = reserved.or(echoed_reserved);
+    if let (Some(n), Some(e)) = (not_found, first_hit(&lex.error, &lines, Reading::Plain)) {
         return Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" next to the error \"{e}\"")));
     }
     match (not_found, reserved, pending) {
@@ -753,6 +940,37 @@ mod tests {
         ] {
             assert!(matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
         }
+        // A negation a few words before the phrase, in its clause; a CJK negation right before it.
+        assert_eq!(
+            c(&["el dominio x.cl no está disponible para registro"]).map(|r| matches!(r, LexiconClass::NotFound(_))),
+            Some(false)
+        );
+        assert_eq!(c(&["该域名不可注册"]), None);
+        assert!(matches!(
+            c(&["registration of x.zz is not allowed: restricted name"]),
+            Some(LexiconClass::Reserved(_))
+        ));
+        // A negation next to a presence word, in wordings no phrase lists.
+        for line in [
+            "there is no record for x.zz in our database",
+            "nothing matched your query",
+            "x.zz finns inte registrerad",
+            "het domein x.nl is niet bekend in het register",
+        ] {
+            assert!(matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
+        }
+        for line in [
+            "no registrar listed",
+            "no registration status listed",
+            "no dnssec records",
+            "registrant data not found",
+            "no personal data is shown",
+        ] {
+            assert!(!matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
+        }
+        // The queried name and a status word.
+        assert!(matches!(c(&["x.zz - available"]), Some(LexiconClass::NotFound(_))));
+        assert!(matches!(c(&["x.zz (reserved)"]), Some(LexiconClass::Reserved(_))));
         assert_eq!(reserved_status("RESERVED"), Some("reserved"));
         assert_eq!(reserved_status("Reserved (by registry)"), Some("reserved"));
         assert_eq!(reserved_status("clientTransferProhibited"), None);
