@@ -447,6 +447,9 @@ fn transformed_samples_are_never_falsely_available() {
     }
     assert!(false_available.is_empty(), "{} variants falsely read as available", false_available.len());
     assert!(total.total > 10_000, "the transformations should make well over 10,000 variants: {}", total.total);
+    // Floors at this reader's figures (see the table above): they may only rise.
+    assert!(total.right * 1000 >= total.total * 975, "variants right: {}/{}", total.right, total.total);
+    assert!(total.available_pct() >= 95.5, "not-found variants read available: {:.1}%", total.available_pct());
 }
 
 // ----- 2. hand-made answers in wordings the samples do not have ---------------------------
@@ -463,6 +466,9 @@ const HANDMADE: &str = include_str!("unseen/handmade.txt");
 /// Hand-made answers written after those fixes, read once untouched, then used to find more gaps
 /// (`handmade_round2.txt`).
 const HANDMADE_ROUND2: &str = include_str!("unseen/handmade_round2.txt");
+/// Hand-made answers written after the round-2 fixes and not used to tune the reader: the honest
+/// estimate (`handmade_holdout.txt`).
+const HANDMADE_HOLDOUT: &str = include_str!("unseen/handmade_holdout.txt");
 
 fn handmade(file: &str) -> Vec<Handmade> {
     let mut cases: Vec<Handmade> = Vec::new();
@@ -486,17 +492,29 @@ fn handmade(file: &str) -> Vec<Handmade> {
 fn handmade_answers_in_unseen_wordings() {
     let cases = handmade(HANDMADE);
     assert!(cases.len() >= 150, "expected the full hand-made set, got {}", cases.len());
-    check_handmade("Hand-made answers (written by the dsa authors, not recordings), family rules off", &cases);
+    let t = check_handmade("Hand-made answers (written by the dsa authors, not recordings), family rules off", &cases);
+    assert!(t.right * 100 >= t.total * 98, "round 1: {}/{} right, below the 98% floor", t.right, t.total);
 }
 
 #[test]
 fn handmade_round2_answers() {
     let cases = handmade(HANDMADE_ROUND2);
     assert!(cases.len() >= 80, "expected the full round-2 hand-made set, got {}", cases.len());
-    check_handmade("Hand-made answers, round 2, family rules off", &cases);
+    let t = check_handmade("Hand-made answers, round 2, family rules off", &cases);
+    assert!(t.right * 100 >= t.total * 98, "round 2: {}/{} right, below the 98% floor", t.right, t.total);
 }
 
-fn check_handmade(title: &str, cases: &[Handmade]) {
+#[test]
+fn handmade_holdout_answers() {
+    let cases = handmade(HANDMADE_HOLDOUT);
+    assert!(cases.len() >= 60, "expected the full held-out hand-made set, got {}", cases.len());
+    let t = check_handmade("Hand-made answers, held out (round 3, not used to tune), family rules off", &cases);
+    // The floor is the figure of the first reading (42/69 right, 19/36 not-found answers read
+    // available, after the one safety fix recorded in PROVENANCE.md): it may only rise.
+    assert!(t.right >= 42 && t.available >= 19, "held out: {}/{} right, {} available", t.right, t.total, t.available);
+}
+
+fn check_handmade(title: &str, cases: &[Handmade]) -> Tally {
     // The set is meant to hold wordings the labelled samples do not: list any line of a
     // not-found, reserved, pending-delete or quota answer that a sample has verbatim (lines of
     // 20 characters or more with a value, compared in lower case). Registered answers use keys
@@ -558,4 +576,5 @@ fn check_handmade(title: &str, cases: &[Handmade]) {
     }
     assert!(false_available.is_empty(), "hand-made answers falsely read as available:\n{}", false_available.join("\n"));
     assert!(in_samples.is_empty(), "hand-made lines found verbatim in the samples: {in_samples:?}");
+    total
 }

@@ -558,12 +558,28 @@ const PRESENCE_STEMS: &[&str] = &[
     "مسجل",
 ];
 
-/// Words that a presence stem must not be: the registrar, registrant, registry, registration.
-const NOT_PRESENCE: &[&str] = &["registrar", "registrant", "registry", "registration", "registrars", "registrants"];
+/// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
+/// the act of registration in any language ("für die Registrierung nicht verfügbar" is no
+/// not-found answer).
+const NOT_PRESENCE: &[&str] = &[
+    "registrar",
+    "registrant",
+    "registry",
+    "registration",
+    "registrazion",
+    "registratie",
+    "registrierung",
+    "registracion",
+    "registrace",
+    "registracia",
+    "rejestracj",
+    "регистрац",
+    "реєстрац",
+];
 
 /// A not-found statement made of a negation next to a presence word (see [`PRESENCE_STEMS`]):
-/// within the three words after the negation, or the two before it (postposed negations: "finns
-/// inte", "existiert nicht", "registered: no"). Only short statements about the name count:
+/// within the three words after the negation, or the two before a negation that ends the
+/// sentence (postposed negations: "existiert nicht", "registered: no"). Only short statements about the name count:
 /// at most 100 characters, not another field's value, not hypothetical or general, no error
 /// wording, no word about another part of the record in the sentence.
 fn negated_presence(line: &str) -> Option<String> {
@@ -585,15 +601,20 @@ fn negated_presence(line: &str) -> Option<String> {
         if ws.iter().any(|w| listed(&lists.aside, w)) || conditional(sentence) {
             continue;
         }
-        let presence =
-            |w: &str| !NOT_PRESENCE.contains(&w) && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()));
+        let presence = |w: &str| {
+            !NOT_PRESENCE.iter().any(|n| w.starts_with(n))
+                && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()))
+        };
         for (i, w) in ws.iter().enumerate() {
             if !listed(&lists.negations, w) && !matches!(*w, "nothing" | "none" | "nada" | "rien" | "nichts" | "niente")
             {
                 continue;
             }
             let after = ws.iter().skip(i + 1).take(3);
-            let before = ws[i.saturating_sub(2)..i].iter();
+            // A negation after the word it negates ends its clause ("existiert nicht", "gibt es
+            // nicht", "registered: no"); one in mid-clause negates what follows it ("für die
+            // Registrierung nicht verfügbar").
+            let before = if i + 1 == ws.len() { &ws[i.saturating_sub(2)..i] } else { &ws[..0] }.iter();
             if let Some(p) = after.chain(before).find(|p| presence(p)) {
                 return Some(format!("{w} … {p}"));
             }
