@@ -586,6 +586,7 @@ impl Engine {
         let status = match reading.class {
             RdapClass::Registered => Status::Taken,
             RdapClass::PendingDelete => Status::PendingDelete,
+            RdapClass::Reserved => Status::Reserved,
             // A 404 proves nothing unless the suffix's own registry server said it: a redirect
             // may have led to another registry's or a registrar's server, whose "not found" is
             // about its own database.
