@@ -161,6 +161,46 @@ pub fn read_whois(raw: &[u8], server: Option<&str>, suffix: &str, charset: Optio
     read_whois_with(raw, server, suffix, charset, true)
 }
 
+/// [`read_whois`] for a lookup of `asked` (the A-label form): an answer that names another
+/// domain (its `Domain Name:` echo, read as [`DomainRecord::domain`]) says nothing about the name
+/// asked — a registry printing the record of its zone (`com.uy`) or of another name proves
+/// nothing — so a definitive reading becomes [`WhoisClass::Unknown`], as the RDAP reader does
+/// with a foreign `ldhName` (`parse::rdap::read_rdap_for`). The echo is compared in A-label form
+/// (UTS 46 through `url::Host`), so `bäckerei.de` echoed for `xn--bckerei-5wa.de` matches.
+pub fn read_whois_for(
+    asked: &str,
+    raw: &[u8],
+    server: Option<&str>,
+    suffix: &str,
+    charset: Option<&str>,
+) -> WhoisReading {
+    let mut reading = read_whois(raw, server, suffix, charset);
+    if matches!(reading.class, WhoisClass::Unknown | WhoisClass::RateLimited) {
+        return reading;
+    }
+    if let Some(echoed) = reading.record.domain.clone()
+        && !same_name(&echoed, asked)
+    {
+        reading.marker = Some(format!("the answer names {echoed}, not {asked}"));
+        reading.class = WhoisClass::Unknown;
+        reading.pending_delete = false;
+    }
+    reading
+}
+
+/// Whether two spellings name the same domain: equal in A-label form, ignoring case and a
+/// trailing dot.
+fn same_name(a: &str, b: &str) -> bool {
+    let ascii = |s: &str| {
+        let s = s.trim().trim_end_matches('.').to_lowercase();
+        match url::Host::parse(&s) {
+            Ok(url::Host::Domain(d)) => d,
+            _ => s,
+        }
+    };
+    ascii(a) == ascii(b)
+}
+
 /// [`read_whois`] with the registry family's own wording rules switched off: only which
 /// suffixes the server is authoritative for is kept, and the generic layer (cross-registry
 /// markers, the multilingual lexicon, registration evidence) decides. Used to measure how the

@@ -389,3 +389,19 @@ fn status_values_and_epp_statuses_speak_under_any_key() {
     );
     assert_eq!((r.class, r.pending_delete), (WhoisClass::Registered, false));
 }
+
+#[test]
+fn an_answer_about_another_name_gives_no_verdict() {
+    let zone = "Nombre de Dominio: com.uy\nFecha de Creacion: 1990-01-01\nEstatus del dominio: ACTIVO\n";
+    let r = read_whois_for("example.com.uy", zone.as_bytes(), None, "com.uy", None);
+    assert_eq!(r.class, WhoisClass::Unknown, "{:?}", r.marker);
+    let other = "Domain Name: other.zz\nDomain Status: No Object Found\n";
+    assert_eq!(read_whois_for("asked.zz", other.as_bytes(), None, "zz", None).class, WhoisClass::Unknown);
+    // The same name in another form or case is the same answer.
+    let idn = "Domain: bäckerei.de\nStatus: connect\nNserver: ns1.example.de\n";
+    assert_eq!(read_whois_for("xn--bckerei-5wa.de", idn.as_bytes(), None, "de", None).class, WhoisClass::Registered);
+    let caps = "Domain Name: ASKED.ZZ.\nCreation Date: 2001-01-01\n";
+    assert_eq!(read_whois_for("asked.zz", caps.as_bytes(), None, "zz", None).class, WhoisClass::Registered);
+    // No echo: the answer is taken as the answer to the query.
+    assert_eq!(read_whois_for("asked.zz", b"No match for ASKED.ZZ\n", None, "zz", None).class, WhoisClass::Available);
+}
