@@ -558,6 +558,16 @@ const PRESENCE_STEMS: &[&str] = &[
     "مسجل",
 ];
 
+/// Articles, determiners and auxiliaries that may stand between a negation and the word it
+/// negates (folded).
+const GLUE: &[&str] = &[
+    "a", "an", "the", "any", "such", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet", "se", "ha",
+    "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi", "foram", "o", "os",
+    "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die", "das", "den",
+    "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest", "zostala",
+    "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
+];
+
 /// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
 /// the act of registration in any language ("für die Registrierung nicht verfügbar" is no
 /// not-found answer).
@@ -601,6 +611,16 @@ fn negated_presence(line: &str) -> Option<String> {
         if ws.iter().any(|w| listed(&lists.aside, w)) || conditional(sentence) {
             continue;
         }
+        // The sentence must be about the queried name: it names a domain (a dotted word) or
+        // says domain, name, query, object, result… ("No data protection applies" is not).
+        let about_name = ws.iter().any(|w| w.contains('.') && !w.starts_with('.') && !w.ends_with('.'))
+            || ws.iter().any(|w| {
+                listed(&lists.subject, w) || matches!(*w, "record" | "records" | "entry" | "entries" | "match")
+            })
+            || lists.subject.iter().any(|l| !l.is_ascii() && sentence.contains(l.as_str()));
+        if !about_name {
+            continue;
+        }
         let presence = |w: &str| {
             !NOT_PRESENCE.iter().any(|n| w.starts_with(n))
                 && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()))
@@ -610,12 +630,15 @@ fn negated_presence(line: &str) -> Option<String> {
             {
                 continue;
             }
-            let after = ws.iter().skip(i + 1).take(3);
-            // A negation after the word it negates ends its clause ("existiert nicht", "gibt es
-            // nicht", "registered: no"); one in mid-clause negates what follows it ("für die
-            // Registrierung nicht verfügbar").
-            let before = if i + 1 == ws.len() { &ws[i.saturating_sub(2)..i] } else { &ws[..0] }.iter();
-            if let Some(p) = after.chain(before).find(|p| presence(p)) {
+            // The negation must bear on the presence word itself: the first word after it that
+            // is not an article or auxiliary ("no record", "is not present", "non è presente",
+            // "nie została zarejestrowana") — not a verb's object ("never discloses any
+            // information", "will not use information"). A negation after the word it negates
+            // ends its sentence ("existiert nicht", "registered: no"); one in mid-sentence
+            // negates what follows it ("für die Registrierung nicht verfügbar").
+            let after = ws.iter().skip(i + 1).take(3).find(|p| !GLUE.contains(*p));
+            let before = (i + 1 == ws.len()).then(|| i.checked_sub(1).map(|j| &ws[j])).flatten();
+            if let Some(p) = after.into_iter().chain(before).find(|p| presence(p)) {
                 return Some(format!("{w} … {p}"));
             }
         }
@@ -628,12 +651,15 @@ fn negated_presence(line: &str) -> Option<String> {
 fn echo_status(line: &str) -> Option<&str> {
     let (name, rest) = line.split_once(char::is_whitespace).or_else(|| line.split_once(':'))?;
     let name = name.trim_end_matches(':');
+    // A service host ("whois.nic.zz - available 24/7") is not the queried name.
     let host_like = name.contains('.')
         && !name.starts_with('.')
         && !name.ends_with('.')
+        && !["whois.", "www.", "rdap.", "http"].iter().any(|p| name.starts_with(p))
         && name.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-');
     let value = rest.trim().trim_start_matches(['-', ':', '(', '=', ' ']).trim_end_matches([')', '.', '!', ' ']);
-    (host_like && !value.is_empty()).then_some(value)
+    // The whole rest is one status value (a word or two), not a sentence.
+    (host_like && !value.is_empty() && value.split_whitespace().count() <= 2).then_some(value)
 }
 
 /// Words of a `key: value` line's key that make the value a statement about the queried name:
@@ -845,7 +871,15 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
     let lines: Vec<&str> = folded
         .iter()
         .map(String::as_str)
-        .filter(|l| !l.is_empty() && l.chars().count() <= MAX_LINE && !l.contains("rights reserved"))
+        // "All rights reserved", "We reserve the right to…": legal boilerplate, not a reserved
+        // name (folded, French "réservé" is "reserve" too).
+        .filter(|l| {
+            !l.is_empty()
+                && l.chars().count() <= MAX_LINE
+                && !l.contains("rights reserved")
+                && !l.contains("reserve the right")
+                && !l.contains("reserves the right")
+        })
         .collect();
     if let Some(p) = first_hit(&lex.quota, &lines, Reading::Plain) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
@@ -859,7 +893,7 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
         None => {
             negated = statements
                 .iter()
-                .find_map(|l| echo_status(l).and_then(free_status).map(|w| format!("echo: {w}")))
+                .find_map(|l| echo_status(l).filter(|v| free_status(v) == Some(*v)).map(|w| format!("echo: {w}")))
                 .or_else(|| statements.iter().find_map(|l| negated_presence(l)));
             negated.as_deref()
         }
@@ -932,6 +966,7 @@ mod tests {
         // Negated or incidental mentions are not not-found answers.
         assert_eq!(c(&["the whois service is not available at this address"]), None);
         assert_eq!(c(&["copyright 2026 registry. all rights reserved"]), None);
+        assert_eq!(c(&["we reserve the right to modify these terms at any time"]), None);
         assert_eq!(c(&["notfound_handler=1"]), None, "word boundaries");
         // Both kinds: a conflict, never available.
         assert!(matches!(c(&["not found", "this name is reserved by the registry"]), Some(LexiconClass::Conflict(_))));
@@ -986,9 +1021,14 @@ mod tests {
             "no dnssec records",
             "registrant data not found",
             "no personal data is shown",
+            "the denic whois service on port 43 never discloses any information concerning the domain",
+            "requestor will not use information obtained using whois",
         ] {
             assert!(!matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
         }
+        // Not about the name: no verdict.
+        assert_eq!(c(&["no data protection applies to legal persons"]), None);
+        assert_eq!(c(&["whois.nic.zz - available 24/7"]), None);
         // The queried name and a status word.
         assert!(matches!(c(&["x.zz - available"]), Some(LexiconClass::NotFound(_))));
         assert!(matches!(c(&["x.zz (reserved)"]), Some(LexiconClass::Reserved(_))));
