@@ -8,7 +8,8 @@
 //! in order:
 //!
 //! 1. a rate-limit marker (e.g. "request limit exceeded") → [`WhoisClass::RateLimited`];
-//! 2. a reserved marker (e.g. "Reserved by Registry") → [`WhoisClass::Reserved`];
+//! 2. a reserved marker (e.g. "Reserved by Registry"), or a status value that alone says so
+//!    under any status key ("Estado / Status: RESERVED") → [`WhoisClass::Reserved`];
 //! 3. an "unknown" marker (text that is not about a domain registration, e.g. IANA's record for
 //!    a TLD) → [`WhoisClass::Unknown`]; a generic one yields to a registered marker that
 //!    follows it, the family's own ones do not (NIC-Uruguay's record of the zone `com.uy`, `ACTIVO`
@@ -17,17 +18,26 @@
 //!    [`WhoisClass::Unknown`] unless the answer shows a registration;
 //! 5. an "available" marker (e.g. `No match for "X".`) with no sign of a registration →
 //!    [`WhoisClass::Available`]; when the family is known only *its* available markers count
-//!    (a phrase from another registry's vocabulary must not decide availability);
+//!    (a phrase from another registry's vocabulary must not decide availability); the generic
+//!    ones count only on lines that state something about the name (not another field's value,
+//!    not a hypothetical sentence, not next to an error wording), and a status value that alone
+//!    says free counts like them;
 //! 6. a registered marker, or registration facts read from the answer (creation/expiry date,
-//!    registrar, name servers) → [`WhoisClass::Registered`], with `pending_delete` set when a
-//!    status says redemption / pending delete / quarantine;
+//!    registrar, name servers, a holder, a RIPE object's contact handles, an EPP status) →
+//!    [`WhoisClass::Registered`], with `pending_delete` set when a status says redemption /
+//!    pending delete / quarantine (or the lexicon's wording for it);
 //! 7. an empty answer → available only for families that declare `empty_means_available`;
 //! 8. anything else → [`WhoisClass::Unknown`]. Text we cannot place is never "available": a
 //!    false "available" is the worst answer this service can give.
 //!
 //! Markers read each line as a statement: anchored rules skip the tail of a wrapped sentence and
 //! loose rules skip long disclaimer paragraphs, which mention "not found" or "available for
-//! registration" in passing.
+//! registration" in passing. Lines are folded before matching (case, diacritics, Arabic/Persian
+//! letter forms, full-width forms: `lexicon::fold`); comment marks are `%`, `#`, `;`, `//`,
+//! `--`, `>>>`, and an answer printed entirely as comments is read as content.
+//!
+//! [`read_whois_for`] adds the asked name: an answer whose `Domain Name` echo names another
+//! domain gives no verdict.
 //!
 //! The field reader understands `Key: value` lines (with dot leaders, `[Key] value` as at JPRS,
 //! bilingual `Nome / Name:` keys) and indentation blocks (`Registrar:` followed by indented lines,
