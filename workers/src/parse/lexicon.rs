@@ -837,7 +837,7 @@ pub fn line_key(line: &str) -> Option<&str> {
 }
 
 /// Whether a normalised line is a `key: value` statement about something other than the queried
-/// name (see [`SUBJECT_KEY_WORDS`]): its value's not-found wording must not count. A key that
+/// name (see `SUBJECT_KEY_WORDS`): its value's not-found wording must not count. A key that
 /// itself carries the wording ("not found: x.zz", "no match: x") or names the domain itself
 /// ("x.cl: no existe") is not aside.
 pub fn is_aside(line: &str) -> bool {
