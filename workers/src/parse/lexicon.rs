@@ -47,6 +47,9 @@ struct Lexicon {
     /// Status values that alone say no such name is registered (`Stav: volná`).
     #[serde(default)]
     free_status: Vec<String>,
+    /// Status values that alone say the name is registered (`Estado: activo`).
+    #[serde(default)]
+    taken_status: Vec<String>,
     not_found: Vec<String>,
     /// Error wordings: the server did not answer the question ("invalid query", "not
     /// authoritative"), so a not-found phrase next to one proves nothing.
@@ -164,6 +167,7 @@ fn lexicon() -> &'static Lexicon {
             reserved: Vec::new(),
             reserved_status: Vec::new(),
             free_status: Vec::new(),
+            taken_status: Vec::new(),
             not_found: Vec::new(),
             error: Vec::new(),
             fields: FieldLexicon::default(),
@@ -175,6 +179,7 @@ fn lexicon() -> &'static Lexicon {
             &mut lex.reserved,
             &mut lex.reserved_status,
             &mut lex.free_status,
+            &mut lex.taken_status,
             &mut lex.not_found,
             &mut lex.error,
         ] {
@@ -199,6 +204,12 @@ pub fn reserved_status(value: &str) -> Option<&'static str> {
 /// the answer shows no registration.
 pub fn free_status(value: &str) -> Option<&'static str> {
     status_word(&lexicon().free_status, value)
+}
+
+/// Whether a status value alone says the name is registered (`active`, `Estado: activo`,
+/// `Durum: aktif`, `状态: 正常`): registration evidence, like a creation date. Returns the word.
+pub fn taken_status(value: &str) -> Option<&'static str> {
+    status_word(&lexicon().taken_status, value)
 }
 
 fn status_word(words: &'static [String], value: &str) -> Option<&'static str> {

@@ -152,7 +152,12 @@ pub(super) fn field_evidence(record: &DomainRecord, lines: &[Line<'_>]) -> Optio
     } else if record.domain.is_some() && object_handles(lines) {
         Some("field:contact handles".into())
     } else {
-        record.status.iter().find(|s| is_epp_status(s)).map(|s| format!("field:status {s}"))
+        // An EPP status, or a status value that alone says registered in the registry's words.
+        record
+            .status
+            .iter()
+            .find(|s| is_epp_status(s) || crate::parse::lexicon::taken_status(s).is_some())
+            .map(|s| format!("field:status {s}"))
     }
 }
 

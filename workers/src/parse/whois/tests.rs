@@ -374,6 +374,12 @@ fn status_values_and_epp_statuses_speak_under_any_key() {
     }
     // A free status next to registration evidence: registered (the evidence wins).
     assert_eq!(read("Domain: x.zz\nStatus: free\nCreated: 2001-01-01\n", None, "zz").class, WhoisClass::Registered);
+    // A status that says registered in the registry's words is a registration too.
+    for text in
+        ["Dominio: x.zz\nEstado: activo\n", "Alan adı: x.zz\nDurum: aktif\n", "domain: x.zz\nstate: delegated\n"]
+    {
+        assert_eq!(read(text, None, "zz").class, WhoisClass::Registered, "{text}");
+    }
     // EPP statuses alone are a registration.
     let r = read("Domain: x.zz\nStatus: clientTransferProhibited\n", None, "zz");
     assert_eq!((r.class, r.marker.as_deref()), (WhoisClass::Registered, Some("field:status clientTransferProhibited")));
