@@ -422,11 +422,27 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty())
 }
 
-/// Whether a sentence is hypothetical or general (see [`CONDITIONALS`]).
-fn conditional(sentence: &str) -> bool {
+/// Relative pronouns: before a phrase they make its sentence general ("a domain *that* is not
+/// found here…"); after it they only restrict the query ("no entries found *that* match your
+/// query" is an answer).
+const RELATIVES: &[&str] = &["that", "which", "whose"];
+
+/// Whether the text before a phrase makes its sentence hypothetical or general (see
+/// [`CONDITIONALS`], relative pronouns included).
+fn conditional(head: &str) -> bool {
     let list = &word_lists().conditionals;
-    words(sentence)
+    words(head)
         .any(|w| listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
+}
+
+/// Whether a sentence, or the text after a phrase, is hypothetical ([`CONDITIONALS`] without the
+/// relative pronouns).
+fn hypothetical(text: &str) -> bool {
+    let list = &word_lists().conditionals;
+    words(text).any(|w| {
+        (listed(list, w) && !RELATIVES.contains(&w))
+            || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str())))
+    })
 }
 
 /// How a phrase is read in its sentence.
@@ -485,7 +501,7 @@ fn discounted(line: &str, start: usize, end: usize, reading: Reading) -> bool {
         || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
         || conditional(head)
         || words(head).any(|w| listed(&lists.aside, w))
-        || (reading == Reading::Statement && (conditional(tail) || words(tail).any(|w| listed(&lists.aside, w))))
+        || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
 }
 
 /// Words that say something exists or was found ("found", "registered", "record", "existe",
@@ -619,7 +635,7 @@ fn negated_presence(line: &str) -> Option<String> {
         let sentence = &line[from..to];
         from = to;
         let ws: Vec<&str> = words(sentence).collect();
-        if ws.iter().any(|w| listed(&lists.aside, w)) || conditional(sentence) {
+        if ws.iter().any(|w| listed(&lists.aside, w)) || hypothetical(sentence) {
             continue;
         }
         // The sentence must be about the queried name: it names a domain (a dotted word) or
@@ -830,7 +846,7 @@ pub fn is_hypothetical(line: &str) -> bool {
     let line = fold(line);
     let line = line.as_str();
     let end = line.char_indices().find(|&(i, c)| ends_sentence(line, i, c)).map_or(line.len(), |(i, _)| i);
-    conditional(&line[..end])
+    hypothetical(&line[..end])
 }
 
 /// The key of a `key: value` line (normalised: lower case, ` :` already `:`), when the line has
@@ -989,6 +1005,8 @@ mod tests {
         // Hypothetical or general sentences about the service.
         assert_eq!(c(&["if a domain is not found in this database, it may be available for registration"]), None);
         assert_eq!(c(&["note: a domain that is not found here may still be unavailable"]), None);
+        // A relative clause after the phrase only restricts the query.
+        assert!(matches!(c(&["no entries found that match your query"]), Some(LexiconClass::NotFound(_))));
         // A not-found value of another field, or a sentence about another part of the record.
         assert_eq!(c(&["registrant fax: not found"]), None);
         assert_eq!(c(&["ds records: no records found"]), None);

@@ -411,3 +411,12 @@ fn an_answer_about_another_name_gives_no_verdict() {
     // No echo: the answer is taken as the answer to the query.
     assert_eq!(read_whois_for("asked.zz", b"No match for ASKED.ZZ\n", None, "zz", None).class, WhoisClass::Available);
 }
+
+#[test]
+fn a_relative_clause_after_the_answer_keeps_it() {
+    assert_eq!(read("No entries found that match your query.\n", None, "zz").class, WhoisClass::Available);
+    assert_eq!(
+        read("% A domain that is not found here may be held elsewhere.\n", None, "zz").class,
+        WhoisClass::Unknown
+    );
+}
