@@ -49,10 +49,11 @@ pub fn domain(data: &[u8]) {
     assert!(d.suffix().len() < d.as_str().len() && d.as_str().ends_with(d.suffix()));
 }
 
-/// Lower-case letters and digits only: the oracle below compares on these, so dot leaders,
-/// punctuation and white space in the answer cannot hide a marker from it.
+/// Lower-case letters and digits only, folded as the reader folds (diacritics, Arabic letter
+/// forms: `workers::parse::lexicon::fold`): the oracle below compares on these, so dot leaders,
+/// punctuation, white space and spelling variants in the answer cannot hide a marker from it.
 fn alnum(text: &str) -> String {
-    text.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+    workers::parse::lexicon::fold(text).chars().filter(|c| c.is_alphanumeric()).collect()
 }
 
 /// Every `available` rule of the WHOIS marker data (generic and every family) and every
@@ -65,7 +66,8 @@ fn available_rules() -> &'static Vec<Vec<String>> {
             serde_json::from_str(include_str!("../workers/data/whois-markers.json")).expect("marker data");
         let lexicon: serde_json::Value =
             serde_json::from_str(include_str!("../workers/data/whois-lexicon.json")).expect("lexicon data");
-        let mut lists = vec![&data["generic"]["available"], &lexicon["not_found"]];
+        // The lexicon's not-found phrases and its status words that alone say "free".
+        let mut lists = vec![&data["generic"]["available"], &lexicon["not_found"], &lexicon["free_status"]];
         lists.extend(data["families"].as_object().expect("families").values().map(|f| &f["available"]));
         lists
             .into_iter()
@@ -73,12 +75,30 @@ fn available_rules() -> &'static Vec<Vec<String>> {
             .flatten()
             .filter_map(serde_json::Value::as_str)
             .map(|rule| rule.trim_start_matches(['=', '^']).split('*').map(alnum).filter(|p| !p.is_empty()).collect())
+            .filter(|parts: &Vec<String>| !parts.is_empty())
             .collect()
     })
 }
 
-/// Whether `text` holds, in order, every part of some registry's not-found rule.
+/// Negation words the reader's "negated presence" reading starts from ("There is *no* record
+/// for x", "*nothing* matched", "existiert *nicht*"): an answer read available without a listed
+/// not-found phrase must at least hold one of them as a word.
+const NEGATION_WORDS: &[&str] = &[
+    "no", "not", "non", "never", "nothing", "none", "nada", "rien", "nichts", "niente", "nicht", "kein", "keine",
+    "niet", "geen", "nie", "ne", "pas", "nao", "inte", "ikke", "nem", "nu", "tidak", "bukan", "khong", "δεν", "לא",
+    "не", "ні", "нет", "غير", "لا", "ليس",
+];
+
+/// Whether `text` holds, in order, every part of some registry's not-found rule (or status
+/// word), or a negation word.
 fn has_not_found_answer(text: &str) -> bool {
+    let folded = workers::parse::lexicon::fold(text);
+    let negated = folded
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w));
+    if negated {
+        return true;
+    }
     let text = alnum(text);
     available_rules().iter().any(|parts| {
         let mut rest = text.as_str();
@@ -124,15 +144,25 @@ pub fn whois(data: &[u8]) {
     }
 }
 
-/// The RDAP reader: never panics; "not found" only for an HTTP 404 (the registry's not-found
-/// answer, RFC 9083 §6); "registered" only for an HTTP 200.
+/// The RDAP reader: never panics; "not found" only for an HTTP 404, or an HTTP 200 carrying an
+/// RFC 9083 §6 error object with `errorCode` 404 (the registry's not-found answer); "registered"
+/// and "reserved" only for an HTTP 200.
 pub fn rdap(data: &[u8]) {
     let (status, body) = split_line(data);
     let status = std::str::from_utf8(status).ok().and_then(|s| s.trim().parse::<u16>().ok()).unwrap_or(200);
     let reading = read_rdap(status, body);
     match reading.class {
+        RdapClass::NotFound if status == 200 => {
+            let v: serde_json::Value = serde_json::from_slice(body).expect("a 200 not-found is a JSON error object");
+            let code = &v["errorCode"];
+            assert!(
+                code.as_u64() == Some(404) || code.as_str().is_some_and(|c| c.trim() == "404"),
+                "RDAP 200 not-found without errorCode 404: {}",
+                reading.detail
+            );
+        }
         RdapClass::NotFound => assert_eq!(status, 404, "RDAP not-found without a 404: {}", reading.detail),
-        RdapClass::Registered | RdapClass::PendingDelete => {
+        RdapClass::Registered | RdapClass::PendingDelete | RdapClass::Reserved => {
             assert_eq!(status, 200, "RDAP registered without a 200: {}", reading.detail)
         }
         RdapClass::Unknown => {}

@@ -188,11 +188,22 @@ async fn cache_serves_definitive_verdicts_only() {
 /// `available`; the same 404 straight from the registry's server is `available`.
 #[tokio::test]
 async fn a_404_reached_by_redirect_is_not_the_registrys_answer() {
+    redirected_not_found(axum::http::StatusCode::NOT_FOUND).await;
+}
+
+/// The same rule for an RFC 9083 §6 error object with `errorCode` 404 sent under HTTP 200, which
+/// the RDAP reader takes for "not found" too.
+#[tokio::test]
+async fn an_error_object_404_under_200_follows_the_same_authority_rule() {
+    redirected_not_found(axum::http::StatusCode::OK).await;
+}
+
+async fn redirected_not_found(status: axum::http::StatusCode) {
     use axum::http::{StatusCode, header};
     use axum::response::IntoResponse;
-    let not_found = || async {
+    let not_found = move || async move {
         (
-            StatusCode::NOT_FOUND,
+            status,
             [(header::CONTENT_TYPE, "application/rdap+json")],
             r#"{"errorCode":404,"title":"Not Found","description":["The object was not found."]}"#,
         )

@@ -35,7 +35,7 @@ use crate::cache::VerdictCache;
 use crate::config::EngineConfig;
 use crate::health::{HealthBook, Reroute};
 use crate::parse::rdap::{RdapClass, read_rdap_for};
-use crate::parse::whois::{WhoisClass, read_whois};
+use crate::parse::whois::{WhoisClass, read_whois_for};
 use crate::politeness::{Budget, Politeness, UpstreamBudget};
 use crate::probe::dns::{Delegation, DnsProbe};
 use crate::probe::rdap::RdapProbe;
@@ -586,6 +586,7 @@ impl Engine {
         let status = match reading.class {
             RdapClass::Registered => Status::Taken,
             RdapClass::PendingDelete => Status::PendingDelete,
+            RdapClass::Reserved => Status::Reserved,
             // A 404 proves nothing unless the suffix's own registry server said it: a redirect
             // may have led to another registry's or a registrar's server, whose "not found" is
             // about its own database.
@@ -641,7 +642,7 @@ impl Engine {
                 return Err(Failure::probe(Method::Whois, &e));
             }
         };
-        let reading = read_whois(&raw, Some(&host), domain.suffix(), server.charset.as_deref());
+        let reading = read_whois_for(domain.as_str(), &raw, Some(&host), domain.suffix(), server.charset.as_deref());
         let definitive = !matches!(reading.class, WhoisClass::Unknown | WhoisClass::RateLimited);
         self.note(entry, Protocol::Whois, started, definitive).await;
         let marker = reading.marker.clone().unwrap_or_else(|| "no marker matched".into());

@@ -23,6 +23,7 @@ struct Row {
 fn generic_layer_alone_is_never_wrong_about_available() {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut wrong_examples = Vec::new();
+    let mut unknown_examples = Vec::new();
     for sample in samples::whois_samples(&samples::data_dir()) {
         let family = sample.server.clone().unwrap_or_else(|| "(no server)".into());
         let label = &sample.label;
@@ -34,13 +35,16 @@ fn generic_layer_alone_is_never_wrong_about_available() {
         match (want, reading.class) {
             (Some(w), got) if w == got => row.right += 1,
             (None, WhoisClass::Unknown | WhoisClass::RateLimited) => row.right += 1,
-            (_, WhoisClass::Unknown) => row.unknown += 1,
+            (_, WhoisClass::Unknown) => {
+                row.unknown += 1;
+                unknown_examples.push(format!("{} {label} ({:?})", sample.file, reading.marker));
+            }
             (_, got) => {
                 row.wrong += 1;
                 if got == WhoisClass::Available {
                     row.wrong_available += 1;
                 }
-                wrong_examples.push(format!("{family} {label} → {got:?} ({:?})", reading.marker));
+                wrong_examples.push(format!("{} {label} → {got:?} ({:?})", sample.file, reading.marker));
             }
         }
     }
@@ -63,6 +67,9 @@ fn generic_layer_alone_is_never_wrong_about_available() {
     for w in wrong_examples.iter().take(40) {
         println!("  wrong: {w}");
     }
+    for u in unknown_examples.iter().take(40) {
+        println!("  unknown: {u}");
+    }
     assert_eq!(wrong_available, 0, "the generic layer said available where the registry did not");
-    assert!(right * 100 >= total * 97, "with family rules off, at least 97% right: {right}/{total}");
+    assert!(right * 1000 >= total * 975, "with family rules off, at least 97.5% right: {right}/{total}");
 }

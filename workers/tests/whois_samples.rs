@@ -149,6 +149,8 @@ fn every_labelled_whois_sample() {
     let mut by_label: BTreeMap<String, Score> = BTreeMap::new();
     let mut throttled = Score::default();
     let mut pending = Score::default();
+    // Registered answers flagged pending delete whose label does not say so.
+    let mut pending_unlabelled = Vec::new();
     let mut false_available = Vec::new();
     let mut misses = Vec::new();
     let mut fields: BTreeMap<&str, Score> = BTreeMap::new();
@@ -176,6 +178,8 @@ fn every_labelled_whois_sample() {
         }
         if matches!(s.detail.as_deref(), Some("redemption" | "pendingdelete")) {
             pending.add(r.pending_delete);
+        } else if r.pending_delete {
+            pending_unlabelled.push(format!("{} marker={:?} status={:?}", s.id, r.marker, r.record.status));
         }
 
         // Fields of registered answers against the sources' expected values.
@@ -235,6 +239,10 @@ fn every_labelled_whois_sample() {
     }
     println!("  throttled→RateLimited {throttled}");
     println!("  redemption/pendingDelete→pending_delete {pending}");
+    println!("  pending_delete on other samples: {}", pending_unlabelled.len());
+    for p in &pending_unlabelled {
+        println!("    {p}");
+    }
     println!("  false available: {}", false_available.len());
     println!("\nField accuracy on registered samples with expected values");
     let mut all = Score::default();

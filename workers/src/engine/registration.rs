@@ -209,7 +209,8 @@ impl Engine {
         };
         let reading = read_rdap(answer.status, &answer.body);
         let registered = match reading.class {
-            RdapClass::Registered | RdapClass::PendingDelete => true,
+            // A reserved name's object exists too: its record is the registry's.
+            RdapClass::Registered | RdapClass::PendingDelete | RdapClass::Reserved => true,
             RdapClass::NotFound => false,
             RdapClass::Unknown => return Err(format!("RDAP {}: {}", answer.host, reading.detail)),
         };

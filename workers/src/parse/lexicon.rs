@@ -7,7 +7,8 @@
 //!   wrapped sentence tails and long disclaimer paragraphs are not read;
 //! - a not-found phrase right after a negation (`not`, `no`, `non`, `nicht`…) does not count;
 //! - quota wins over everything (the registry did not answer the question);
-//! - not-found together with a reserved or pending-delete phrase is a conflict: unknown;
+//! - not-found together with a reserved or pending-delete phrase is a conflict: unknown; so is
+//!   not-found next to an error wording ("invalid query or domain name not known");
 //! - "available" needs a not-found phrase and nothing else.
 
 use std::collections::BTreeMap;
@@ -40,7 +41,20 @@ struct Lexicon {
     quota: Vec<String>,
     pending_delete: Vec<String>,
     reserved: Vec<String>,
+    /// Status values that alone say the registry withholds the name (`Status: RESERVED`).
+    #[serde(default)]
+    reserved_status: Vec<String>,
+    /// Status values that alone say no such name is registered (`Stav: volná`).
+    #[serde(default)]
+    free_status: Vec<String>,
+    /// Status values that alone say the name is registered (`Estado: activo`).
+    #[serde(default)]
+    taken_status: Vec<String>,
     not_found: Vec<String>,
+    /// Error wordings: the server did not answer the question ("invalid query", "not
+    /// authoritative"), so a not-found phrase next to one proves nothing.
+    #[serde(default)]
+    error: Vec<String>,
     #[serde(default)]
     fields: FieldLexicon,
 }
@@ -147,14 +161,175 @@ pub fn field_lexicon() -> &'static FieldLexicon {
 fn lexicon() -> &'static Lexicon {
     static LEXICON: OnceLock<Lexicon> = OnceLock::new();
     LEXICON.get_or_init(|| {
-        serde_json::from_str(LEXICON_JSON).unwrap_or(Lexicon {
+        let mut lex: Lexicon = serde_json::from_str(LEXICON_JSON).unwrap_or(Lexicon {
             quota: Vec::new(),
             pending_delete: Vec::new(),
             reserved: Vec::new(),
+            reserved_status: Vec::new(),
+            free_status: Vec::new(),
+            taken_status: Vec::new(),
             not_found: Vec::new(),
+            error: Vec::new(),
             fields: FieldLexicon::default(),
-        })
+        });
+        // The phrases are matched against folded lines (the field tables are not phrases).
+        for list in [
+            &mut lex.quota,
+            &mut lex.pending_delete,
+            &mut lex.reserved,
+            &mut lex.reserved_status,
+            &mut lex.free_status,
+            &mut lex.taken_status,
+            &mut lex.not_found,
+            &mut lex.error,
+        ] {
+            for p in list.iter_mut() {
+                *p = fold(p);
+            }
+        }
+        lex
     })
+}
+
+/// Whether a status value alone says the name is withheld (`RESERVED`, `Blocked`, `Reservado`,
+/// `reserved (by registry)`): the lexicon's `reserved_status` word, as the whole value or
+/// followed by a blank or punctuation. Returns the word.
+pub fn reserved_status(value: &str) -> Option<&'static str> {
+    status_word(&lexicon().reserved_status, value)
+}
+
+/// Whether a status value alone says no such name is registered (`AVAILABLE`, `free`, `Stav:
+/// volná`, `وضعیت: آزاد`): the lexicon's `free_status` word, as the whole value or followed by a
+/// blank or punctuation. Returns the word. Like a not-found phrase, it frees the name only when
+/// the answer shows no registration.
+pub fn free_status(value: &str) -> Option<&'static str> {
+    status_word(&lexicon().free_status, value)
+}
+
+/// Whether a status value alone says the name is registered (`active`, `Estado: activo`,
+/// `Durum: aktif`, `状态: 正常`): registration evidence, like a creation date. Returns the word.
+pub fn taken_status(value: &str) -> Option<&'static str> {
+    status_word(&lexicon().taken_status, value)
+}
+
+fn status_word(words: &'static [String], value: &str) -> Option<&'static str> {
+    let v = fold(value.trim()).replace(['_', '-'], " ");
+    let v = v.trim().trim_end_matches(['.', '!']);
+    words.iter().map(String::as_str).find(|w| {
+        v == *w || v.strip_prefix(*w).and_then(|r| r.chars().next()).is_some_and(|c| c == ' ' || c == '(' || c == ',')
+    })
+}
+
+/// Whether a status value or a short statement line (folded here) says the name is on its way
+/// out (the lexicon's `pending_delete` phrases: "pendiente de eliminación", "will be released
+/// on…"); long notices, hypothetical sentences and other fields' values do not count.
+pub fn says_pending_delete(text: &str) -> Option<&'static str> {
+    let t = fold(text.trim());
+    if t.chars().count() > 100 || is_aside(&t) || is_hypothetical(&t) {
+        return None;
+    }
+    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, Reading::Claim))
+}
+
+/// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid
+/// query or domain name not known" is no answer about the name.
+pub fn mentions_error(line: &str) -> bool {
+    let line = fold(line);
+    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(&line, p, Reading::Plain))
+}
+
+/// Whether a value (any case) says "not found" in the lexicon's words: `Registrant: not found`
+/// is no registrant.
+pub fn says_not_found(value: &str) -> bool {
+    let v = fold(value.trim());
+    lexicon().not_found.iter().any(|p| find_phrase(&v, p, Reading::Statement))
+}
+
+/// Folds text for phrase matching, so that one phrase covers the spellings registries print:
+/// lower case; Latin letters without diacritics ("no se encontro" = "no se encontró", an upper
+/// case Turkish "BULUNAMADI" = "bulunamadı", "İ" without its dot); Arabic yeh and kaf as their
+/// Persian forms (registries in Iran and Afghanistan print either), Arabic-Indic and Persian
+/// digits as ASCII, tatweel, harakat and zero-width joiners dropped; typographic apostrophes,
+/// quotes and dashes as ASCII; `ё` as `е`. Both the lexicon's phrases and the answer's lines are
+/// folded, so partial coverage of a script is still consistent.
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars().flat_map(char::to_lowercase) {
+        match c {
+            '\u{200b}'..='\u{200d}' | '\u{feff}' | '\u{0640}' | '\u{0307}' | '\u{064b}'..='\u{065f}' | '\u{0670}' => {}
+            'ي' | 'ى' => out.push('ی'),
+            'ك' => out.push('ک'),
+            '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
+            '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
+            'ё' => out.push('е'),
+            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
+            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
+            '\u{2013}' | '\u{2014}' => out.push('-'),
+            '\u{00a0}' => out.push(' '),
+            _ => match latin_base(c) {
+                Some(base) => out.push_str(base),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
+/// The base letters of a lower-case Latin letter with a diacritic (Latin-1 Supplement and
+/// Latin Extended-A), `None` for any other character.
+fn latin_base(c: char) -> Option<&'static str> {
+    Some(match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => "a",
+        'ç' | 'ć' | 'ĉ' | 'ċ' | 'č' => "c",
+        'ď' | 'đ' => "d",
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ĕ' | 'ė' | 'ę' | 'ě' => "e",
+        'ĝ' | 'ğ' | 'ġ' | 'ģ' => "g",
+        'ĥ' | 'ħ' => "h",
+        'ì' | 'í' | 'î' | 'ï' | 'ĩ' | 'ī' | 'ĭ' | 'į' | 'ı' => "i",
+        'ĵ' => "j",
+        'ķ' => "k",
+        'ĺ' | 'ļ' | 'ľ' | 'ŀ' | 'ł' => "l",
+        'ñ' | 'ń' | 'ņ' | 'ň' => "n",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ŏ' | 'ő' => "o",
+        'ŕ' | 'ŗ' | 'ř' => "r",
+        'ś' | 'ŝ' | 'ş' | 'š' | 'ș' => "s",
+        'ţ' | 'ť' | 'ŧ' | 'ț' => "t",
+        'ù' | 'ú' | 'û' | 'ü' | 'ũ' | 'ū' | 'ŭ' | 'ů' | 'ű' | 'ų' => "u",
+        'ŵ' => "w",
+        'ý' | 'ÿ' | 'ŷ' => "y",
+        'ź' | 'ż' | 'ž' => "z",
+        'ß' => "ss",
+        'æ' => "ae",
+        'œ' => "oe",
+        _ => return None,
+    })
+}
+
+/// The fixed word lists of this module, folded once (see [`fold`]).
+struct WordLists {
+    negations: Vec<String>,
+    qualifiers: Vec<String>,
+    conditionals: Vec<String>,
+    subject: Vec<String>,
+    aside: Vec<String>,
+    presence: Vec<String>,
+}
+
+fn word_lists() -> &'static WordLists {
+    static LISTS: OnceLock<WordLists> = OnceLock::new();
+    let f = |l: &[&str]| l.iter().map(|w| fold(w)).collect();
+    LISTS.get_or_init(|| WordLists {
+        negations: f(NEGATIONS),
+        qualifiers: f(QUALIFIERS),
+        conditionals: f(CONDITIONALS),
+        subject: f(SUBJECT_KEY_WORDS),
+        aside: f(ASIDE_KEY_WORDS),
+        presence: f(PRESENCE_STEMS),
+    })
+}
+
+fn listed(list: &[String], word: &str) -> bool {
+    list.iter().any(|w| w == word)
 }
 
 /// Whether the shipped lexicon parses (checked by a test, so a broken file cannot ship).
@@ -162,15 +337,131 @@ pub fn lexicon_is_valid() -> bool {
     serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty())
 }
 
-const NEGATIONS: &[&str] = &["not", "no", "non", "nicht", "niet", "nie", "ne", "не", "un", "never", "no longer"];
+/// Negation words: a phrase with one of them among the three words before it, in the same
+/// sentence, is negated ("no está disponible para registro", "n'est pas disponible", "is not
+/// available for registration").
+const NEGATIONS: &[&str] = &[
+    "not", "no", "non", "never", "nicht", "kein", "keine", "niet", "geen", "nie", "ne", "pas", "não", "nao", "não",
+    "inte", "ikke", "nem", "nu", "tidak", "bukan", "không", "δεν", "לא", "не", "ні", "нет", "غير", "لا", "ليس",
+];
+
+/// CJK characters that negate the phrase right after them ("不可注册": cannot be registered).
+const CJK_NEGATIONS: &[char] = &['不', '未', '非', '無', '无', '没', '沒', '否', '禁'];
+
+/// A word right before a phrase that restricts it to a policy rather than a state: "this domain
+/// is *only* available for registration under certain conditions" (IRNIC's remark on a
+/// registered name) says nothing about the name being free.
+const QUALIFIERS: &[&str] = &["only", "solo", "seulement", "nur", "solo", "apenas", "somente", "tylko", "только"];
+
+/// Words that make a sentence hypothetical or general: "*if* a domain is not found here, it
+/// *may* be available for registration", "a domain *that* is not found here…" are notices about
+/// the service, not answers about the queried name.
+const CONDITIONALS: &[&str] = &[
+    "if",
+    "whether",
+    "unless",
+    "when",
+    "whenever",
+    "once",
+    "may",
+    "might",
+    "could",
+    "can",
+    "should",
+    "would",
+    "that",
+    "which",
+    "whose",
+    "wenn",
+    "falls",
+    "ob",
+    "kann",
+    "könnte",
+    "si",
+    "quand",
+    "lorsque",
+    "peut",
+    "pourrait",
+    "puede",
+    "podría",
+    "pode",
+    "può",
+    "potrebbe",
+    "jeśli",
+    "jeżeli",
+    "może",
+    "если",
+    "может",
+    "如果",
+    "若",
+    "可能",
+];
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// Whether `c` at byte `i` of `line` ends a sentence: `.`, `;`, `!`, `?` followed by a blank
+/// (a domain name's dots do not end a sentence).
+fn ends_sentence(line: &str, i: usize, c: char) -> bool {
+    matches!(c, '.' | ';' | '!' | '?' | '。') && line[i + c.len_utf8()..].starts_with(' ')
+}
+
+/// The sentence of `line` around the bytes `start..end`, split at `start`: (head, tail).
+fn sentence_around(line: &str, start: usize, end: usize) -> (&str, &str) {
+    let head = &line[..start];
+    let from =
+        head.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).next_back();
+    let to = line[end..].char_indices().find(|&(i, c)| ends_sentence(line, end + i, c)).map(|(i, _)| end + i);
+    (&line[from.unwrap_or(0)..start], &line[end..to.unwrap_or(line.len())])
+}
+
+/// The blank-separated words of `text`, punctuation trimmed: a queried name such as `if.zz` or
+/// `x.org` stays one word and is neither "if" nor "org".
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty())
+}
+
+/// Relative pronouns: before a phrase they make its sentence general ("a domain *that* is not
+/// found here…"); after it they only restrict the query ("no entries found *that* match your
+/// query" is an answer).
+const RELATIVES: &[&str] = &["that", "which", "whose"];
+
+/// Whether the text before a phrase makes its sentence hypothetical or general (see
+/// [`CONDITIONALS`], relative pronouns included).
+fn conditional(head: &str) -> bool {
+    let list = &word_lists().conditionals;
+    words(head)
+        .any(|w| listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
+}
+
+/// Whether a sentence, or the text after a phrase, is hypothetical ([`CONDITIONALS`] without the
+/// relative pronouns).
+fn hypothetical(text: &str) -> bool {
+    let list = &word_lists().conditionals;
+    words(text).any(|w| {
+        (listed(list, w) && !RELATIVES.contains(&w))
+            || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str())))
+    })
+}
+
+/// How a phrase is read in its sentence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Wherever it occurs (quota, error and pending-delete wordings).
+    Plain,
+    /// Unless negated ("is not reserved"), qualified ("only") or in a hypothetical head ("if a
+    /// name is reserved…"): the reserved wordings, whose false hits cost little.
+    Claim,
+    /// As [`Reading::Claim`], and not in a sentence that is hypothetical or general anywhere
+    /// ("… not found here may still…") or is about another part of the record ("contact data
+    /// not found"): the not-found wordings, whose false hits would free a taken name.
+    Statement,
+}
+
 /// The first occurrence of `phrase` in `line` at word boundaries (for scripts without spaces the
-/// phrase's own first/last characters decide), skipping negated ones when `negatable`.
-fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
+/// phrase's own first/last characters decide) that counts under `reading`.
+fn find_phrase(line: &str, phrase: &str, reading: Reading) -> bool {
     let mut from = 0;
     while let Some(rel) = line[from..].find(phrase) {
         let start = from + rel;
@@ -181,15 +472,8 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
         let last = phrase.chars().next_back().unwrap_or(' ');
         let left_ok = !is_word_char(first) || before.is_none_or(|c| !is_word_char(c)) || !first.is_ascii();
         let right_ok = !is_word_char(last) || after.is_none_or(|c| !is_word_char(c)) || !last.is_ascii();
-        if left_ok && right_ok {
-            let negated = negatable && {
-                let head = line[..start].trim_end();
-                let last_word = head.rsplit(|c: char| !is_word_char(c)).next().unwrap_or("");
-                NEGATIONS.contains(&last_word) || head.ends_with("no longer") || head.ends_with("n't")
-            };
-            if !negated {
-                return true;
-            }
+        if left_ok && right_ok && !(reading != Reading::Plain && discounted(line, start, end, reading)) {
+            return true;
         }
         from = start + phrase.len().max(1);
         while !line.is_char_boundary(from) {
@@ -199,25 +483,453 @@ fn find_phrase(line: &str, phrase: &str, negatable: bool) -> bool {
     false
 }
 
-fn first_hit<'a>(phrases: &'a [String], lines: &[&str], negatable: bool) -> Option<&'a str> {
-    phrases.iter().map(String::as_str).find(|p| lines.iter().any(|l| find_phrase(l, p, negatable)))
+/// Whether the phrase at `start..end` of `line` does not count under `reading` (see
+/// [`Reading`]).
+fn discounted(line: &str, start: usize, end: usize, reading: Reading) -> bool {
+    let lists = word_lists();
+    let (head, tail) = sentence_around(line, start, end);
+    // Negations are looked for in the phrase's own clause ("… is not allowed: restricted name"
+    // is a restricted name).
+    let clause = head.rsplit([':', ',']).next().unwrap_or(head);
+    let near: Vec<&str> = words(clause).collect();
+    let near = &near[near.len().saturating_sub(3)..];
+    let head_trim = head.trim_end();
+    near.iter().any(|w| listed(&lists.negations, w))
+        || near.last().is_some_and(|w| listed(&lists.qualifiers, w))
+        || head_trim.ends_with("n't")
+        || head_trim.ends_with("no longer")
+        || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
+        || conditional(head)
+        || words(head).any(|w| listed(&lists.aside, w))
+        || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
+}
+
+/// Words that say something exists or was found ("found", "registered", "record", "existe",
+/// "gefunden", "найден"…), as word prefixes (folded). With a negation next to them in a short
+/// statement they make a not-found answer in wordings no phrase lists: "There is no record for
+/// x", "Nothing matched your query", "El dominio no figura en el registro". Words about the
+/// registrar, registrant or registry never count (Nominet's "No registrar listed" is no
+/// not-found answer).
+const PRESENCE_STEMS: &[&str] = &[
+    "found",
+    "match",
+    "record",
+    "entr",
+    "data",
+    "result",
+    "exist",
+    "regist",
+    "present",
+    "known",
+    "inform",
+    "object",
+    "enregistr",
+    "connu",
+    "encontr",
+    "figur",
+    "dato",
+    "dado",
+    "coincid",
+    "trouv",
+    "correspond",
+    "donnee",
+    "gefunden",
+    "vorhanden",
+    "bekannt",
+    "bekend",
+    "eintr",
+    "treffer",
+    "daten",
+    "vergeben",
+    "trovat",
+    "esist",
+    "risultat",
+    "dati",
+    "gevonden",
+    "geregistreerd",
+    "gegevens",
+    "overeenk",
+    "znalez",
+    "istniej",
+    "zarejestrow",
+    "wynik",
+    "danych",
+    "nalez",
+    "existuj",
+    "zaznam",
+    "найд",
+    "зарегистр",
+    "существ",
+    "данн",
+    "запис",
+    "совпад",
+    "информ",
+    "знайд",
+    "зареєстр",
+    "існу",
+    "даних",
+    "talal",
+    "gasit",
+    "inregistr",
+    "hittad",
+    "finns",
+    "fundet",
+    "funnet",
+    "ditemukan",
+    "terdaftar",
+    "wujud",
+    "βρεθ",
+    "נמצא",
+    "רשום",
+    "موجود",
+    "مسجل",
+];
+
+/// Articles, determiners and auxiliaries that may stand between a negation and the word it
+/// negates (folded).
+const GLUE: &[&str] = &[
+    "a", "an", "the", "any", "such", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet", "se", "ha",
+    "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi", "foram", "o", "os",
+    "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die", "das", "den",
+    "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest", "zostala",
+    "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
+];
+
+/// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
+/// the act of registration in any language ("für die Registrierung nicht verfügbar" is no
+/// not-found answer).
+const NOT_PRESENCE: &[&str] = &[
+    "registrar",
+    "registrant",
+    "registry",
+    "registration",
+    "registrazion",
+    "registratie",
+    "registrierung",
+    "registracion",
+    "registrace",
+    "registracia",
+    "rejestracj",
+    "регистрац",
+    "реєстрац",
+];
+
+/// A not-found statement made of a negation next to a presence word (see [`PRESENCE_STEMS`]):
+/// within the three words after the negation, or the two before a negation that ends the
+/// sentence (postposed negations: "existiert nicht", "registered: no"). Only short statements about the name count:
+/// at most 100 characters, not another field's value, not hypothetical or general, no error
+/// wording, no word about another part of the record in the sentence.
+fn negated_presence(line: &str) -> Option<String> {
+    if line.chars().count() > 100 || is_aside(line) || is_hypothetical(line) {
+        return None;
+    }
+    let lists = word_lists();
+    if lexicon().error.iter().any(|p| find_phrase(line, p, Reading::Plain)) {
+        return None;
+    }
+    let mut cuts: Vec<usize> =
+        line.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).collect();
+    cuts.push(line.len());
+    let mut from = 0;
+    for to in cuts {
+        let sentence = &line[from..to];
+        from = to;
+        let ws: Vec<&str> = words(sentence).collect();
+        if ws.iter().any(|w| listed(&lists.aside, w)) || hypothetical(sentence) {
+            continue;
+        }
+        // The sentence must be about the queried name: it names a domain (a dotted word) or
+        // says domain, name, query, object, result… ("No data protection applies" is not).
+        let about_name = ws.iter().any(|w| w.contains('.') && !w.starts_with('.') && !w.ends_with('.'))
+            || ws.iter().any(|w| {
+                listed(&lists.subject, w) || matches!(*w, "record" | "records" | "entry" | "entries" | "match")
+            })
+            || lists.subject.iter().any(|l| !l.is_ascii() && sentence.contains(l.as_str()));
+        if !about_name {
+            continue;
+        }
+        let presence = |w: &str| {
+            !NOT_PRESENCE.iter().any(|n| w.starts_with(n))
+                && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()))
+        };
+        for (i, w) in ws.iter().enumerate() {
+            if !listed(&lists.negations, w) && !matches!(*w, "nothing" | "none" | "nada" | "rien" | "nichts" | "niente")
+            {
+                continue;
+            }
+            // The negation must bear on the presence word itself: the first word after it that
+            // is not an article or auxiliary ("no record", "is not present", "non è presente",
+            // "nie została zarejestrowana") — not a verb's object ("never discloses any
+            // information", "will not use information"). A negation after the word it negates
+            // ends its sentence ("existiert nicht", "registered: no"); one in mid-sentence
+            // negates what follows it ("für die Registrierung nicht verfügbar").
+            let after = ws.iter().skip(i + 1).take(3).find(|p| !GLUE.contains(*p));
+            let before = (i + 1 == ws.len()).then(|| i.checked_sub(1).map(|j| &ws[j])).flatten();
+            if let Some(p) = after.into_iter().chain(before).find(|p| presence(p)) {
+                return Some(format!("{w} … {p}"));
+            }
+        }
+    }
+    None
+}
+
+/// A line that is the queried name and a status word: "x.zz - available", "x.zz: free",
+/// "x.zz (reserved)". Returns the status value, for [`free_status`] / [`reserved_status`].
+fn echo_status(line: &str) -> Option<&str> {
+    let (name, rest) = line.split_once(char::is_whitespace).or_else(|| line.split_once(':'))?;
+    let name = name.trim_end_matches(':');
+    // A service host ("whois.nic.zz - available 24/7") is not the queried name.
+    let host_like = name.contains('.')
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !["whois.", "www.", "rdap.", "http"].iter().any(|p| name.starts_with(p))
+        && name.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-');
+    let value = rest.trim().trim_start_matches(['-', ':', '(', '=', ' ']).trim_end_matches([')', '.', '!', ' ']);
+    // The whole rest is one status value (a word or two), not a sentence.
+    (host_like && !value.is_empty() && value.split_whitespace().count() <= 2).then_some(value)
+}
+
+/// Words of a `key: value` line's key that make the value a statement about the queried name:
+/// its status or state, the query's result, an error, the object or domain itself. A not-found
+/// wording in the value of any other key ("Registrant Fax: not found", "DS Records: no records
+/// found", "Reseller: no data found") is about that field, not about the name.
+const SUBJECT_KEY_WORDS: &[&str] = &[
+    "domain",
+    "domainname",
+    "dominio",
+    "domaine",
+    "domäne",
+    "domena",
+    "doména",
+    "alan",
+    "домен",
+    "域名",
+    "ドメイン",
+    "도메인",
+    "دامنه",
+    "النطاق",
+    "status",
+    "state",
+    "estado",
+    "estatus",
+    "statut",
+    "stato",
+    "stav",
+    "durum",
+    "situação",
+    "situacao",
+    "zustand",
+    "состояние",
+    "статус",
+    "状态",
+    "狀態",
+    "状態",
+    "상태",
+    "وضعیت",
+    "الحالة",
+    "result",
+    "results",
+    "resultado",
+    "résultat",
+    "ergebnis",
+    "risultato",
+    "wynik",
+    "výsledek",
+    "результат",
+    "sonuç",
+    "结果",
+    "結果",
+    "결과",
+    "نتیجه",
+    "النتيجة",
+    "error",
+    "erreur",
+    "fehler",
+    "errore",
+    "błąd",
+    "ошибка",
+    "hata",
+    "query",
+    "consulta",
+    "requête",
+    "anfrage",
+    "object",
+    "objet",
+    "objeto",
+    "response",
+    "respuesta",
+    "réponse",
+    "antwort",
+    "answer",
+    "reply",
+    "message",
+    "whois",
+    "lookup",
+    "search",
+    "availability",
+    "available",
+    "disponibilidad",
+    "disponibilité",
+    "verfügbarkeit",
+    "registration",
+    "registro",
+    "enregistrement",
+    "registrierung",
+    "name",
+];
+
+/// Words of a key that name a contact or another part of the record: the value is about that.
+const ASIDE_KEY_WORDS: &[&str] = &[
+    "registrant",
+    "holder",
+    "owner",
+    "admin",
+    "administrative",
+    "tech",
+    "technical",
+    "billing",
+    "contact",
+    "email",
+    "mail",
+    "phone",
+    "fax",
+    "address",
+    "street",
+    "city",
+    "country",
+    "org",
+    "organization",
+    "organisation",
+    "id",
+    "handle",
+    "ds",
+    "dnssec",
+    "key",
+    "keys",
+    "nameserver",
+    "nameservers",
+    "server",
+    "servers",
+    "ns",
+    "nserver",
+    "registrar",
+    "reseller",
+    "abuse",
+    "remarks",
+    "remark",
+    "url",
+    "ip",
+    "credit",
+    "date",
+    "expiry",
+    "expiration",
+    "created",
+    "updated",
+    "person",
+    "role",
+    "titular",
+    "inhaber",
+    "titulaire",
+    "personal",
+    "privacy",
+    "gdpr",
+    "disclosed",
+    "lock",
+    "transfer",
+    "history",
+    "glue",
+];
+
+/// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
+/// "if a domain is not found here…"): a notice about the service, not an answer about the name.
+pub fn is_hypothetical(line: &str) -> bool {
+    let line = fold(line);
+    let line = line.as_str();
+    let end = line.char_indices().find(|&(i, c)| ends_sentence(line, i, c)).map_or(line.len(), |(i, _)| i);
+    hypothetical(&line[..end])
+}
+
+/// The key of a `key: value` line (normalised: lower case, ` :` already `:`), when the line has
+/// that shape: a short key (at most 40 characters, 5 words, no URL) and a non-empty value.
+pub fn line_key(line: &str) -> Option<&str> {
+    let colon = line.find(':')?;
+    let (key, value) = (line[..colon].trim(), line[colon + 1..].trim());
+    let plausible = !key.is_empty()
+        && key.chars().count() <= 40
+        && key.split_whitespace().count() <= 5
+        && !key.contains("http")
+        && !value.is_empty()
+        && !value.starts_with("//");
+    plausible.then_some(key)
+}
+
+/// Whether a normalised line is a `key: value` statement about something other than the queried
+/// name (see `SUBJECT_KEY_WORDS`): its value's not-found wording must not count. A key that
+/// itself carries the wording ("not found: x.zz", "no match: x") or names the domain itself
+/// ("x.cl: no existe") is not aside.
+pub fn is_aside(line: &str) -> bool {
+    let line = fold(line);
+    let Some(key) = line_key(&line) else { return false };
+    let words: Vec<&str> =
+        key.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-')).filter(|w| !w.is_empty()).collect();
+    // "free.cl: no existe": the key is the queried name.
+    if words.len() == 1 && words[0].contains('.') {
+        return false;
+    }
+    let has = |list: &[String]| {
+        words.iter().any(|w| listed(list, w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l.as_str()))
+    };
+    if lexicon().not_found.iter().any(|p| find_phrase(key, p, Reading::Statement)) {
+        return false;
+    }
+    let lists = word_lists();
+    !has(&lists.subject) || has(&lists.aside)
+}
+
+fn first_hit<'a>(phrases: &'a [String], lines: &[&str], reading: Reading) -> Option<&'a str> {
+    phrases.iter().map(String::as_str).find(|p| lines.iter().any(|l| find_phrase(l, p, reading)))
 }
 
 /// Reads normalised lines (lower case, whitespace collapsed; continuation lines already left
 /// out) with the generic lexicon. `None` when no phrase of any class is present.
 pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
     let lex = lexicon();
-    let lines: Vec<&str> = lines
+    let folded: Vec<String> = lines.iter().map(|l| fold(l)).collect();
+    let lines: Vec<&str> = folded
         .iter()
-        .copied()
-        .filter(|l| !l.is_empty() && l.chars().count() <= MAX_LINE && !l.contains("rights reserved"))
+        .map(String::as_str)
+        // "All rights reserved", "We reserve the right to…": legal boilerplate, not a reserved
+        // name (folded, French "réservé" is "reserve" too).
+        .filter(|l| {
+            !l.is_empty()
+                && l.chars().count() <= MAX_LINE
+                && !l.contains("rights reserved")
+                && !l.contains("reserve the right")
+                && !l.contains("reserves the right")
+        })
         .collect();
-    if let Some(p) = first_hit(&lex.quota, &lines, false) {
+    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Plain) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
     }
-    let pending = first_hit(&lex.pending_delete, &lines, false);
-    let reserved = first_hit(&lex.reserved, &lines, true);
-    let not_found = first_hit(&lex.not_found, &lines, true);
+    let pending = first_hit(&lex.pending_delete, &lines, Reading::Plain);
+    let reserved = first_hit(&lex.reserved, &lines, Reading::Claim);
+    let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
+    let negated;
+    let not_found = match first_hit(&lex.not_found, &statements, Reading::Statement) {
+        Some(n) => Some(n),
+        None => {
+            negated = statements
+                .iter()
+                .find_map(|l| echo_status(l).filter(|v| free_status(v) == Some(*v)).map(|w| format!("echo: {w}")))
+                .or_else(|| statements.iter().find_map(|l| negated_presence(l)));
+            negated.as_deref()
+        }
+    };
+    let echoed_reserved = lines.iter().find_map(|l| echo_status(l).and_then(reserved_status));
+    let reserved = reserved.or(echoed_reserved);
+    if let (Some(n), Some(e)) = (not_found, first_hit(&lex.error, &lines, Reading::Plain)) {
+        return Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" next to the error \"{e}\"")));
+    }
     match (not_found, reserved, pending) {
         (Some(n), Some(o), _) | (Some(n), None, Some(o)) => {
             Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" and \"{o}\" conflict")))
@@ -281,8 +993,83 @@ mod tests {
         // Negated or incidental mentions are not not-found answers.
         assert_eq!(c(&["the whois service is not available at this address"]), None);
         assert_eq!(c(&["copyright 2026 registry. all rights reserved"]), None);
+        assert_eq!(c(&["we reserve the right to modify these terms at any time"]), None);
         assert_eq!(c(&["notfound_handler=1"]), None, "word boundaries");
         // Both kinds: a conflict, never available.
         assert!(matches!(c(&["not found", "this name is reserved by the registry"]), Some(LexiconClass::Conflict(_))));
+    }
+
+    #[test]
+    fn notices_field_values_and_policies_are_not_answers() {
+        let c = |lines: &[&str]| classify(lines);
+        // Hypothetical or general sentences about the service.
+        assert_eq!(c(&["if a domain is not found in this database, it may be available for registration"]), None);
+        assert_eq!(c(&["note: a domain that is not found here may still be unavailable"]), None);
+        // A relative clause after the phrase only restricts the query.
+        assert!(matches!(c(&["no entries found that match your query"]), Some(LexiconClass::NotFound(_))));
+        // A not-found value of another field, or a sentence about another part of the record.
+        assert_eq!(c(&["registrant fax: not found"]), None);
+        assert_eq!(c(&["ds records: no records found"]), None);
+        assert_eq!(c(&["contact data not found are withheld for privacy reasons"]), None);
+        // A policy, not a state.
+        assert_eq!(c(&["remarks: this domain is only available for registration under certain conditions"]), None);
+        // Statements about the name still count, in key-value form too.
+        for line in [
+            "domain status: no object found",
+            "resultado: no encontrado",
+            "free.zz: not found",
+            "not found: free.zz",
+            "domain if.zz not found",
+            "the domain free.zz was not found",
+            "error:101: no entries found",
+        ] {
+            assert!(matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
+        }
+        // A negation a few words before the phrase, in its clause; a CJK negation right before it.
+        assert_eq!(
+            c(&["el dominio x.cl no está disponible para registro"]).map(|r| matches!(r, LexiconClass::NotFound(_))),
+            Some(false)
+        );
+        assert_eq!(c(&["该域名不可注册"]), None);
+        assert!(matches!(
+            c(&["registration of x.zz is not allowed: restricted name"]),
+            Some(LexiconClass::Reserved(_))
+        ));
+        // A negation next to a presence word, in wordings no phrase lists.
+        for line in [
+            "there is no record for x.zz in our database",
+            "nothing matched your query",
+            "x.zz finns inte registrerad",
+            "het domein x.nl is niet bekend in het register",
+        ] {
+            assert!(matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
+        }
+        for line in [
+            "no registrar listed",
+            "no registration status listed",
+            "no dnssec records",
+            "registrant data not found",
+            "no personal data is shown",
+            "the denic whois service on port 43 never discloses any information concerning the domain",
+            "requestor will not use information obtained using whois",
+        ] {
+            assert!(!matches!(c(&[line]), Some(LexiconClass::NotFound(_))), "{line}");
+        }
+        // Not about the name: no verdict.
+        assert_eq!(c(&["no data protection applies to legal persons"]), None);
+        assert_eq!(c(&["whois.nic.zz - available 24/7"]), None);
+        // The queried name and a status word.
+        assert!(matches!(c(&["x.zz - available"]), Some(LexiconClass::NotFound(_))));
+        assert!(matches!(c(&["x.zz (reserved)"]), Some(LexiconClass::Reserved(_))));
+        assert_eq!(reserved_status("RESERVED"), Some("reserved"));
+        assert_eq!(reserved_status("Reserved (by registry)"), Some("reserved"));
+        assert_eq!(reserved_status("clientTransferProhibited"), None);
+        assert_eq!(reserved_status("ok"), None);
+        assert!(mentions_error("invalid query or domain name not known in the registry"));
+        assert!(says_not_found("Not Found") && !says_not_found("Example Org"));
+        assert!(is_hypothetical("availability: use https://x.zz/check to see if a name is available"));
+        assert!(!is_hypothetical("no match for \"if.zz\". if you wish to register it, contact a registrar"));
+        assert!(is_aside("registrant fax: not found") && is_aside("terms of use: no data found in the text"));
+        assert!(!is_aside("query_status: 220 available") && !is_aside("the queried object does not exist: x"));
     }
 }

@@ -2,9 +2,13 @@
 //!
 //! An RDAP lookup (`GET <base>/domain/<name>`, RFC 9082 §3.1.3) answers with HTTP 200 and a
 //! domain object (RFC 9083 §5.3) when the name is registered, or HTTP 404 when the registry has
-//! no such object (RFC 9083 §6, RFC 7480 §5.3). Everything else — 200 with a help or error
-//! document, search results or another object class, 429 (RFC 7480 §5.5), 5xx, malformed JSON —
-//! says nothing about the name and is [`RdapClass::Unknown`].
+//! no such object (RFC 9083 §6, RFC 7480 §5.3); some servers send the §6 error object with
+//! `errorCode` 404 under HTTP 200, which reads the same. A domain object's statuses (RFC 9083
+//! §10.2.2 with RFC 8056's EPP/RGP mapping) refine "registered": pending delete / redemption,
+//! a registry's `reserved` extension, or — contradicting the object — `available`, which gives
+//! no verdict. Everything else — 200 with a help or other error document, search results or
+//! another object class, 429 (RFC 7480 §5.5), 5xx, malformed JSON — says nothing about the name
+//! and is [`RdapClass::Unknown`].
 
 use common::record::{DomainRecord, Registrant};
 use serde::de::{DeserializeOwned, IgnoredAny};
@@ -22,7 +26,12 @@ pub enum RdapClass {
     /// Registered, but a status says `pending delete` or `redemption period` (RFC 9083 §10.2.2,
     /// the RDAP spellings of EPP `pendingDelete` / RGP `redemptionPeriod`): it may drop soon.
     PendingDelete,
-    /// HTTP 404 from the registry: no such domain object.
+    /// A domain object whose status says the registry withholds the name (a registry
+    /// extension: `reserved`, `registry reserved`; RFC 9083 §10.2.2 has no such value).
+    Reserved,
+    /// HTTP 404 from the registry, or an RFC 9083 §6 error object with `errorCode` 404 sent with
+    /// HTTP 200: no such domain object. (Whether the server that said it is the registry's is
+    /// the caller's question: `engine.rs` only takes it from the suffix's own RDAP host.)
     NotFound,
     /// Anything else; `detail` says what (429, 5xx, error object, help, bad JSON, ...).
     Unknown,
@@ -128,8 +137,8 @@ pub struct RdapObject {
     pub notices: Member<IgnoredAny>,
     /// `remarks` (§4.3), read only for their presence.
     pub remarks: Member<IgnoredAny>,
-    /// `errorCode` (§6): present (any type) in an error object.
-    pub error_code: Member<IgnoredAny>,
+    /// `errorCode` (§6): present (any type) in an error object; the HTTP status it stands for.
+    pub error_code: Member<Value>,
     /// `title` (§6) of an error object.
     pub title: Member<String>,
     /// `description` (§6) of an error object.
@@ -266,7 +275,23 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
         Err(e) => return unknown(format!("HTTP 200 with invalid JSON: {e}")),
     };
     if obj.error_code.is_present() {
-        return unknown(format!("HTTP 200 with an error object: {}", error_text(&obj)));
+        // RFC 9083 §6: the error object's `errorCode` is the HTTP status it stands for. Some
+        // servers send it with HTTP 200; an `errorCode` 404 is then the same "no such object"
+        // as an HTTP 404 (with the same bootstrap-service exception).
+        let text = error_text(&obj);
+        if error_code(&obj) == Some(404) {
+            let lower = text.to_ascii_lowercase();
+            if lower.contains("bootstrap") || lower.contains("boostrap") {
+                return unknown(format!("HTTP 200, error 404 from a bootstrap service: {text}"));
+            }
+            return RdapReading {
+                class: RdapClass::NotFound,
+                record: DomainRecord::default(),
+                detail: format!("HTTP 200 with an error object, errorCode 404: {text}"),
+            };
+        }
+        let code = error_code(&obj).map_or_else(|| "?".to_owned(), |c| c.to_string());
+        return unknown(format!("HTTP 200 with an error object (errorCode {code}): {text}"));
     }
     match obj.object_class_name.get() {
         Some(c) if c.eq_ignore_ascii_case("domain") => {}
@@ -282,20 +307,67 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
         return unknown(format!("HTTP 200 with a malformed domain object: {why}"));
     }
     let record = read_domain(&obj);
-    let pending = record.status.iter().any(|s| {
-        let s = s.to_ascii_lowercase();
-        s.contains("pending delete") || s.contains("redemption period")
-    });
     let name = record.domain.clone().unwrap_or_else(|| "?".into());
-    if pending {
-        RdapReading {
-            class: RdapClass::PendingDelete,
-            record,
-            detail: format!("HTTP 200 domain object {name}, pending delete"),
+    let (class, detail) = match status_meaning(&record.status) {
+        StatusMeaning::Denied(s) => {
+            // A domain object that says it is not registered contradicts itself: no verdict.
+            return unknown(format!("HTTP 200 domain object {name} with status {s:?}, which denies a registration"));
         }
-    } else {
-        RdapReading { class: RdapClass::Registered, record, detail: format!("HTTP 200 domain object {name}") }
+        StatusMeaning::Reserved(s) => (RdapClass::Reserved, format!("HTTP 200 domain object {name}, status {s:?}")),
+        StatusMeaning::PendingDelete(s) => {
+            (RdapClass::PendingDelete, format!("HTTP 200 domain object {name}, pending delete (status {s:?})"))
+        }
+        StatusMeaning::Registered => (RdapClass::Registered, format!("HTTP 200 domain object {name}")),
+    };
+    RdapReading { class, record, detail }
+}
+
+/// The `errorCode` of an RFC 9083 §6 error object, as a number (some servers send it as a
+/// string).
+fn error_code(o: &RdapObject) -> Option<u16> {
+    o.error_code.get().and_then(|v| match v {
+        Value::Number(n) => n.as_u64().and_then(|n| u16::try_from(n).ok()),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+/// What a domain object's statuses say beyond "registered".
+#[derive(Debug, PartialEq, Eq)]
+enum StatusMeaning {
+    /// Only registered states: `active`, `inactive` (no delegation), `client hold`/`server
+    /// hold`, the `… prohibited` locks, `pending create/renew/transfer/update/restore`, the RGP
+    /// grace periods, `locked`, `removed`/`obscured`/`private`/`proxy` (RFC 9083 §10.2.2: parts
+    /// of the *object's data* were withheld — not a removed registration), and statuses we do not
+    /// know.
+    Registered,
+    /// EPP `pendingDelete` / RGP `redemptionPeriod` (RFC 8056 §2: `pending delete`, `redemption
+    /// period`) and registry variants (`pending purge`, `quarantine`, `redemption`), in any case
+    /// or spacing (`pendingDelete`, `PENDING_DELETE`): the name may drop soon.
+    PendingDelete(String),
+    /// A registry extension saying the name is withheld (`reserved`, `registry reserved`).
+    Reserved(String),
+    /// A status that denies the registration (`available`, `free`, `not registered`).
+    Denied(String),
+}
+
+/// Reads a domain object's statuses (RFC 9083 §10.2.2, RFC 8056 §2 mapping of EPP RFC 5731 /
+/// RGP RFC 3915 statuses). A denial wins over everything (the object contradicts itself), then
+/// reserved, then pending delete.
+fn status_meaning(statuses: &[String]) -> StatusMeaning {
+    use crate::parse::lexicon::{free_status, reserved_status};
+    const PENDING_DELETE: &[&str] = &["pendingdelete", "redemptionperiod", "redemption", "pendingpurge", "quarantine"];
+    let compact = |s: &str| s.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
+    if let Some(s) = statuses.iter().find(|s| free_status(s).is_some()) {
+        return StatusMeaning::Denied(s.clone());
     }
+    if let Some(s) = statuses.iter().find(|s| reserved_status(s).is_some()) {
+        return StatusMeaning::Reserved(s.clone());
+    }
+    if let Some(s) = statuses.iter().find(|s| PENDING_DELETE.contains(&compact(s).as_str())) {
+        return StatusMeaning::PendingDelete(s.clone());
+    }
+    StatusMeaning::Registered
 }
 
 /// [`read_rdap`] for a lookup of `asked` (A-label) / `asked_unicode` (U-label): a domain object
@@ -305,7 +377,7 @@ pub fn read_rdap(http_status: u16, body: &[u8]) -> RdapReading {
 /// to the query (RFC 9082 §3.1.3 looks the object up by that name).
 pub fn read_rdap_for(asked: &str, asked_unicode: &str, http_status: u16, body: &[u8]) -> RdapReading {
     let reading = read_rdap(http_status, body);
-    if !matches!(reading.class, RdapClass::Registered | RdapClass::PendingDelete) {
+    if !matches!(reading.class, RdapClass::Registered | RdapClass::PendingDelete | RdapClass::Reserved) {
         return reading;
     }
     let norm = |s: &str| s.trim().trim_end_matches('.').to_lowercase();
@@ -585,6 +657,76 @@ mod tests {
         assert_eq!(read_rdap_for("xn--bcher-kva.de", "bücher.de", 200, other_idn.as_bytes()).class, RdapClass::Unknown);
         let broken = br#"{"objectClassName":"domain","ldhName":"x.com","entities":[{"vcardArray":{}}]}"#;
         assert_eq!(read_rdap(200, broken).class, RdapClass::Unknown);
+    }
+
+    #[test]
+    fn an_error_object_404_under_http_200_is_not_found() {
+        for body in [
+            br#"{"errorCode":404,"title":"Not Found","description":["Object not found"]}"#.as_slice(),
+            br#"{"rdapConformance":["rdap_level_0"],"errorCode":"404","title":"Domain not found"}"#.as_slice(),
+        ] {
+            let r = read_rdap(200, body);
+            assert_eq!(r.class, RdapClass::NotFound, "{}", r.detail);
+        }
+        let boot = br#"{"errorCode":404,"title":"x.zz not found in IANA bootstrap file"}"#;
+        assert_eq!(read_rdap(200, boot).class, RdapClass::Unknown);
+        for other in [
+            br#"{"errorCode":429,"title":"Too Many Requests"}"#.as_slice(),
+            br#"{"errorCode":500}"#,
+            br#"{"errorCode":null}"#,
+        ] {
+            assert_eq!(read_rdap(200, other).class, RdapClass::Unknown);
+        }
+    }
+
+    #[test]
+    fn statuses_of_rfc_8056_and_registry_variants() {
+        let with = |statuses: &str| {
+            let body =
+                DOMAIN.replace(r#""status":["client transfer prohibited"]"#, &format!(r#""status":[{statuses}]"#));
+            read_rdap(200, body.as_bytes()).class
+        };
+        // The RGP/EPP deletion states, in RDAP and EPP spellings and any case.
+        for s in [
+            r#""pending delete""#,
+            r#""pendingDelete""#,
+            r#""PENDING_DELETE""#,
+            r#""Redemption Period""#,
+            r#""redemptionPeriod""#,
+            r#""pending purge""#,
+            r#""quarantine""#,
+        ] {
+            assert_eq!(with(s), RdapClass::PendingDelete, "{s}");
+        }
+        // Registered states: holds, locks, grace periods, redaction markers, unknown statuses.
+        for s in [
+            r#""active""#,
+            r#""inactive""#,
+            r#""client hold""#,
+            r#""server hold""#,
+            r#""pending restore""#,
+            r#""pending transfer""#,
+            r#""pending create""#,
+            r#""auto renew period""#,
+            r#""add period""#,
+            r#""locked""#,
+            r#""removed""#,
+            r#""obscured""#,
+            r#""private""#,
+            r#""server delete prohibited", "client update prohibited""#,
+            r#""some registry status""#,
+        ] {
+            assert_eq!(with(s), RdapClass::Registered, "{s}");
+        }
+        for s in [r#""reserved""#, r#""Registry Reserved""#, r#""active", "reserved""#] {
+            assert_eq!(with(s), RdapClass::Reserved, "{s}");
+        }
+        // A domain object that says it is not registered contradicts itself: no verdict.
+        for s in [r#""available""#, r#""free""#, r#""not registered""#] {
+            assert_eq!(with(s), RdapClass::Unknown, "{s}");
+        }
+        let reserved_other = br#"{"objectClassName":"domain","ldhName":"EXAMPLE.NET","status":["reserved"]}"#;
+        assert_eq!(read_rdap_for("example.com", "example.com", 200, reserved_other).class, RdapClass::Unknown);
     }
 
     #[test]

@@ -4,8 +4,11 @@
 use common::record::DomainRecord;
 
 use super::WhoisClass;
+use super::fields::{holder_named, object_handles, read_fields};
 use super::lines::Line;
-use super::markers::{Family, Lists, Marker, Markers, Selected, first_match, last_hit};
+use super::markers::{
+    DateOrder, Family, Lists, Marker, Markers, Selected, first_match, first_statement_match, last_hit,
+};
 
 pub(super) fn classify(
     data: &Markers,
@@ -26,6 +29,12 @@ pub(super) fn classify(
     if let Some(rule) = family_then_generic(|l| &l.reserved) {
         return (WhoisClass::Reserved, Some(rule));
     }
+    // A status field whose value alone says the name is withheld ("Estado / Status: RESERVED",
+    // "state: blocked"), under whatever key wording the field reader knows: reserved, even with
+    // a creation date or a holder (the registry's own hold on the name).
+    if let Some(word) = record.status.iter().find_map(|s| crate::parse::lexicon::reserved_status(s)) {
+        return (WhoisClass::Reserved, Some(format!("status:{word}")));
+    }
     // The family's own unknown wording describes that registry's whole answer (NIC-Uruguay's
     // record of the zone com.uy shown in place of a com.uy name it does not hold, status ACTIVO
     // and all): it decides even when a registered marker follows.
@@ -42,12 +51,19 @@ pub(super) fn classify(
             .and_then(|l| last_hit(&l.registered, lines))
             .into_iter()
             .chain(last_hit(&data.generic.registered, lines))
-            .any(|(_, reg_at)| reg_at > at);
+            .any(|(_, reg_at)| reg_at > at)
+            // The registry's answer after the referral may word its keys in a way no marker
+            // knows ("Registrador:", "Fecha de creación:"): its registration facts count too.
+            || {
+                // Only a record of a name (a domain with a dot, not IANA's `domain: COM`).
+                let after = read_fields(&lines[at + 1..], DateOrder::Dmy);
+                after.domain.is_some() && field_evidence(&after, &lines[at + 1..]).is_some()
+            };
         if !registered_after {
             return (WhoisClass::Unknown, Some(rule.rule.clone()));
         }
     }
-    let registered = registered_marker.or_else(|| field_evidence(record));
+    let registered = registered_marker.or_else(|| field_evidence(record, lines));
 
     if sel.wrong_server {
         // E.g. Verisign's "No match for" about a .et name: that server does not hold .et.
@@ -58,10 +74,18 @@ pub(super) fn classify(
         };
     }
 
-    // Only the family's own "available" wording counts when the family is known.
-    let available_rules =
-        sel.family.and_then(|f| f.lists.available.as_deref()).or(data.generic.available.as_deref()).unwrap_or(&[]);
-    let available = first_match(available_rules, lines).map(|m| m.rule.clone());
+    // Only the family's own "available" wording counts when the family is known; the generic
+    // wording only on lines that are statements about the name.
+    let available = match sel.family.and_then(|f| f.lists.available.as_deref()) {
+        Some(own) => first_match(own, lines).map(|m| m.rule.clone()),
+        None => first_statement_match(data.generic.available.as_deref().unwrap_or(&[]), lines)
+            .map(|m| m.rule.clone())
+            // A status field that alone says free, under any status key the field reader knows
+            // ("Stav: volná", "Estado: disponible", "域名状态：可注册").
+            .or_else(|| {
+                record.status.iter().find_map(|s| crate::parse::lexicon::free_status(s)).map(|w| format!("status:{w}"))
+            }),
+    };
 
     let result = match (available, registered) {
         // Both: the registration facts win — a stray phrase must not free a registered name.
@@ -108,19 +132,72 @@ pub(super) fn generic_lexicon(lines: &[Line<'_>]) -> Option<(WhoisClass, Option<
     })
 }
 
-/// Registration facts that only a registered answer carries.
-pub(super) fn field_evidence(record: &DomainRecord) -> Option<String> {
+/// Registration facts that only a registered answer carries: a creation or expiry date, a
+/// registrar, name servers, a holder (`Registrant:`, `owner:`, `Titular:`; a value that itself
+/// says "not found" is none), or a RIPE-style domain object's contact handles (`admin-c:`,
+/// `tech-c:`, `holder-c:`, `mnt-by:` with a value, next to the domain's name). Empty values are
+/// never evidence: a registry may print its whole template blank for a name it does not hold.
+pub(super) fn field_evidence(record: &DomainRecord, lines: &[Line<'_>]) -> Option<String> {
+    use crate::parse::lexicon::says_not_found;
     if record.created_at.is_some() {
         Some("field:created".into())
     } else if record.expires_at.is_some() {
         Some("field:expires".into())
-    } else if record.registrar.is_some() {
+    } else if record.registrar.as_deref().is_some_and(|r| !says_not_found(r)) {
         Some("field:registrar".into())
     } else if !record.nameservers.is_empty() {
         Some("field:nameservers".into())
+    } else if record.registrant.org.as_deref().is_some_and(|o| !says_not_found(o)) || holder_named(lines) {
+        Some("field:registrant".into())
+    } else if record.domain.is_some() && object_handles(lines) {
+        Some("field:contact handles".into())
     } else {
-        None
+        // An EPP status, or a status value that alone says registered in the registry's words.
+        record
+            .status
+            .iter()
+            .find(|s| is_epp_status(s) || crate::parse::lexicon::taken_status(s).is_some())
+            .map(|s| format!("field:status {s}"))
     }
+}
+
+/// An EPP domain status of a registered object (RFC 5731 §2.3, RFC 3915 §3.1), in either
+/// spelling (`clientTransferProhibited`, `client transfer prohibited`): only an existing
+/// registration carries one. `ok`/`active` are left to the markers (they also name other
+/// things: a registrar's account, a contact).
+fn is_epp_status(status: &str) -> bool {
+    const EPP: &[&str] = &[
+        "clientdeleteprohibited",
+        "clienthold",
+        "clientrenewprohibited",
+        "clienttransferprohibited",
+        "clientupdateprohibited",
+        "serverdeleteprohibited",
+        "serverhold",
+        "serverrenewprohibited",
+        "servertransferprohibited",
+        "serverupdateprohibited",
+        "pendingcreate",
+        "pendingrenew",
+        "pendingtransfer",
+        "pendingupdate",
+        "pendingdelete",
+        "pendingrestore",
+        "redemptionperiod",
+        "addperiod",
+        "autorenewperiod",
+        "renewperiod",
+        "transferperiod",
+    ];
+    let compact: String = status
+        .split(" (")
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    EPP.contains(&compact.as_str())
 }
 
 pub(super) fn is_pending_delete(data: &Markers, family: Option<&Family>, record: &DomainRecord) -> bool {

@@ -507,7 +507,79 @@ pub(super) fn strip_registrar_id(v: &str) -> String {
 
 pub(super) fn is_placeholder(v: &str) -> bool {
     let l = v.trim().to_ascii_lowercase();
-    l.is_empty() || matches!(l.as_str(), "-" | "n/a" | "na" | "none" | "not defined" | "not.defined" | "null")
+    l.is_empty()
+        || matches!(
+            l.as_str(),
+            "-" | "--"
+                | "n/a"
+                | "na"
+                | "n.a."
+                | "none"
+                | "(none)"
+                | "nil"
+                | "not defined"
+                | "not.defined"
+                | "null"
+                | "unknown"
+        )
+}
+
+/// Keys naming the holder of the name (ICANN RDDS `Registrant Name`, ccTLD wordings), read only
+/// as registration evidence: the value is not stored (a person's name is not an organisation).
+const HOLDER_NAME_KEYS: &[&str] = &[
+    "registrant name",
+    "registrant contact name",
+    "holder name",
+    "owner name",
+    "domain holder name",
+    "titular",
+    "nombre del titular",
+    "nome do titular",
+    "titulaire",
+    "nom du titulaire",
+    "inhaber",
+    "intestatario",
+    "houder",
+    "abonent",
+    "владелец",
+    "администратор домена",
+    "所有者",
+    "注册人",
+    "註冊人",
+    "登録者",
+    "등록인",
+    "صاحب النطاق",
+    "دارنده",
+];
+
+/// Whether the answer names a holder under one of [`HOLDER_NAME_KEYS`], with a value that is
+/// no placeholder and does not itself say "not found".
+pub(super) fn holder_named(lines: &[Line<'_>]) -> bool {
+    lines.iter().filter(|l| !l.comment).any(|l| {
+        split_key_value(l.raw.trim()).is_some_and(|(k, v)| {
+            key_candidates(&k).iter().any(|c| HOLDER_NAME_KEYS.contains(&c.as_str()))
+                && !is_placeholder(&v)
+                && !crate::parse::lexicon::says_not_found(&v)
+        })
+    })
+}
+
+/// Keys of a RIPE-style domain object naming its contacts by handle (`admin-c: HM-PRIVAT`),
+/// normalised as [`normalise_key`] does.
+const OBJECT_HANDLE_KEYS: &[&str] =
+    &["admin c", "tech c", "zone c", "holder c", "registrant c", "owner c", "billing c", "mnt by"];
+
+/// Whether the answer has a domain object's contact handles (`admin-c:`, `tech-c:`, `mnt-by:`
+/// with a value that is a handle): the object exists, so the name is held by someone.
+pub(super) fn object_handles(lines: &[Line<'_>]) -> bool {
+    lines.iter().filter(|l| !l.comment).any(|l| {
+        split_key_value(l.raw.trim()).is_some_and(|(k, v)| {
+            OBJECT_HANDLE_KEYS.contains(&k.as_str())
+                && !is_placeholder(&v)
+                && v.split_whitespace().count() == 1
+                && v.chars().any(|c| c.is_alphanumeric())
+        })
+    })
 }
 
 /// The name servers of an answer made of bare `<label> <name server>` lines, one per delegation,
@@ -516,7 +588,9 @@ pub(super) fn is_placeholder(v: &str) -> bool {
 pub(super) fn nameserver_lines(lines: &[Line<'_>]) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for l in lines.iter().filter(|l| !l.comment) {
-        let mut words = l.norm.split(' ');
+        // The raw text, not the folded `norm`: a host name keeps its letters.
+        let raw = l.raw.trim().to_lowercase();
+        let mut words = raw.split_whitespace();
         let (Some(label), Some(host), None) = (words.next(), words.next(), words.next()) else {
             continue;
         };

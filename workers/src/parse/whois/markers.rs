@@ -260,7 +260,8 @@ pub(super) fn compile_marker(rule: &str) -> Result<Marker, String> {
     if body.contains("  ") {
         return Err(format!("{rule:?}: runs of spaces are collapsed in the text; use one space"));
     }
-    let parts: Vec<String> = body.split('*').map(str::to_owned).collect();
+    // Matched against folded lines (see `lexicon::fold`), so folded the same way.
+    let parts: Vec<String> = crate::parse::lexicon::fold(body).split('*').map(str::to_owned).collect();
     if parts.iter().skip(1).take(parts.len().saturating_sub(2)).any(String::is_empty) {
         return Err(format!("{rule:?}: `**` is not allowed"));
     }
@@ -330,10 +331,19 @@ impl Marker {
         }
         match self.anchor {
             Anchor::Whole => pos == line.len(),
-            _ if self.needs_value => !line[pos..].trim().is_empty(),
+            _ if self.needs_value => !is_placeholder_value(&line[pos..]),
             _ => true,
         }
     }
+}
+
+/// A value that stands for nothing (`Registrar: -`, `Name Server: unknown`): a rule that needs
+/// a value (`^registrar:`) does not match it — a blank template is no registration.
+fn is_placeholder_value(v: &str) -> bool {
+    matches!(
+        v.trim().trim_end_matches(['.', ')']).trim_start_matches('('),
+        "" | "-" | "--" | "n/a" | "na" | "n.a" | "none" | "null" | "nil" | "unknown" | "not found" | "not defined"
+    )
 }
 
 /// The matching marker on the latest line, with that line's index.
@@ -349,6 +359,19 @@ pub(super) const MAX_LOOSE_LINE: usize = 160;
 
 pub(super) fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
     markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l)))
+}
+
+/// [`first_match`] over the lines that are statements about the queried name: a `key: value`
+/// line about another part of the record ("Registrant Fax: not found", see
+/// [`crate::parse::lexicon::is_aside`]), a hypothetical sentence ("… to see if a name is
+/// available", [`crate::parse::lexicon::is_hypothetical`]) and a line with an error wording
+/// ("invalid query or domain not found", [`crate::parse::lexicon::mentions_error`]) are skipped.
+/// Used for the generic "available" rules, whose loose forms (`=* not found`, `=* is available`)
+/// would otherwise read such a line as the answer.
+pub(super) fn first_statement_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
+    use crate::parse::lexicon::{is_aside, is_hypothetical, mentions_error};
+    let statement = |l: &Line<'_>| !is_aside(&l.norm) && !is_hypothetical(&l.norm) && !mentions_error(&l.norm);
+    markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l) && statement(l)))
 }
 
 pub(super) fn line_matches(m: &Marker, l: &Line<'_>) -> bool {

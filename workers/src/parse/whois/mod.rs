@@ -8,7 +8,8 @@
 //! in order:
 //!
 //! 1. a rate-limit marker (e.g. "request limit exceeded") → [`WhoisClass::RateLimited`];
-//! 2. a reserved marker (e.g. "Reserved by Registry") → [`WhoisClass::Reserved`];
+//! 2. a reserved marker (e.g. "Reserved by Registry"), or a status value that alone says so
+//!    under any status key ("Estado / Status: RESERVED") → [`WhoisClass::Reserved`];
 //! 3. an "unknown" marker (text that is not about a domain registration, e.g. IANA's record for
 //!    a TLD) → [`WhoisClass::Unknown`]; a generic one yields to a registered marker that
 //!    follows it, the family's own ones do not (NIC-Uruguay's record of the zone `com.uy`, `ACTIVO`
@@ -17,17 +18,26 @@
 //!    [`WhoisClass::Unknown`] unless the answer shows a registration;
 //! 5. an "available" marker (e.g. `No match for "X".`) with no sign of a registration →
 //!    [`WhoisClass::Available`]; when the family is known only *its* available markers count
-//!    (a phrase from another registry's vocabulary must not decide availability);
+//!    (a phrase from another registry's vocabulary must not decide availability); the generic
+//!    ones count only on lines that state something about the name (not another field's value,
+//!    not a hypothetical sentence, not next to an error wording), and a status value that alone
+//!    says free counts like them;
 //! 6. a registered marker, or registration facts read from the answer (creation/expiry date,
-//!    registrar, name servers) → [`WhoisClass::Registered`], with `pending_delete` set when a
-//!    status says redemption / pending delete / quarantine;
+//!    registrar, name servers, a holder, a RIPE object's contact handles, an EPP status) →
+//!    [`WhoisClass::Registered`], with `pending_delete` set when a status says redemption /
+//!    pending delete / quarantine (or the lexicon's wording for it);
 //! 7. an empty answer → available only for families that declare `empty_means_available`;
 //! 8. anything else → [`WhoisClass::Unknown`]. Text we cannot place is never "available": a
 //!    false "available" is the worst answer this service can give.
 //!
 //! Markers read each line as a statement: anchored rules skip the tail of a wrapped sentence and
 //! loose rules skip long disclaimer paragraphs, which mention "not found" or "available for
-//! registration" in passing.
+//! registration" in passing. Lines are folded before matching (case, diacritics, Arabic/Persian
+//! letter forms, full-width forms: `lexicon::fold`); comment marks are `%`, `#`, `;`, `//`,
+//! `--`, `>>>`, and an answer printed entirely as comments is read as content.
+//!
+//! [`read_whois_for`] adds the asked name: an answer whose `Domain Name` echo names another
+//! domain gives no verdict.
 //!
 //! The field reader understands `Key: value` lines (with dot leaders, `[Key] value` as at JPRS,
 //! bilingual `Nome / Name:` keys) and indentation blocks (`Registrar:` followed by indented lines,
@@ -137,6 +147,19 @@ pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
     }
 }
 
+/// Full-width ASCII forms (`：`, `Ｄｏｍａｉｎ`) and the ideographic space as their ASCII
+/// counterparts: CJK registries print keys and separators in either width (Unicode's
+/// Halfwidth and Fullwidth Forms block, U+FF01–U+FF5E).
+fn fold_width(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(u32::from(c) - 0xfee0).unwrap_or(c),
+            '\u{3000}' => ' ',
+            _ => c,
+        })
+        .collect()
+}
+
 /// Reads one WHOIS answer.
 ///
 /// - `raw`: the bytes the server sent (RFC 3912: free text, no charset given by the protocol);
@@ -146,6 +169,46 @@ pub fn decode(raw: &[u8], charset: Option<&str>) -> String {
 /// - `charset`: a WHATWG encoding label when the server is known to answer in one, see [`decode`].
 pub fn read_whois(raw: &[u8], server: Option<&str>, suffix: &str, charset: Option<&str>) -> WhoisReading {
     read_whois_with(raw, server, suffix, charset, true)
+}
+
+/// [`read_whois`] for a lookup of `asked` (the A-label form): an answer that names another
+/// domain (its `Domain Name:` echo, read as [`DomainRecord::domain`]) says nothing about the name
+/// asked — a registry printing the record of its zone (`com.uy`) or of another name proves
+/// nothing — so a definitive reading becomes [`WhoisClass::Unknown`], as the RDAP reader does
+/// with a foreign `ldhName` (`parse::rdap::read_rdap_for`). The echo is compared in A-label form
+/// (UTS 46 through `url::Host`), so `bäckerei.de` echoed for `xn--bckerei-5wa.de` matches.
+pub fn read_whois_for(
+    asked: &str,
+    raw: &[u8],
+    server: Option<&str>,
+    suffix: &str,
+    charset: Option<&str>,
+) -> WhoisReading {
+    let mut reading = read_whois(raw, server, suffix, charset);
+    if matches!(reading.class, WhoisClass::Unknown | WhoisClass::RateLimited) {
+        return reading;
+    }
+    if let Some(echoed) = reading.record.domain.clone()
+        && !same_name(&echoed, asked)
+    {
+        reading.marker = Some(format!("the answer names {echoed}, not {asked}"));
+        reading.class = WhoisClass::Unknown;
+        reading.pending_delete = false;
+    }
+    reading
+}
+
+/// Whether two spellings name the same domain: equal in A-label form, ignoring case and a
+/// trailing dot.
+fn same_name(a: &str, b: &str) -> bool {
+    let ascii = |s: &str| {
+        let s = s.trim().trim_end_matches('.').to_lowercase();
+        match url::Host::parse(&s) {
+            Ok(url::Host::Domain(d)) => d,
+            _ => s,
+        }
+    };
+    ascii(a) == ascii(b)
 }
 
 /// [`read_whois`] with the registry family's own wording rules switched off: only which
@@ -163,7 +226,7 @@ fn read_whois_with(
     charset: Option<&str>,
     family_rules: bool,
 ) -> WhoisReading {
-    let text = decode(raw, charset);
+    let text = fold_width(&decode(raw, charset));
     let lines = prepare_lines(&text);
     let data = match markers() {
         Ok(m) => m,
@@ -188,8 +251,13 @@ fn read_whois_with(
         record.nameservers = fields::nameserver_lines(&lines);
     }
     let (class, marker) = classify(data, &selected, &lines, &record);
+    // Pending delete: an EPP/RGP status the markers know, the lexicon's decision, or the
+    // lexicon's wording in a status value or a short statement ("Estado: pendiente de
+    // eliminación", "Домен будет освобожден 2026-07-01").
     let pending_delete = class == WhoisClass::Registered
         && (is_pending_delete(data, selected.family, &record)
-            || marker.as_deref().is_some_and(|m| m.starts_with("lexicon:pending_delete")));
+            || marker.as_deref().is_some_and(|m| m.starts_with("lexicon:pending_delete"))
+            || record.status.iter().any(|s| crate::parse::lexicon::says_pending_delete(s).is_some())
+            || lines.iter().any(|l| !l.continuation && crate::parse::lexicon::says_pending_delete(&l.norm).is_some()));
     WhoisReading { class, pending_delete, marker, record }
 }

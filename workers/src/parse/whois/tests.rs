@@ -284,3 +284,139 @@ fn nic_uruguay_zone_record_is_not_the_name_asked() {
     assert_eq!(read(free, Some("whois.nic.org.uy"), "com.uy").class, WhoisClass::Unknown);
     assert_eq!(read(free, Some("whois.nic.org.uy"), "uy").class, WhoisClass::Available);
 }
+
+#[test]
+fn comment_marks_other_than_percent_and_hash() {
+    for prefix in [";", "--", "//", ">>>"] {
+        let text = format!(
+            "{prefix} Terms of use: by querying you agree.\n{prefix} No entries found for the selected source.\n"
+        );
+        let r = read(&text, None, "zz");
+        assert_eq!(r.class, WhoisClass::Available, "{prefix}");
+    }
+    // A rule of dashes is decoration, not a comment.
+    assert_eq!(comment_body("-----------"), None);
+    assert_eq!(comment_body("-- "), None);
+    assert_eq!(comment_body("% x"), Some("x"));
+}
+
+#[test]
+fn an_answer_printed_entirely_as_comments_is_read_as_content() {
+    // Every line behind a comment mark: the facts are there, and a remark that mentions
+    // availability must not free the name.
+    let text = "% domain:   nic.zz\n% holder-c:   ZZ1-REG\n% nserver:   ns1.nic.zz\n% nserver:   ns2.nic.zz\n% expire-date:   2030-05-26\n% remarks:   only available for registration in the nic.zz zone if not found\n";
+    let r = read(text, None, "zz");
+    assert_eq!(r.class, WhoisClass::Registered, "{:?}", r.marker);
+    assert_eq!(r.record.nameservers, vec!["ns1.nic.zz".to_owned(), "ns2.nic.zz".to_owned()]);
+}
+
+#[test]
+fn a_not_found_value_of_another_field_is_not_the_answer() {
+    let text = "Domain: x.zz\nRegistrant Fax: not found\nDS Records: no records found\n% Availability: see https://x.zz/check to see if a name is available\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Unknown);
+}
+
+#[test]
+fn registration_evidence_the_markers_do_not_name() {
+    // A RIPE-style domain object: contact handles next to the domain's name.
+    let ripe = "domain:   example.zz\nadmin-c:  AB12-ZZ\ntech-c:   AB12-ZZ\nchanged:  2003-03-28\n\n% not found handles are hidden\n";
+    assert_eq!(read(ripe, None, "zz").class, WhoisClass::Registered);
+    // A holder named, in a registry's own words, with a quota notice (reduced information).
+    let holder =
+        "% Query rate limit exceeded. Reduced information.\n\ndomain:  example.zz\nowner:   Example University\n";
+    assert_eq!(read(holder, None, "zz").class, WhoisClass::Registered);
+    let named = "Domain Name: example.zz\nRegistrant Name: Jane Doe\n";
+    let r = read(named, None, "zz");
+    assert_eq!((r.class, r.record.registrant.org.as_deref()), (WhoisClass::Registered, None));
+    // Blank or not-found values are no evidence.
+    let blank = "Domain Name: example.zz\nRegistrant Name:\nadmin-c:\nRegistrar: unknown\nNo match for example.zz\n";
+    assert_eq!(read(blank, None, "zz").class, WhoisClass::Available);
+    let none = "Domain Name: example.zz\nRegistrant Name: not found\nStatus: free\n";
+    assert_eq!(read(none, None, "zz").class, WhoisClass::Available);
+}
+
+#[test]
+fn a_reserved_status_value_is_reserved_under_any_key() {
+    let text =
+        "Nome de domínio / Domain Name: x.zz\nData de registo / Creation Date: 09/02/2009\nEstado / Status: RESERVED\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Reserved);
+    let text = "domain: x.zz\ncreated: 2001-01-01\nstate: reservado\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Reserved);
+    // A registered name that a court blocked is still registered.
+    let text = "domain: x.zz\ncreated: 2001-01-01\nstatus: BLOCKED\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Registered);
+    assert_eq!(read("\nRestricted\n", None, "zz").class, WhoisClass::Reserved);
+}
+
+#[test]
+fn an_error_next_to_a_not_found_wording_is_no_answer() {
+    assert_eq!(read("Invalid query or domain name not known in the Registry\n", None, "zz").class, WhoisClass::Unknown);
+    assert_eq!(read("Invalid query or domain not found\n", None, "zz").class, WhoisClass::Unknown);
+}
+
+#[test]
+fn an_answer_all_in_capitals_keeps_its_statements() {
+    let text = "% IANA WHOIS SERVER\n% FOR MORE INFORMATION ON IANA, VISIT HTTP://WWW.IANA.ORG\n% THIS QUERY RETURNED 0 OBJECTS.\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Available);
+    let text = "domain name: x.zz\nthe domain x.zz was not found.\n";
+    assert_eq!(read(text, None, "zz").class, WhoisClass::Available);
+}
+
+#[test]
+fn status_values_and_epp_statuses_speak_under_any_key() {
+    // A free status under a localised key, with no registration: available.
+    for text in [
+        "Doména: x.zz\nStav: volná\n",
+        "Nombre de dominio: x.zz\nEstado: disponible\n",
+        "域名：x.zz\n域名状态：可注册\n",
+    ] {
+        assert_eq!(read(text, None, "zz").class, WhoisClass::Available, "{text}");
+    }
+    // A free status next to registration evidence: registered (the evidence wins).
+    assert_eq!(read("Domain: x.zz\nStatus: free\nCreated: 2001-01-01\n", None, "zz").class, WhoisClass::Registered);
+    // A status that says registered in the registry's words is a registration too.
+    for text in
+        ["Dominio: x.zz\nEstado: activo\n", "Alan adı: x.zz\nDurum: aktif\n", "domain: x.zz\nstate: delegated\n"]
+    {
+        assert_eq!(read(text, None, "zz").class, WhoisClass::Registered, "{text}");
+    }
+    // EPP statuses alone are a registration.
+    let r = read("Domain: x.zz\nStatus: clientTransferProhibited\n", None, "zz");
+    assert_eq!((r.class, r.marker.as_deref()), (WhoisClass::Registered, Some("field:status clientTransferProhibited")));
+    // Pending delete in a registry's own words, as a status value.
+    let r =
+        read("Nombre de dominio: x.zz\nFecha de creación: 2010-01-01\nEstado: pendiente de eliminación\n", None, "zz");
+    assert_eq!((r.class, r.pending_delete), (WhoisClass::Registered, true));
+    // …but not from a notice about the policy.
+    let r = read(
+        "Domain: x.zz\nCreated: 2010-01-01\n% Names in redemption period may be restored if the registrar asks.\n",
+        None,
+        "zz",
+    );
+    assert_eq!((r.class, r.pending_delete), (WhoisClass::Registered, false));
+}
+
+#[test]
+fn an_answer_about_another_name_gives_no_verdict() {
+    let zone = "Nombre de Dominio: com.uy\nFecha de Creacion: 1990-01-01\nEstatus del dominio: ACTIVO\n";
+    let r = read_whois_for("example.com.uy", zone.as_bytes(), None, "com.uy", None);
+    assert_eq!(r.class, WhoisClass::Unknown, "{:?}", r.marker);
+    let other = "Domain Name: other.zz\nDomain Status: No Object Found\n";
+    assert_eq!(read_whois_for("asked.zz", other.as_bytes(), None, "zz", None).class, WhoisClass::Unknown);
+    // The same name in another form or case is the same answer.
+    let idn = "Domain: bäckerei.de\nStatus: connect\nNserver: ns1.example.de\n";
+    assert_eq!(read_whois_for("xn--bckerei-5wa.de", idn.as_bytes(), None, "de", None).class, WhoisClass::Registered);
+    let caps = "Domain Name: ASKED.ZZ.\nCreation Date: 2001-01-01\n";
+    assert_eq!(read_whois_for("asked.zz", caps.as_bytes(), None, "zz", None).class, WhoisClass::Registered);
+    // No echo: the answer is taken as the answer to the query.
+    assert_eq!(read_whois_for("asked.zz", b"No match for ASKED.ZZ\n", None, "zz", None).class, WhoisClass::Available);
+}
+
+#[test]
+fn a_relative_clause_after_the_answer_keeps_it() {
+    assert_eq!(read("No entries found that match your query.\n", None, "zz").class, WhoisClass::Available);
+    assert_eq!(
+        read("% A domain that is not found here may be held elsewhere.\n", None, "zz").class,
+        WhoisClass::Unknown
+    );
+}

@@ -1,0 +1,610 @@
+//! How the generic layer of the WHOIS reader does on answers it has never seen.
+//!
+//! dsa is judged on registries and wordings that are not in `shared/data/whois/`. The
+//! leave-one-registry-out test (`whois_generic.rs`) reads each labelled answer with its own
+//! family's rules off; this test goes further and reads, with *every* family's rules off
+//! ([`read_whois_generic`] without a server), answers an unseen registry could plausibly send:
+//!
+//! 1. **Transformed samples**: every labelled answer of `shared/data/whois/` rewritten the way
+//!    another registry's software would print the same facts — other comment prefixes (`;`,
+//!    `--`, `>>>`, `//`, none), the whole answer commented, CRLF, trailing blanks, tabs, upper
+//!    and lower case, a UTF-8 BOM, Latin-1, indentation, a banner, evidence keys spelled in other
+//!    languages, blank-valued templates added to not-found answers, and short notices in prose
+//!    that mention "not found" or "available" added to registered ones.
+//! 2. **Hand-made answers** (`tests/unseen/handmade.txt`): realistic answers in wordings that
+//!    are *not* in the samples — not-found phrasings of ccTLD and new-gTLD registries in many
+//!    languages, reserved/blocked/premium states, pending delete and redemption, quota notices,
+//!    registered answers with unfamiliar keys. They are **written by the dsa authors from the
+//!    registries' documented formats, not recordings** (see `tests/unseen/PROVENANCE.md`).
+//!
+//! What is asserted, on every set: an answer that is not "available" is never read as available
+//! (0 false available), and a not-found answer is read as available or left unknown, never as
+//! taken. The share of not-found answers read as available is the generalisation figure, printed
+//! per set; floors keep it from sliding back.
+
+mod samples;
+
+use std::collections::BTreeMap;
+
+use workers::parse::whois::{WhoisClass, decode, read_whois_generic};
+
+/// What the reader made of one set of answers.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    /// Not-found answers read as available.
+    available: usize,
+    /// Not-found answers in total.
+    available_total: usize,
+    /// Answers read as their label says.
+    right: usize,
+    /// Answers left without a verdict (unknown, rate limited for a non-quota label).
+    unknown: usize,
+    /// Definitive readings that contradict the label.
+    wrong: usize,
+    /// Answers that are not "available" read as available: must stay 0.
+    false_available: usize,
+    total: usize,
+}
+
+impl Tally {
+    fn add(&mut self, want: Want, got: WhoisClass) {
+        self.total += 1;
+        if want == Want::Available {
+            self.available_total += 1;
+            if got == WhoisClass::Available {
+                self.available += 1;
+            }
+        } else if got == WhoisClass::Available {
+            self.false_available += 1;
+        }
+        match (want, got) {
+            (Want::Available, WhoisClass::Available)
+            | (Want::Registered, WhoisClass::Registered)
+            | (Want::Reserved, WhoisClass::Reserved)
+            | (Want::RateLimited, WhoisClass::RateLimited)
+            | (Want::NoVerdict, WhoisClass::Unknown | WhoisClass::RateLimited) => self.right += 1,
+            (_, WhoisClass::Unknown) => self.unknown += 1,
+            // A quota notice read as anything but "ask again" is wrong; so is a taken name read
+            // as free, or a free name read as taken.
+            _ => self.wrong += 1,
+        }
+    }
+
+    fn merge(&mut self, o: &Tally) {
+        self.available += o.available;
+        self.available_total += o.available_total;
+        self.right += o.right;
+        self.unknown += o.unknown;
+        self.wrong += o.wrong;
+        self.false_available += o.false_available;
+        self.total += o.total;
+    }
+
+    fn available_pct(&self) -> f64 {
+        if self.available_total == 0 { 100.0 } else { 100.0 * self.available as f64 / self.available_total as f64 }
+    }
+}
+
+/// What an answer calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Available,
+    Registered,
+    Reserved,
+    RateLimited,
+    /// An error, a wrong server, an invalid query: anything but a definitive class.
+    NoVerdict,
+}
+
+fn want_of(label: &str, detail: Option<&str>) -> Want {
+    match samples::whois_expected(label, detail) {
+        Some(WhoisClass::Available) => Want::Available,
+        Some(WhoisClass::Registered) => Want::Registered,
+        Some(WhoisClass::Reserved) => Want::Reserved,
+        Some(WhoisClass::RateLimited) => Want::RateLimited,
+        _ => Want::NoVerdict,
+    }
+}
+
+fn print_row(name: &str, t: &Tally) {
+    println!(
+        "{name:<28} {:>6} {:>6} {:>8} {:>6} {:>10} {:>9}/{:<5} {:>6.1}%",
+        t.total,
+        t.right,
+        t.unknown,
+        t.wrong,
+        t.false_available,
+        t.available,
+        t.available_total,
+        t.available_pct()
+    );
+}
+
+fn print_header(title: &str) {
+    println!("\n{title}");
+    println!(
+        "{:<28} {:>6} {:>6} {:>8} {:>6} {:>10} {:>15} {:>7}",
+        "set", "total", "right", "unknown", "wrong", "false-av", "available", "share"
+    );
+}
+
+// ----- 1. transformations of the labelled samples ------------------------------------------
+
+/// A rewrite of an answer's text as another registry's software could print it. `None` when
+/// the transformation does not apply to this answer (nothing to rewrite, not encodable).
+type Transform = fn(&str, Want) -> Option<Vec<u8>>;
+
+fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+fn map_lines(text: &str, f: impl FnMut(&str) -> String) -> String {
+    lines_of(text).map(f).collect::<Vec<_>>().join("\n")
+}
+
+/// The comment prefix of a line (`%`, `%%`, `#`, `##`), with the rest of the line.
+fn split_comment(line: &str) -> Option<(&str, &str)> {
+    let t = line.trim_start();
+    let n = t.len() - t.trim_start_matches(['%', '#']).len();
+    (n > 0).then(|| (&t[..n], t[n..].trim_start()))
+}
+
+fn recomment(text: &str, prefix: &str, suffix: &str) -> Option<Vec<u8>> {
+    let mut changed = false;
+    let out = map_lines(text, |l| match split_comment(l) {
+        Some((_, rest)) => {
+            changed = true;
+            if prefix.is_empty() { rest.to_owned() } else { format!("{prefix} {rest}{suffix}").trim_end().to_owned() }
+        }
+        None => l.to_owned(),
+    });
+    changed.then(|| out.into_bytes())
+}
+
+fn t_comment_semicolon(t: &str, _: Want) -> Option<Vec<u8>> {
+    recomment(t, ";", "")
+}
+fn t_comment_dashes(t: &str, _: Want) -> Option<Vec<u8>> {
+    recomment(t, "--", "")
+}
+fn t_comment_arrows(t: &str, _: Want) -> Option<Vec<u8>> {
+    recomment(t, ">>>", " <<<")
+}
+fn t_comment_slashes(t: &str, _: Want) -> Option<Vec<u8>> {
+    recomment(t, "//", "")
+}
+fn t_comment_none(t: &str, _: Want) -> Option<Vec<u8>> {
+    recomment(t, "", "")
+}
+/// Every line commented, as registries that print their whole answer as remarks do.
+fn t_all_commented(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(
+        map_lines(
+            t,
+            |l| if l.trim().is_empty() || split_comment(l).is_some() { l.to_owned() } else { format!("% {l}") },
+        )
+        .into_bytes(),
+    )
+}
+fn t_crlf(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(lines_of(t).collect::<Vec<_>>().join("\r\n").into_bytes())
+}
+fn t_trailing_blanks(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(map_lines(t, |l| format!("{l} \t ")).into_bytes())
+}
+/// Runs of two or more blanks after a key become one tab.
+fn t_tabs(t: &str, _: Want) -> Option<Vec<u8>> {
+    let out = map_lines(t, |l| {
+        let mut s = String::new();
+        let mut blanks = 0;
+        for c in l.chars() {
+            if c == ' ' {
+                blanks += 1;
+                continue;
+            }
+            if blanks >= 2 && !s.trim().is_empty() {
+                s.push('\t');
+            } else {
+                s.extend(std::iter::repeat_n(' ', blanks));
+            }
+            blanks = 0;
+            s.push(c);
+        }
+        s
+    });
+    Some(out.into_bytes())
+}
+fn t_upper(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(t.to_uppercase().into_bytes())
+}
+fn t_lower(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(t.to_lowercase().into_bytes())
+}
+fn t_bom(t: &str, _: Want) -> Option<Vec<u8>> {
+    let mut v = b"\xEF\xBB\xBF".to_vec();
+    v.extend_from_slice(t.as_bytes());
+    Some(v)
+}
+/// Latin-1 bytes (only for answers with a character outside ASCII that Latin-1 can hold).
+fn t_latin1(t: &str, _: Want) -> Option<Vec<u8>> {
+    if t.is_ascii() || t.chars().any(|c| u32::from(c) > 0xFF) {
+        return None;
+    }
+    Some(t.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect())
+}
+/// Letters with diacritics written without them, as registries limited to ASCII print them.
+fn t_ascii_letters(t: &str, _: Want) -> Option<Vec<u8>> {
+    const FROM: &str = "áàâäãåçéèêëíìîïñóòôöõúùûüýÁÀÂÄÃÅÇÉÈÊËÍÌÎÏÑÓÒÔÖÕÚÙÛÜÝąćęłńśźżĄĆĘŁŃŚŹŻčďěňřšťůžČĎĚŇŘŠŤŮŽğışĞİŞ";
+    const TO: &str = "aaaaaaceeeeiiiinooooouuuuyAAAAAACEEEEIIIINOOOOOUUUUYacelnszzACELNSZZcdenrstuzCDENRSTUZgisGIS";
+    if t.is_ascii() {
+        return None;
+    }
+    let map: Vec<(char, char)> = FROM.chars().zip(TO.chars()).collect();
+    let out: String = t.chars().map(|c| map.iter().find(|(f, _)| *f == c).map_or(c, |(_, to)| *to)).collect();
+    (out != t).then(|| out.into_bytes())
+}
+/// Persian yeh and kaf written in their Arabic forms (and the reverse), as registries in Iran and
+/// Afghanistan print either.
+fn t_arabic_letter_forms(t: &str, _: Want) -> Option<Vec<u8>> {
+    let out: String = t
+        .chars()
+        .map(|c| match c {
+            'ی' => 'ي',
+            'ک' => 'ك',
+            'ي' => 'ی',
+            'ك' => 'ک',
+            _ => c,
+        })
+        .collect();
+    (out != t).then(|| out.into_bytes())
+}
+/// The key separator printed as a full-width colon, as CJK registries may.
+fn t_fullwidth_colon(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(
+        map_lines(t, |l| match l.find(": ").or_else(|| l.find(":\t")) {
+            Some(i) if i < 40 && !l[..i].contains("http") => format!("{}：{}", &l[..i], &l[i + 1..]),
+            _ => l.to_owned(),
+        })
+        .into_bytes(),
+    )
+}
+fn t_indent(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(map_lines(t, |l| if l.trim().is_empty() { String::new() } else { format!("    {l}") }).into_bytes())
+}
+fn t_banner(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(
+        format!(
+            "Whois Server Version 3.4.1\n\n{t}\n\n>>> Last update of WHOIS database: 2026-05-01T10:00:00Z <<<\n\nFor more information on Whois status codes, please visit https://icann.org/epp\n"
+        )
+        .into_bytes(),
+    )
+}
+fn t_blank_lines_doubled(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(map_lines(t, |l| if l.trim().is_empty() { "\n".to_owned() } else { l.to_owned() }).into_bytes())
+}
+
+/// Short notices in prose that mention "not found" or "available" in passing, as registries
+/// print under registered and free answers alike. They must not free a registered name.
+const NOTICES: &[&str] = &[
+    "% If a domain is not found in this database, it may be available for registration.",
+    "% No data protection applies to legal persons.",
+    "% whois.nic.zz - available 24/7",
+    "% If no match is found, the name may be free.",
+    "% Registrant data not found in this record is withheld.",
+    "% NOTE: a domain that is not found here may still be unavailable.",
+    "% Contact data not found are withheld for privacy reasons.",
+    "% Availability: use https://www.example-registry.zz/check to see if a name is available.",
+    "# Whois data for reserved names is not available via port 43.",
+    "Registrant Fax: not found",
+    "DS Records: no records found",
+];
+
+fn t_notices(t: &str, _: Want) -> Option<Vec<u8>> {
+    Some(format!("{t}\n\n{}\n", NOTICES.join("\n")).into_bytes())
+}
+
+/// A registered (or reserved) answer cut down to its domain line and its comments, with the
+/// notices added: nothing in it says the name is free, so it must never read available.
+fn t_evidence_stripped(t: &str, want: Want) -> Option<Vec<u8>> {
+    if !matches!(want, Want::Registered | Want::Reserved) {
+        return None;
+    }
+    let mut kept = Vec::new();
+    let mut domain_seen = false;
+    for l in lines_of(t) {
+        let lower = l.trim().to_lowercase();
+        let domain_line = !domain_seen && lower.split(':').next().is_some_and(|k| k.contains("domain"));
+        if domain_line || split_comment(l).is_some() || lower.is_empty() {
+            domain_seen |= domain_line;
+            kept.push(l.to_owned());
+        }
+    }
+    Some(format!("{}\n\n{}\n", kept.join("\n"), NOTICES.join("\n")).into_bytes())
+}
+
+/// A registry that prints its whole template with empty values for a name it does not hold:
+/// empty values are not registration evidence.
+fn t_blank_template(t: &str, want: Want) -> Option<Vec<u8>> {
+    if want != Want::Available {
+        return None;
+    }
+    Some(
+        format!(
+            "{t}\n\nRegistrar:\nRegistrar IANA ID:\nCreation Date:\nUpdated Date:\nRegistry Expiry Date:\nRegistrant Name:\nRegistrant Organization:\nName Server:\nName Server:\nDNSSEC:\nnserver:\ncreated:\npaid-till:\nFecha de creación:\nDate de création:\n"
+        )
+        .into_bytes(),
+    )
+}
+
+/// Registration keys respelled the way registries in other languages print them.
+const KEY_SWAPS: &[(&str, &[&str])] = &[
+    (
+        "Creation Date:",
+        &[
+            "Fecha de creación:",
+            "Date de création:",
+            "Created On:",
+            "Registered on:",
+            "Record created:",
+            "Data de criação:",
+            "Erstellt am:",
+            "Data di registrazione:",
+            "Дата регистрации:",
+        ],
+    ),
+    ("created:", &["Registration Date:", "Registrado el:", "Date d'enregistrement:", "登録年月日:", "등록일:"]),
+    (
+        "Registry Expiry Date:",
+        &[
+            "Fecha de vencimiento:",
+            "Date d'expiration:",
+            "Expires On:",
+            "Paid-till:",
+            "Ablaufdatum:",
+            "Data di scadenza:",
+            "有効期限:",
+            "Срок действия:",
+        ],
+    ),
+    ("Registrar:", &["Registrador:", "Bureau d'enregistrement:", "Registrierstelle:", "Регистратор:", "注册商:"]),
+    (
+        "Name Server:",
+        &["nserver:", "Servidor DNS:", "Serveur de noms:", "Nameserver:", "DNS:", "Name Servers:", "域名服务器:"],
+    ),
+    ("nserver:", &["Name Server:", "Servidores de nombre:", "Serveur DNS:"]),
+];
+
+fn t_key_swaps(t: &str, want: Want) -> Option<Vec<u8>> {
+    if !matches!(want, Want::Registered | Want::Reserved) {
+        return None;
+    }
+    let mut changed = false;
+    let mut out = String::new();
+    for (i, line) in lines_of(t).enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let mut new = line.to_owned();
+        for (from, tos) in KEY_SWAPS {
+            if trimmed.get(..from.len()).is_some_and(|head| head.eq_ignore_ascii_case(from)) {
+                let to = tos[i % tos.len()];
+                new = format!("{indent}{to}{}", &trimmed[from.len()..]);
+                changed = true;
+                break;
+            }
+        }
+        out.push_str(&new);
+        out.push('\n');
+    }
+    changed.then(|| out.into_bytes())
+}
+
+const TRANSFORMS: &[(&str, Transform)] = &[
+    ("comments ';'", t_comment_semicolon),
+    ("comments '--'", t_comment_dashes),
+    ("comments '>>> <<<'", t_comment_arrows),
+    ("comments '//'", t_comment_slashes),
+    ("comments removed", t_comment_none),
+    ("all lines commented", t_all_commented),
+    ("CRLF", t_crlf),
+    ("trailing blanks", t_trailing_blanks),
+    ("tabs", t_tabs),
+    ("upper case", t_upper),
+    ("lower case", t_lower),
+    ("UTF-8 BOM", t_bom),
+    ("Latin-1", t_latin1),
+    ("letters without diacritics", t_ascii_letters),
+    ("Arabic/Persian letter forms", t_arabic_letter_forms),
+    ("full-width colon", t_fullwidth_colon),
+    ("indented", t_indent),
+    ("banner and footer", t_banner),
+    ("blank lines doubled", t_blank_lines_doubled),
+    ("prose notices added", t_notices),
+    ("blank template added", t_blank_template),
+    ("evidence stripped, notices", t_evidence_stripped),
+    ("keys in other spellings", t_key_swaps),
+];
+
+#[test]
+fn transformed_samples_are_never_falsely_available() {
+    let dir = samples::data_dir();
+    let all = samples::whois_samples(&dir);
+    // `WHOIS_UNSEEN_VERBOSE=1` lists every variant read differently from its original.
+    let verbose = std::env::var_os("WHOIS_UNSEEN_VERBOSE").is_some();
+    print_header("Transformed samples, all family rules off (generic layer only)");
+    let mut total = Tally::default();
+    // The stripped answers say nothing either way: unknown is their best reading, so they are
+    // left out of the floors (their false-available count still must be 0).
+    let mut floored = Tally::default();
+    let mut false_available = Vec::new();
+    let mut per_transform = BTreeMap::new();
+    let mut baseline = Tally::default();
+    let mut base_class = Vec::new();
+    for s in &all {
+        let want = want_of(&s.label, s.detail.as_deref());
+        let got = read_whois_generic(&s.raw, s.server.as_deref(), &s.suffix, None);
+        baseline.add(want, got.class);
+        base_class.push(got.class);
+        if want != Want::Available && got.class == WhoisClass::Available {
+            false_available.push(format!("untransformed: {} [{}] marker {:?}", s.file, s.label, got.marker));
+        }
+    }
+    print_row("(untransformed)", &baseline);
+    for (name, transform) in TRANSFORMS {
+        let mut t = Tally::default();
+        for (s, base) in all.iter().zip(&base_class) {
+            let want = want_of(&s.label, s.detail.as_deref());
+            let text = decode(&s.raw, None);
+            let Some(bytes) = transform(&text, want) else { continue };
+            let got = read_whois_generic(&bytes, s.server.as_deref(), &s.suffix, None);
+            t.add(want, got.class);
+            if verbose && got.class != *base {
+                println!("  changed by {name}: {} [{}] {base:?} → {:?} ({:?})", s.file, s.label, got.class, got.marker);
+            }
+            if want != Want::Available && got.class == WhoisClass::Available {
+                false_available.push(format!("{name}: {} [{}] marker {:?}", s.file, s.label, got.marker));
+            }
+        }
+        print_row(name, &t);
+        total.merge(&t);
+        if *name != "evidence stripped, notices" {
+            floored.merge(&t);
+        }
+        per_transform.insert(*name, t);
+    }
+    print_row("ALL VARIANTS", &total);
+    for f in &false_available {
+        println!("  FALSE AVAILABLE {f}");
+    }
+    assert!(false_available.is_empty(), "{} variants falsely read as available", false_available.len());
+    assert!(total.total > 10_000, "the transformations should make well over 10,000 variants: {}", total.total);
+    // Floors at this reader's figures (see the table above): they may only rise.
+    assert!(floored.right * 1000 >= floored.total * 975, "variants right: {}/{}", floored.right, floored.total);
+    assert!(floored.available_pct() >= 95.5, "not-found variants read available: {:.1}%", floored.available_pct());
+}
+
+// ----- 2. hand-made answers in wordings the samples do not have ---------------------------
+
+/// One hand-made answer of `tests/unseen/handmade.txt`.
+struct Handmade {
+    want: &'static str,
+    id: String,
+    text: String,
+}
+
+/// The hand-made answers used to find gaps (`handmade.txt`).
+const HANDMADE: &str = include_str!("unseen/handmade.txt");
+/// Hand-made answers written after those fixes, read once untouched, then used to find more gaps
+/// (`handmade_round2.txt`).
+const HANDMADE_ROUND2: &str = include_str!("unseen/handmade_round2.txt");
+/// Hand-made answers written after the round-2 fixes and not used to tune the reader: the honest
+/// estimate (`handmade_holdout.txt`).
+const HANDMADE_HOLDOUT: &str = include_str!("unseen/handmade_holdout.txt");
+
+fn handmade(file: &str) -> Vec<Handmade> {
+    let mut cases: Vec<Handmade> = Vec::new();
+    for line in file.lines() {
+        if let Some(head) = line.strip_prefix("==== ").and_then(|h| h.strip_suffix(" ====")) {
+            let (want, id) = head.split_once(' ').expect("`==== <want> <id> ====`");
+            let want = ["available", "registered", "pending_delete", "reserved", "rate_limited", "no_verdict"]
+                .into_iter()
+                .find(|w| *w == want)
+                .unwrap_or_else(|| panic!("unknown want {want:?} in case {id}"));
+            cases.push(Handmade { want, id: id.to_owned(), text: String::new() });
+        } else if let Some(case) = cases.last_mut() {
+            case.text.push_str(line);
+            case.text.push('\n');
+        }
+    }
+    cases
+}
+
+#[test]
+fn handmade_answers_in_unseen_wordings() {
+    let cases = handmade(HANDMADE);
+    assert!(cases.len() >= 150, "expected the full hand-made set, got {}", cases.len());
+    let t = check_handmade("Hand-made answers (written by the dsa authors, not recordings), family rules off", &cases);
+    assert!(t.right * 100 >= t.total * 98, "round 1: {}/{} right, below the 98% floor", t.right, t.total);
+}
+
+#[test]
+fn handmade_round2_answers() {
+    let cases = handmade(HANDMADE_ROUND2);
+    assert!(cases.len() >= 80, "expected the full round-2 hand-made set, got {}", cases.len());
+    let t = check_handmade("Hand-made answers, round 2, family rules off", &cases);
+    assert!(t.right * 100 >= t.total * 98, "round 2: {}/{} right, below the 98% floor", t.right, t.total);
+}
+
+#[test]
+fn handmade_holdout_answers() {
+    let cases = handmade(HANDMADE_HOLDOUT);
+    assert!(cases.len() >= 60, "expected the full held-out hand-made set, got {}", cases.len());
+    let t = check_handmade("Hand-made answers, held out (round 3, not used to tune), family rules off", &cases);
+    // The floor is the figure after the safety fixes recorded in PROVENANCE.md (41/69 right,
+    // 18/36 not-found answers read available): it may only rise.
+    assert!(t.right >= 41 && t.available >= 18, "held out: {}/{} right, {} available", t.right, t.total, t.available);
+}
+
+fn check_handmade(title: &str, cases: &[Handmade]) -> Tally {
+    // The set is meant to hold wordings the labelled samples do not: list any line of a
+    // not-found, reserved, pending-delete or quota answer that a sample has verbatim (lines of
+    // 20 characters or more with a value, compared in lower case). Registered answers use keys
+    // and EPP statuses every registry shares, so they are not checked.
+    let dir = samples::data_dir();
+    let corpus: String =
+        samples::whois_samples(&dir).iter().map(|s| decode(&s.raw, None).to_lowercase()).collect::<Vec<_>>().join("\n");
+    let mut in_samples = Vec::new();
+    for c in cases.iter().filter(|c| c.want != "registered") {
+        for l in c.text.lines().map(str::trim).filter(|l| l.chars().count() >= 20 && !l.ends_with(':')) {
+            if corpus.contains(&l.to_lowercase()) {
+                in_samples.push(format!("{}: {l}", c.id));
+            }
+        }
+    }
+
+    print_header(title);
+    let mut by_want: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut not_right = Vec::new();
+    let mut false_available = Vec::new();
+    let mut pending_flagged = (0, 0);
+    for c in cases {
+        let r = read_whois_generic(c.text.as_bytes(), None, "", None);
+        let want = match c.want {
+            "available" => Want::Available,
+            "registered" | "pending_delete" => Want::Registered,
+            "reserved" => Want::Reserved,
+            "rate_limited" => Want::RateLimited,
+            _ => Want::NoVerdict,
+        };
+        let tally = by_want.entry(c.want).or_default();
+        let before = tally.right;
+        tally.add(want, r.class);
+        if c.want == "pending_delete" {
+            pending_flagged.1 += 1;
+            if r.class == WhoisClass::Registered && r.pending_delete {
+                pending_flagged.0 += 1;
+            }
+        }
+        if want != Want::Available && r.class == WhoisClass::Available {
+            false_available.push(format!("{} ({}) read available: {:?}", c.id, c.want, r.marker));
+        }
+        if tally.right == before {
+            not_right.push(format!("{:<14} {:<34} → {:?} ({:?})", c.want, c.id, r.class, r.marker));
+        }
+    }
+    let mut total = Tally::default();
+    for (want, t) in &by_want {
+        print_row(want, t);
+        total.merge(t);
+    }
+    print_row("ALL HAND-MADE", &total);
+    println!("  pending delete flagged: {}/{}", pending_flagged.0, pending_flagged.1);
+    for n in &not_right {
+        println!("  not right: {n}");
+    }
+    for l in &in_samples {
+        println!("  also in the samples: {l}");
+    }
+    assert!(false_available.is_empty(), "hand-made answers falsely read as available:\n{}", false_available.join("\n"));
+    assert!(in_samples.is_empty(), "hand-made lines found verbatim in the samples: {in_samples:?}");
+    total
+}
