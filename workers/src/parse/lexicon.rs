@@ -265,6 +265,8 @@ pub fn fold(text: &str) -> String {
             '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
             '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
             '\u{2013}' | '\u{2014}' => out.push('-'),
+            // "Object_Not_Found", "query_status": an underscore joins words.
+            '_' => out.push(' '),
             '\u{00a0}' => out.push(' '),
             _ => match latin_base(c) {
                 Some(base) => out.push_str(base),
@@ -404,7 +406,9 @@ fn is_word_char(c: char) -> bool {
 /// Whether `c` at byte `i` of `line` ends a sentence: `.`, `;`, `!`, `?` followed by a blank
 /// (a domain name's dots do not end a sentence).
 fn ends_sentence(line: &str, i: usize, c: char) -> bool {
-    matches!(c, '.' | ';' | '!' | '?' | '。') && line[i + c.len_utf8()..].starts_with(' ')
+    // A spaced dash also ends a statement: "DOMAIN NOT FOUND - the domain may be available".
+    (matches!(c, '.' | ';' | '!' | '?' | '。') || (c == '-' && line[..i].ends_with(' ')))
+        && line[i + c.len_utf8()..].starts_with(' ')
 }
 
 /// The sentence of `line` around the bytes `start..end`, split at `start`: (head, tail).
@@ -588,11 +592,11 @@ const PRESENCE_STEMS: &[&str] = &[
 /// Articles, determiners and auxiliaries that may stand between a negation and the word it
 /// negates (folded).
 const GLUE: &[&str] = &[
-    "a", "an", "the", "any", "such", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet", "se", "ha",
-    "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi", "foram", "o", "os",
-    "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die", "das", "den",
-    "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest", "zostala",
-    "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
+    "a", "an", "the", "any", "such", "whois", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet",
+    "se", "ha", "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi",
+    "foram", "o", "os", "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die",
+    "das", "den", "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest",
+    "zostala", "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
 ];
 
 /// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
@@ -676,6 +680,8 @@ fn negated_presence(line: &str) -> Option<String> {
 /// A line that is the queried name and a status word: "x.zz - available", "x.zz: free",
 /// "x.zz (reserved)". Returns the status value, for [`free_status`] / [`reserved_status`].
 fn echo_status(line: &str) -> Option<&str> {
+    // "domain x.zz: free", "domain name x.zz: available": the name after the word domain.
+    let line = ["domain name ", "domain "].iter().find_map(|p| line.strip_prefix(p)).unwrap_or(line);
     let (name, rest) = line.split_once(char::is_whitespace).or_else(|| line.split_once(':'))?;
     let name = name.trim_end_matches(':');
     // A service host ("whois.nic.zz - available 24/7") is not the queried name.
