@@ -452,8 +452,11 @@ fn hypothetical(text: &str) -> bool {
 /// How a phrase is read in its sentence.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reading {
-    /// Wherever it occurs (quota, error and pending-delete wordings).
+    /// Wherever it occurs (error and pending-delete wordings).
     Plain,
+    /// Unless negated or in a hypothetical head ("if you exceed the query limit…"): the quota
+    /// wordings, which may name the client's IP address.
+    Refusal,
     /// Unless negated ("is not reserved"), qualified ("only") or in a hypothetical head ("if a
     /// name is reserved…"): the reserved wordings, whose false hits cost little.
     Claim,
@@ -504,7 +507,7 @@ fn discounted(line: &str, start: usize, end: usize, reading: Reading) -> bool {
         || head_trim.ends_with("no longer")
         || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
         || conditional(head)
-        || words(head).any(|w| listed(&lists.aside, w))
+        || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
 }
 
@@ -675,6 +678,22 @@ fn negated_presence(line: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A quota refusal in words no phrase lists: in one short, non-hypothetical sentence, a word
+/// saying a bound was passed ("exceeded", "reached") and one naming queries or their rate
+/// ("Number of allowed queries exceeded", "Maximum query rate reached", "Queries from your IP
+/// address have exceeded the allowed limit").
+fn exceeded_limit(line: &str) -> Option<String> {
+    const PASSED: &[&str] = &["exceeded", "exceed", "exceeds", "reached", "overrun"];
+    const QUERIES: &[&str] = &["quer", "request", "lookup", "rate", "limit", "quota"];
+    if line.chars().count() > 120 || hypothetical(line) {
+        return None;
+    }
+    let ws: Vec<&str> = words(line).collect();
+    let passed = ws.iter().find(|w| PASSED.contains(*w))?;
+    let what = ws.iter().find(|w| QUERIES.iter().any(|q| w.starts_with(q)))?;
+    Some(format!("{what} … {passed}"))
 }
 
 /// A line that is the queried name and a status word: "x.zz - available", "x.zz: free",
@@ -914,8 +933,13 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
                 && !l.contains("reserves the right")
         })
         .collect();
-    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Plain) {
+    // A quota wording counts unless negated or in a hypothetical head ("if you exceed the
+    // query limit, access may be suspended" is the service's policy, not a refusal).
+    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Refusal) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
+    }
+    if let Some(m) = lines.iter().find_map(|l| exceeded_limit(l)) {
+        return Some(LexiconClass::Quota(format!("lexicon:quota \"{m}\"")));
     }
     let pending = first_hit(&lex.pending_delete, &lines, Reading::Plain);
     let reserved = first_hit(&lex.reserved, &lines, Reading::Claim);
@@ -996,6 +1020,15 @@ mod tests {
         ));
         assert!(matches!(c(&["domain to be released on 2026-12-01"]), Some(LexiconClass::PendingDelete(_))));
         assert!(matches!(c(&["you have exceeded your allotted number of queries"]), Some(LexiconClass::Quota(_))));
+        for line in [
+            "number of allowed queries exceeded",
+            "maximum query rate reached",
+            "queries from your ip address have exceeded the allowed limit",
+        ] {
+            assert!(matches!(c(&[line]), Some(LexiconClass::Quota(_))), "{line}");
+        }
+        // A notice about the policy is no refusal.
+        assert_eq!(c(&["if you exceed the query limit, access may be suspended"]), None);
         // Negated or incidental mentions are not not-found answers.
         assert_eq!(c(&["the whois service is not available at this address"]), None);
         assert_eq!(c(&["copyright 2026 registry. all rights reserved"]), None);
