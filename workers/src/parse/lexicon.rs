@@ -685,7 +685,8 @@ fn negated_presence(line: &str) -> Option<String> {
 /// ("Number of allowed queries exceeded", "Maximum query rate reached", "Queries from your IP
 /// address have exceeded the allowed limit").
 fn exceeded_limit(line: &str) -> Option<String> {
-    const PASSED: &[&str] = &["exceeded", "exceed", "exceeds", "reached", "overrun"];
+    // Past forms only: "queries that exceed the rate limit are refused" states a policy.
+    const PASSED: &[&str] = &["exceeded", "reached", "overrun"];
     const QUERIES: &[&str] = &["quer", "request", "lookup", "rate", "limit", "quota"];
     if line.chars().count() > 120 || hypothetical(line) {
         return None;
@@ -1029,6 +1030,7 @@ mod tests {
         }
         // A notice about the policy is no refusal.
         assert_eq!(c(&["if you exceed the query limit, access may be suspended"]), None);
+        assert_eq!(c(&["queries that exceed the rate are refused"]), None);
         // Negated or incidental mentions are not not-found answers.
         assert_eq!(c(&["the whois service is not available at this address"]), None);
         assert_eq!(c(&["copyright 2026 registry. all rights reserved"]), None);
