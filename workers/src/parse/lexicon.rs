@@ -1,15 +1,26 @@
 //! The generic layer of the WHOIS reader: a multilingual lexicon of not-found, reserved/blocked,
-//! pending-delete and quota phrasings (`workers/data/whois-lexicon.json`), applied only when no
-//! registry family's markers recognised the answer and no registration evidence was read.
+//! pending-delete, quota and error phrasings and of status words (`workers/data/whois-lexicon.json`),
+//! applied only when no registry family's markers recognised the answer and no registration
+//! evidence was read; the status words and [`is_aside`] / [`is_hypothetical`] /
+//! [`mentions_error`] also serve the generic markers and the evidence reader.
 //!
 //! Rules (so that an unfamiliar wording never becomes a false "available"):
-//! - phrases match at word boundaries on normalised lines of at most [`MAX_LINE`] characters;
-//!   wrapped sentence tails and long disclaimer paragraphs are not read;
-//! - a not-found phrase right after a negation (`not`, `no`, `non`, `nicht`…) does not count;
-//! - quota wins over everything (the registry did not answer the question);
+//! - lines and phrases are [`fold`]ed alike (case, diacritics, Arabic/Persian letter forms…);
+//!   phrases match at word boundaries on lines of at most [`MAX_LINE`] characters; wrapped
+//!   sentence tails and long disclaimer paragraphs are not read;
+//! - a not-found wording counts only as a statement about the name: not negated within its
+//!   clause (`not`, `no`, `nicht`, `غير`…, or a CJK `不` right before it), not after "only", not
+//!   in a hypothetical or general sentence (`if`, `may`, `can`…; `that`/`which` before it), not
+//!   in a sentence or a `key: value` line about another part of the record ("Registrant Fax:
+//!   not found", "contact data not found");
+//! - beyond the listed phrases, a negation bearing on a presence word ("There is no record for
+//!   x", "nicht registriert") in a short sentence about the name, and the name echoed with a
+//!   free status word ("x.zz - available"), are not-found statements too;
+//! - quota wins over everything (the registry did not answer the question), unless the quota
+//!   wording is hypothetical ("if you exceed the query limit…");
 //! - not-found together with a reserved or pending-delete phrase is a conflict: unknown; so is
 //!   not-found next to an error wording ("invalid query or domain name not known");
-//! - "available" needs a not-found phrase and nothing else.
+//! - "available" needs a not-found wording and nothing else.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -191,8 +202,8 @@ fn lexicon() -> &'static Lexicon {
     })
 }
 
-/// Whether a status value alone says the name is withheld (`RESERVED`, `Blocked`, `Reservado`,
-/// `reserved (by registry)`): the lexicon's `reserved_status` word, as the whole value or
+/// Whether a status value alone says the name is withheld (`RESERVED`, `Reservado`,
+/// `reserved (by registry)`; not `blocked`, which AFNIC prints on registered names): the lexicon's `reserved_status` word, as the whole value or
 /// followed by a blank or punctuation. Returns the word.
 pub fn reserved_status(value: &str) -> Option<&'static str> {
     status_word(&lexicon().reserved_status, value)
