@@ -25,8 +25,10 @@
 //!   input" (`tr/free`), "The domain free.vu is not valid!" (`vu/free`), `.nz`'s "510 Domain is
 //!   not managed by this register" about `co.nz.nz` (a name that cannot exist), a registrar's
 //!   "We could not find the requested domain on our system" (udag: only the registry's word
-//!   proves available), and weppos' `dk/response_throttled.expected`, which holds `%s == true`
-//!   (a fixture template, not a WHOIS answer).
+//!   proves available). weppos' `dk/response_throttled.expected` holds `#response_throttled?`
+//!   and `%s == true` (a fixture template, not a WHOIS answer); it reads `rate_limited` only
+//!   because its own comment line says "throttled" (the lexicon folds `_` to a blank) — a
+//!   label match by accident, not a reader that understands it.
 //! * Text that says *registered*, labelled reserved (read `registered`): Nominet's
 //!   `internet.co.uk` (weppos `status_reserved`, `property_status_no_status_listed`). The answer
 //!   has a registrant (Nominet UK, company 3203859), "Registered on: before Aug-1996", name

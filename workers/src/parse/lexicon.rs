@@ -1,15 +1,26 @@
 //! The generic layer of the WHOIS reader: a multilingual lexicon of not-found, reserved/blocked,
-//! pending-delete and quota phrasings (`workers/data/whois-lexicon.json`), applied only when no
-//! registry family's markers recognised the answer and no registration evidence was read.
+//! pending-delete, quota and error phrasings and of status words (`workers/data/whois-lexicon.json`),
+//! applied only when no registry family's markers recognised the answer and no registration
+//! evidence was read; the status words and [`is_aside`] / [`is_hypothetical`] /
+//! [`mentions_error`] also serve the generic markers and the evidence reader.
 //!
 //! Rules (so that an unfamiliar wording never becomes a false "available"):
-//! - phrases match at word boundaries on normalised lines of at most [`MAX_LINE`] characters;
-//!   wrapped sentence tails and long disclaimer paragraphs are not read;
-//! - a not-found phrase right after a negation (`not`, `no`, `non`, `nicht`…) does not count;
-//! - quota wins over everything (the registry did not answer the question);
+//! - lines and phrases are [`fold`]ed alike (case, diacritics, Arabic/Persian letter forms…);
+//!   phrases match at word boundaries on lines of at most [`MAX_LINE`] characters; wrapped
+//!   sentence tails and long disclaimer paragraphs are not read;
+//! - a not-found wording counts only as a statement about the name: not negated within its
+//!   clause (`not`, `no`, `nicht`, `غير`…, or a CJK `不` right before it), not after "only", not
+//!   in a hypothetical or general sentence (`if`, `may`, `can`…; `that`/`which` before it), not
+//!   in a sentence or a `key: value` line about another part of the record ("Registrant Fax:
+//!   not found", "contact data not found");
+//! - beyond the listed phrases, a negation bearing on a presence word ("There is no record for
+//!   x", "nicht registriert") in a short sentence about the name, and the name echoed with a
+//!   free status word ("x.zz - available"), are not-found statements too;
+//! - quota wins over everything (the registry did not answer the question), unless the quota
+//!   wording is hypothetical ("if you exceed the query limit…");
 //! - not-found together with a reserved or pending-delete phrase is a conflict: unknown; so is
 //!   not-found next to an error wording ("invalid query or domain name not known");
-//! - "available" needs a not-found phrase and nothing else.
+//! - "available" needs a not-found wording and nothing else.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -191,8 +202,8 @@ fn lexicon() -> &'static Lexicon {
     })
 }
 
-/// Whether a status value alone says the name is withheld (`RESERVED`, `Blocked`, `Reservado`,
-/// `reserved (by registry)`): the lexicon's `reserved_status` word, as the whole value or
+/// Whether a status value alone says the name is withheld (`RESERVED`, `Reservado`,
+/// `reserved (by registry)`; not `blocked`, which AFNIC prints on registered names): the lexicon's `reserved_status` word, as the whole value or
 /// followed by a blank or punctuation. Returns the word.
 pub fn reserved_status(value: &str) -> Option<&'static str> {
     status_word(&lexicon().reserved_status, value)
@@ -265,6 +276,8 @@ pub fn fold(text: &str) -> String {
             '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
             '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
             '\u{2013}' | '\u{2014}' => out.push('-'),
+            // "Object_Not_Found", "query_status": an underscore joins words.
+            '_' => out.push(' '),
             '\u{00a0}' => out.push(' '),
             _ => match latin_base(c) {
                 Some(base) => out.push_str(base),
@@ -404,7 +417,9 @@ fn is_word_char(c: char) -> bool {
 /// Whether `c` at byte `i` of `line` ends a sentence: `.`, `;`, `!`, `?` followed by a blank
 /// (a domain name's dots do not end a sentence).
 fn ends_sentence(line: &str, i: usize, c: char) -> bool {
-    matches!(c, '.' | ';' | '!' | '?' | '。') && line[i + c.len_utf8()..].starts_with(' ')
+    // A spaced dash also ends a statement: "DOMAIN NOT FOUND - the domain may be available".
+    (matches!(c, '.' | ';' | '!' | '?' | '。') || (c == '-' && line[..i].ends_with(' ')))
+        && line[i + c.len_utf8()..].starts_with(' ')
 }
 
 /// The sentence of `line` around the bytes `start..end`, split at `start`: (head, tail).
@@ -448,8 +463,11 @@ fn hypothetical(text: &str) -> bool {
 /// How a phrase is read in its sentence.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reading {
-    /// Wherever it occurs (quota, error and pending-delete wordings).
+    /// Wherever it occurs (error and pending-delete wordings).
     Plain,
+    /// Unless negated or in a hypothetical head ("if you exceed the query limit…"): the quota
+    /// wordings, which may name the client's IP address.
+    Refusal,
     /// Unless negated ("is not reserved"), qualified ("only") or in a hypothetical head ("if a
     /// name is reserved…"): the reserved wordings, whose false hits cost little.
     Claim,
@@ -500,7 +518,7 @@ fn discounted(line: &str, start: usize, end: usize, reading: Reading) -> bool {
         || head_trim.ends_with("no longer")
         || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
         || conditional(head)
-        || words(head).any(|w| listed(&lists.aside, w))
+        || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
 }
 
@@ -588,11 +606,11 @@ const PRESENCE_STEMS: &[&str] = &[
 /// Articles, determiners and auxiliaries that may stand between a negation and the word it
 /// negates (folded).
 const GLUE: &[&str] = &[
-    "a", "an", "the", "any", "such", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet", "se", "ha",
-    "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi", "foram", "o", "os",
-    "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die", "das", "den",
-    "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest", "zostala",
-    "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
+    "a", "an", "the", "any", "such", "whois", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet",
+    "se", "ha", "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi",
+    "foram", "o", "os", "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die",
+    "das", "den", "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest",
+    "zostala", "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
 ];
 
 /// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
@@ -673,9 +691,28 @@ fn negated_presence(line: &str) -> Option<String> {
     None
 }
 
+/// A quota refusal in words no phrase lists: in one short, non-hypothetical sentence, a word
+/// saying a bound was passed ("exceeded", "reached") and one naming queries or their rate
+/// ("Number of allowed queries exceeded", "Maximum query rate reached", "Queries from your IP
+/// address have exceeded the allowed limit").
+fn exceeded_limit(line: &str) -> Option<String> {
+    // Past forms only: "queries that exceed the rate limit are refused" states a policy.
+    const PASSED: &[&str] = &["exceeded", "reached", "overrun"];
+    const QUERIES: &[&str] = &["quer", "request", "lookup", "rate", "limit", "quota"];
+    if line.chars().count() > 120 || hypothetical(line) {
+        return None;
+    }
+    let ws: Vec<&str> = words(line).collect();
+    let passed = ws.iter().find(|w| PASSED.contains(*w))?;
+    let what = ws.iter().find(|w| QUERIES.iter().any(|q| w.starts_with(q)))?;
+    Some(format!("{what} … {passed}"))
+}
+
 /// A line that is the queried name and a status word: "x.zz - available", "x.zz: free",
 /// "x.zz (reserved)". Returns the status value, for [`free_status`] / [`reserved_status`].
 fn echo_status(line: &str) -> Option<&str> {
+    // "domain x.zz: free", "domain name x.zz: available": the name after the word domain.
+    let line = ["domain name ", "domain "].iter().find_map(|p| line.strip_prefix(p)).unwrap_or(line);
     let (name, rest) = line.split_once(char::is_whitespace).or_else(|| line.split_once(':'))?;
     let name = name.trim_end_matches(':');
     // A service host ("whois.nic.zz - available 24/7") is not the queried name.
@@ -908,8 +945,13 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
                 && !l.contains("reserves the right")
         })
         .collect();
-    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Plain) {
+    // A quota wording counts unless negated or in a hypothetical head ("if you exceed the
+    // query limit, access may be suspended" is the service's policy, not a refusal).
+    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Refusal) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
+    }
+    if let Some(m) = lines.iter().find_map(|l| exceeded_limit(l)) {
+        return Some(LexiconClass::Quota(format!("lexicon:quota \"{m}\"")));
     }
     let pending = first_hit(&lex.pending_delete, &lines, Reading::Plain);
     let reserved = first_hit(&lex.reserved, &lines, Reading::Claim);
@@ -990,6 +1032,16 @@ mod tests {
         ));
         assert!(matches!(c(&["domain to be released on 2026-12-01"]), Some(LexiconClass::PendingDelete(_))));
         assert!(matches!(c(&["you have exceeded your allotted number of queries"]), Some(LexiconClass::Quota(_))));
+        for line in [
+            "number of allowed queries exceeded",
+            "maximum query rate reached",
+            "queries from your ip address have exceeded the allowed limit",
+        ] {
+            assert!(matches!(c(&[line]), Some(LexiconClass::Quota(_))), "{line}");
+        }
+        // A notice about the policy is no refusal.
+        assert_eq!(c(&["if you exceed the query limit, access may be suspended"]), None);
+        assert_eq!(c(&["queries that exceed the rate are refused"]), None);
         // Negated or incidental mentions are not not-found answers.
         assert_eq!(c(&["the whois service is not available at this address"]), None);
         assert_eq!(c(&["copyright 2026 registry. all rights reserved"]), None);
