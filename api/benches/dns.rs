@@ -13,9 +13,6 @@
 //! The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`) and Postgres (`DSA_TEST_PG_URL`);
 //! `BENCH_MODES` (`standalone,fleet`) picks the modes.
 
-#[path = "../tests/fleet_support/mod.rs"]
-mod fleet_support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -123,10 +120,10 @@ async fn standalone(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'s
 }
 
 async fn fleet(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'static str, Duration, Duration)>> {
-    use fleet_support::{Front, NatsServer, PgDatabase, Role};
+    use dsa_tests::harness::fleet::{self as harness, Front, NatsServer, PgDatabase, Role};
     let nats = NatsServer::start().await;
     let db = PgDatabase::create().await;
-    let mut settings = fleet_support::settings(&nats, &db, sim, "dnsbench");
+    let mut settings = harness::settings(&nats, &db, sim, "dnsbench");
     tune(&mut settings);
     let front = Front::start(&settings).await;
     let worker = Role::worker(&settings, Arc::default());

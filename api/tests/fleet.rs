@@ -2,9 +2,8 @@
 
 //!
 //! One test binary: `/v1/dns` and `/v1/whois` through the fleet are in [`lookups`]; the fault
-//! tests (`fleet_faults.rs`) share the harness in `fleet_support/`.
+//! tests (`fleet_faults.rs`) share the harness in `dsa_tests::harness::fleet`.
 
-mod fleet_support;
 // In `fleet/` so that Cargo does not take it for a test binary of its own.
 #[path = "fleet/lookups.rs"]
 mod lookups;
@@ -14,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use api::keys::Plan;
-use fleet_support::*;
+use dsa_tests::harness::fleet::*;
 
 async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
     let r = http.get(url).send().await.expect("request");

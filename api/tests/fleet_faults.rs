@@ -9,8 +9,6 @@
 //! (kills, redeliveries, duplicates absorbed, violations, overspend) are printed: run with
 //! `--nocapture` to read them.
 
-mod fleet_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -20,8 +18,8 @@ use api::ledger::ConsumerStats;
 use api::store::{KeyUpdate, NewKey, Store};
 use common::messages::{CheckJob, CheckOutcome, CheckReply, LedgerEvent};
 use common::subjects::Names;
+use dsa_tests::harness::fleet::*;
 use dsa_tests::sim::{Knobs, Latency, RateLimit};
-use fleet_support::*;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use sqlx::Connection;

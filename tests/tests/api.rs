@@ -1,12 +1,10 @@
 //! `GET /v1/domains/check` end to end (spec §2.2, §4.1, §5, §7, §8): a real front in standalone
 //! mode over HTTP, in front of the registry simulator.
 
-mod support;
-
 use api::keys::{KeyKind, KeyState, Plan};
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use dsa_tests::sim::{Fault, Faults, Knobs};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn check_path(key: &str, domain: &str, extra: &str) -> String {
     format!("/v1/domains/check?client_key={key}&domain={domain}{extra}")

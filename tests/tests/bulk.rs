@@ -1,13 +1,11 @@
 //! `GET`/`POST /v1/domains/bulk` end to end (spec §2.5, §4.4, §7, §8): a real front in standalone
 //! mode over HTTP, in front of the registry simulator.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use dsa_tests::sim::{Fault, Faults, Knobs, Latency};
 use serde_json::{Value, json};
-use support::{KeyOpts, TestApp};
 
 fn assert_error(status: u16, body: &Value, expected_status: u16) {
     assert_eq!(status, expected_status, "{body}");

@@ -1,10 +1,8 @@
 //! The policy layer (spec §3, §5, §7, §8): per-minute limits with Retry-After, the monthly reset,
 //! origins, server keys in browsers, and the demo mode.
 
-mod support;
-
 use api::keys::{KeyKind, Plan};
-use support::{KeyOpts, TestApp, TestClock};
+use dsa_tests::harness::app::{KeyOpts, TestApp, TestClock};
 use time::macros::datetime;
 
 fn path(key: &str, domain: &str) -> String {

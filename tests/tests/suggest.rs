@@ -1,13 +1,11 @@
 //! `GET /v1/domains/suggest` end to end (spec §2.6, §4.5, §7, §8): a real front in standalone
 //! mode over HTTP, with the registry simulator as recursive resolver for the `check=1` pre-check.
 
-mod support;
-
 use std::collections::HashSet;
 
 use api::keys::Plan;
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn assert_error(status: u16, body: &Value, expected_status: u16) {
     assert_eq!(status, expected_status, "{body}");
