@@ -282,7 +282,7 @@ async fn a_bulk_counts_as_one_request_against_the_per_minute_limit() {
 /// Benchmark, not a timed test: the latency of a bulk of 10 uncached names against a single
 /// uncached check, with every simulated upstream answering after 50 ms. Target: the bulk within
 /// 1.3 × the single check (its checks run in parallel). Run it with
-/// `cargo test -p dsa-tests --test bulk -- --ignored --nocapture bulk_latency_bench`
+/// `cargo test -p dsa-tests --test app -- --ignored --nocapture bulk_latency_bench`
 /// (`BENCH_ROUNDS`, default 20; `BENCH_DEFAULT_LIMITS=1` keeps the shipped per-host limits).
 ///
 /// The simulator serves every registry from one address, so its per-host politeness limits
