@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 
 /// The path of an up-to-date `dsa` binary: `DSA_TEST_BIN` when set (a binary built elsewhere, used
 /// as it is), else the one Cargo builds beside the running test executable
-/// (`cargo build -p dsa-api --bin dsa` with the test's profile and target directory). Built once
-/// per process; panics with Cargo's output when the build fails.
+/// (`cargo build -p dsa-tests -p dsa-api --bin dsa` with the test's profile and target directory).
+/// Built once per process; panics with Cargo's output when the build fails.
 pub fn dsa_binary() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -74,8 +74,9 @@ fn build() -> PathBuf {
         .arg("--target-dir")
         .arg(&layout.target_dir)
         // dsa-tests is selected too so that Cargo unifies the features of shared dependencies
-        // as for `cargo test -p dsa-tests`: then the build reuses the test's compiled crates
-        // instead of building a second copy of them.
+        // as for `cargo test -p dsa-tests` or `--workspace`: then the build reuses the test's
+        // compiled crates instead of building a second copy of them (tests/Cargo.toml says what
+        // keeps it so).
         .args(["-p", "dsa-tests", "-p", "dsa-api", "--bin", "dsa"]);
     // `target/debug` is the dev profile (and `test`, which inherits it), `target/release` the
     // release profile (and `bench`); a custom profile has a directory of its own name.
@@ -91,6 +92,16 @@ fn build() -> PathBuf {
     if let Some(triple) = &layout.triple {
         command.args(["--target", triple]);
     }
+    // Cargo runs a test with the variables describing the test's own package set. Passed on,
+    // they would differ from what the dependencies' builds saw (ring's build tracks
+    // CARGO_MANIFEST_DIR), so Cargo would rebuild those here, and again in the next
+    // `cargo test`: keep them out.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if describes_the_running_package(&name) {
+            command.env_remove(name.as_ref());
+        }
+    }
     let output = command.output().unwrap_or_else(|e| panic!("cannot run cargo to build dsa: {e}"));
     assert!(
         output.status.success(),
@@ -100,4 +111,24 @@ fn build() -> PathBuf {
     let bin = layout.profile_dir.join(format!("dsa{}", std::env::consts::EXE_SUFFIX));
     assert!(bin.is_file(), "cargo built dsa but {} is missing", bin.display());
     bin
+}
+
+/// Whether `name` is one of the variables Cargo sets for the package of the running crate (as
+/// opposed to Cargo's configuration, `CARGO_HOME`, `CARGO_PROFILE_…`, `CARGO_BUILD_…`, which the
+/// build must see as the test's build saw it).
+fn describes_the_running_package(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+                | "OUT_DIR"
+        )
 }

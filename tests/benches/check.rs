@@ -1,6 +1,6 @@
 //! Benchmark of `GET /v1/domains/check` with cached verdicts, over real HTTP on loopback, in
 //! standalone mode and through the fleet (front + NATS JetStream + ledger + Postgres), side by
-//! side in one run. Not a timed test: `cargo bench -p dsa-api --bench check`.
+//! side in one run. Not a timed test: `cargo bench -p dsa-tests --bench check`.
 //!
 //! For each mode:
 //! * **closed loop**: C connections sending back to back for D seconds → maximum throughput;

@@ -1,7 +1,7 @@
 //! Benchmark of **uncached** `GET /v1/dns` against a resolver with a known round-trip time: the
 //! simulator's DNS server answers every query after `BENCH_DNS_RTT_MS` (default 20 ms), and the
 //! resolver's own cache is off (`engine.records.cache_size = 0`), so every request goes to the
-//! resolver. Not a timed test: `cargo bench -p dsa-api --bench dns`.
+//! resolver. Not a timed test: `cargo bench -p dsa-tests --bench dns`.
 //!
 //! For standalone mode and the fleet (front + NATS JetStream + worker), it sends
 //! `BENCH_REQUESTS` (default 100) sequential requests of each shape and prints the p50/p90:

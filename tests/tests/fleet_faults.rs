@@ -1192,7 +1192,7 @@ async fn front_sigkilled_under_load_loses_no_charge() {
     assert_no_charge_lost(&seen);
 }
 
-/// The 50-kill run of issue 17 (about two minutes): `cargo test -p dsa-api --test fleet_faults
+/// The 50-kill run of issue 17 (about two minutes): `cargo test -p dsa-tests --test fleet_faults
 /// -- --ignored --nocapture front_sigkilled_50_times`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: 50 front processes killed; run by hand"]
