@@ -9,6 +9,7 @@ use crate::sim::{Knobs, Scenario, Simulator};
 use api::config::Settings;
 use api::keys::{KeyKind, KeyState, Plan};
 use api::store::{NewKey, Store};
+use common::messages::LedgerEvent;
 use tokio::sync::oneshot;
 use workers::config::EngineConfig;
 
@@ -164,6 +165,27 @@ impl TestApp {
     /// Key id of a key string.
     pub async fn key_id(&self, key: &str) -> String {
         self.store.find_key(&api::keys::hash_key(key)).await.expect("store").expect("key exists").id
+    }
+
+    /// Spends `n` of the key's credits this month through the ledger, as if `n` checks had been
+    /// charged earlier: `n` ledger events of one credit each, applied to the store (so they count
+    /// among the entries [`TestApp::finish`] returns).
+    pub async fn spend(&self, key: &str, n: u32) {
+        let key_id = self.key_id(key).await;
+        let now = time::OffsetDateTime::now_utc();
+        let period = common::messages::billing_period(now);
+        let events = (0..n)
+            .map(|_| LedgerEvent {
+                event_id: uuid::Uuid::now_v7(),
+                key_id: key_id.clone(),
+                period: period.clone(),
+                endpoint: "check".into(),
+                credits: 1,
+                charged_at: now,
+                front: "test".into(),
+            })
+            .collect();
+        assert_eq!(self.store.apply_ledger(events).await.expect("apply the ledger events"), u64::from(n));
     }
 
     /// URL of a path.

@@ -181,17 +181,7 @@ async fn credits_for_the_whole_bulk_are_held_up_front_or_nothing_is_charged() {
     let key = app.key(KeyOpts::default()).await;
     let key_id = app.key_id(&key).await;
     // Spend 498 of 500 credits through the ledger (as if earlier this month).
-    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    let event = common::messages::LedgerEvent {
-        event_id: uuid::Uuid::now_v7(),
-        key_id: key_id.clone(),
-        period,
-        endpoint: "check".into(),
-        credits: 498,
-        charged_at: time::OffsetDateTime::now_utc(),
-        front: "test".into(),
-    };
-    assert_eq!(app.store.apply_ledger(vec![event]).await.expect("ledger"), 1);
+    app.spend(&key, 498).await;
     let before = app.sim.stats();
     let (status, _, body) =
         app.get(&format!("/v1/domains/bulk?client_key={key}&domains=example.com,google.com,wikipedia.com")).await;
