@@ -13,7 +13,10 @@
 //!   ([`fleet::assert_drained`]).
 //! * [`binary`] — the `dsa` binary for tests that run the real command ([`binary::dsa_binary`]).
 //!
-//! The integration tests and the benchmarks use it; nothing in production depends on this crate.
+//! Its users are this crate's three test binaries — `app` (`tests/tests/app/`, everything
+//! without NATS), `fleet` (`tests/tests/fleet/`) and `fleet_faults` (`tests/tests/fleet_faults.rs`,
+//! the tests that kill processes, kept apart so they never run beside the others) — and the
+//! benchmarks (`tests/benches/`). Nothing in production depends on it.
 
 pub mod app;
 pub mod binary;
