@@ -66,7 +66,7 @@ wait_for() { # file-or-url, what, seconds
 # --- The registry simulator on free loopback ports; it writes the [engine] section for dsa.
 # The fuzzer sends hundreds of new names a second: the registries' rate limits (and dsa's politeness
 # towards them, below) are lifted, so a 502 here means a real fault rather than a busy registry.
-# Politeness and rate limits have their own tests (tests/tests/engine.rs, bulk.rs, fleet tests).
+# Politeness and rate limits have their own tests (tests/tests/app/engine.rs, bulk.rs, the fleet tests).
 sed 's/^rate_limit = .*/rate_limit = {}/' tests/fixtures/scenarios/demo.toml >"$work/scenario.toml"
 grep -q '^rate_limit = {}' "$work/scenario.toml" || { echo "contract: could not lift the simulator's rate limits" >&2; exit 1; }
 "$sim" --scenario "$work/scenario.toml" --write-config "$work/sim.toml" >"$work/sim.log" 2>&1 &
@@ -90,7 +90,7 @@ create_dev_key = false
 platform_checkout_url = "https://checkout.example/register"
 
 # The fuzzer sends thousands of requests a minute from one address: the per-minute and per-address
-# limits have their own tests (tests/tests/policy.rs, contract.rs) and are not under test here.
+# limits have their own tests (tests/tests/app/policy.rs, contract.rs) and are not under test here.
 [policy]
 per_ip_per_minute = 0
 

@@ -1,5 +1,5 @@
 //! Invariants of the parsers under hostile input (issue 9), shared by the fuzz targets
-//! (`fuzz/fuzz_targets/*.rs`) and the regression test (`tests/tests/fuzz_regressions.rs`, run by
+//! (`fuzz/fuzz_targets/*.rs`) and the regression test (`tests/tests/app/fuzz_regressions.rs`, run by
 //! CI over every saved crashing input and every recorded registry sample). Each function panics
 //! when an invariant breaks; returning means the input is fine.
 //!

@@ -7,7 +7,7 @@
 # server, suffix and HTTP status, and real domain names; the corpus grows in fuzz/corpus/TARGET.
 # Each input may take at most 5 s and 2 GiB (libFuzzer's -timeout and -rss_limit_mb): a slower or
 # bigger one is reported as a crash. A crashing input is saved in fuzz/artifacts/TARGET/; copy it
-# to fuzz/regressions/TARGET/ so tests/tests/fuzz_regressions.rs replays it in CI.
+# to fuzz/regressions/TARGET/ so tests/tests/app/fuzz_regressions.rs replays it in CI.
 #
 # The build instruments the code for libFuzzer the way cargo-fuzz does (SanitizerCoverage with
 # inline 8-bit counters, PC table and compare tracing), without a sanitizer, so no nightly

@@ -4,7 +4,7 @@
 //! Adding an endpoint: annotate its handler with `#[utoipa::path(…)]` (every status it can give,
 //! with the [`ErrorBody`](crate::error::ErrorBody) shape for errors), derive `ToSchema` on its
 //! body types and `IntoParams` on its query struct, and list the handler in [`ApiDoc`]'s `paths`.
-//! The route/document test (`tests/tests/contract.rs`) fails until both sides agree: every route
+//! The route/document test (`tests/tests/app/contract.rs`) fails until both sides agree: every route
 //! the router serves is described here, and every described operation is served, except the
 //! routes in [`UNDESCRIBED`] (pages, scripts and this document itself), which the document lists
 //! under `x-undescribed-routes`.

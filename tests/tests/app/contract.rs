@@ -8,13 +8,11 @@
 //! endpoints without a list to maintain. Routes in `api::openapi::UNDESCRIBED` are exempt, and
 //! must not answer JSON.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use api::keys::{KeyKind, Plan};
+use dsa_tests::harness::app::{KeyOpts, TestApp, TestClock};
 use serde_json::Value;
-use support::{KeyOpts, TestApp, TestClock};
 use time::macros::datetime;
 
 /// Methods a route can be probed with; HEAD (served with GET) and OPTIONS (CORS preflight) are

@@ -1,17 +1,13 @@
-//! The operator commands (`dsa keys …`, `dsa usage`, `dsa accounts …`) end to end: the real `dsa` binary against a
-//! fresh SQLite file per test, configured the way an operator does it (`DSA_DATABASE__URL`, or a
-//! `--config` file).
+//! The operator commands (`dsa keys …`, `dsa usage`, `dsa accounts …`) end to end: the real `dsa`
+//! binary ([`dsa_binary`]) against a fresh SQLite file per test, configured the way an operator
+//! does it (`DSA_DATABASE__URL`, or a `--config` file).
 //!
-//! One test binary for everything that runs the real binary or loads its configuration:
-//! [`check`] (`dsa check` against the simulator), [`sample_config`] (`dsa.sample.toml`) and
-//! [`tls`] (`dsa serve` over HTTPS).
+//! With everything else that runs the real binary or loads its configuration: [`check`] (`dsa
+//! check` against the simulator), [`sample_config`] (`dsa.sample.toml`) and [`tls`] (`dsa serve`
+//! over HTTPS).
 
-// The modules live in `cli/` so that Cargo does not take them for test binaries of their own.
-#[path = "cli/check.rs"]
 mod check;
-#[path = "cli/sample_config.rs"]
 mod sample_config;
-#[path = "cli/tls.rs"]
 mod tls;
 
 use std::path::PathBuf;
@@ -19,6 +15,7 @@ use std::process::{Command, Output};
 
 use api::store::{SqliteStore, Store};
 use common::messages::{LedgerEvent, billing_period};
+use dsa_tests::harness::binary::dsa_binary;
 use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -49,7 +46,7 @@ impl Db {
     /// Runs `dsa args…` in the scratch directory with only this test's configuration: other
     /// `DSA_…` variables of the environment (CI sets some) are removed.
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsa"));
+        let mut cmd = Command::new(dsa_binary());
         cmd.args(args).current_dir(&self.dir);
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("DSA_") {

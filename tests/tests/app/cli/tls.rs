@@ -3,6 +3,8 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use dsa_tests::harness::binary::dsa_binary;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn serves_https_with_hsts() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -20,7 +22,7 @@ async fn serves_https_with_hsts() {
         .expect("the openssl command is needed to make a test certificate");
     assert!(made.success());
     let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dsa"))
+    let mut child = Command::new(dsa_binary())
         .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
         .env("DSA_SERVER__TLS_CERT", &cert)
         .env("DSA_SERVER__TLS_KEY", &key)
@@ -72,7 +74,7 @@ async fn metrics_move_to_the_admin_listener() {
     std::fs::create_dir_all(&dir).expect("dir");
     let free = || std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
     let (port, admin_port) = (free(), free());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dsa"))
+    let mut child = Command::new(dsa_binary())
         .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
         .env("DSA_SERVER__ADMIN_LISTEN", format!("127.0.0.1:{admin_port}"))
         .env("DSA_DATABASE__URL", format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display()))

@@ -2,18 +2,17 @@
 //! fresh Postgres database per test on the machine's server, the registry simulator, and fronts,
 //! workers and a ledger consumer running the production code.
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::harness::binary::dsa_binary;
+use crate::sim::{Knobs, Scenario, Simulator};
 use api::config::Settings;
 use api::keys::{KeyKind, Plan};
 use api::store::{NewKey, Store};
-use dsa_tests::sim::{Knobs, Scenario, Simulator};
 use sqlx::Connection;
 use tokio::sync::oneshot;
 
@@ -61,12 +60,14 @@ pub fn nats_binary() -> String {
     .clone()
 }
 
+/// A port free on 127.0.0.1 at the time of asking (for servers that must be told their port).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
 /// A nats-server process of this test.
 pub struct NatsServer {
+    /// The client port on 127.0.0.1.
     pub port: u16,
     dir: PathBuf,
     child: Option<Child>,
@@ -74,6 +75,8 @@ pub struct NatsServer {
 }
 
 impl NatsServer {
+    /// Starts a nats-server with JetStream (its store in a scratch directory) on a free port;
+    /// returns once it accepts connections.
     pub async fn start() -> Self {
         let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
         std::fs::create_dir_all(&dir).expect("nats dir");
@@ -99,6 +102,7 @@ impl NatsServer {
         server
     }
 
+    /// The client URL.
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
     }
@@ -144,11 +148,15 @@ pub fn pg_admin_url() -> String {
 
 /// A fresh database, dropped at the end.
 pub struct PgDatabase {
+    /// The database name (`dsa_fleet_<uuid>`).
     pub name: String,
+    /// Its URL on the machine's server.
     pub url: String,
 }
 
 impl PgDatabase {
+    /// Creates a database with a fresh name; panics, naming `DSA_TEST_PG_URL`, when Postgres is
+    /// unreachable.
     pub async fn create() -> Self {
         let admin = pg_admin_url();
         let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap_or_else(|e| {
@@ -163,6 +171,7 @@ impl PgDatabase {
         Self { url: format!("{base}/{name}"), name }
     }
 
+    /// Drops the database, closing its connections (`WITH (FORCE)`).
     pub async fn drop_now(&self) {
         if let Ok(mut conn) = sqlx::PgConnection::connect(&pg_admin_url()).await {
             let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)))
@@ -201,13 +210,16 @@ pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &st
 
 /// A fleet front serving on 127.0.0.1:0.
 pub struct Front {
+    /// Where it serves.
     pub addr: SocketAddr,
+    /// Its store (the fleet's Postgres).
     pub store: Arc<dyn Store>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Front {
+    /// Starts a fleet front (`api::fleet::front`) on `settings` and serves it on 127.0.0.1:0.
     pub async fn start(settings: &Settings) -> Self {
         let app = api::fleet::front(settings, api::state::system_clock()).await.expect("fleet front starts");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -228,6 +240,7 @@ impl Front {
         Self { addr, store, shutdown: Some(tx), server: Some(server) }
     }
 
+    /// URL of a path.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
@@ -250,6 +263,7 @@ pub struct Role {
 }
 
 impl Role {
+    /// A worker pool (`api::fleet::worker`) counting into `stats`.
     pub fn worker(settings: &Settings, stats: Arc<workers::fleet::PoolStats>) -> Self {
         let (tx, rx) = oneshot::channel::<()>();
         let settings = settings.clone();
@@ -263,6 +277,7 @@ impl Role {
         Self { shutdown: Some(tx), task: Some(task) }
     }
 
+    /// A ledger consumer (`api::fleet::ledger`) counting into `stats`.
     pub fn ledger(settings: &Settings, stats: Arc<api::ledger::ConsumerStats>) -> Self {
         let (tx, rx) = oneshot::channel::<()>();
         let settings = settings.clone();
@@ -376,6 +391,7 @@ pub fn pg_server_addr() -> SocketAddr {
 /// listening, so new connections are refused as when the server is down; [`PgProxy::restore`]
 /// listens again on the same port.
 pub struct PgProxy {
+    /// The proxy's port on 127.0.0.1.
     pub port: u16,
     target: SocketAddr,
     cut: Arc<tokio::sync::watch::Sender<bool>>,
@@ -485,7 +501,7 @@ impl WorkerProcess {
         let log = stem.with_extension("log");
         std::fs::write(&config, text).expect("write role config");
         let stderr = std::fs::File::create(&log).expect("role log");
-        let child = Command::new(env!("CARGO_BIN_EXE_dsa"))
+        let child = Command::new(dsa_binary())
             .arg(role)
             .env("DSA_CONFIG", &config)
             .env("DSA_LOG", "warn")

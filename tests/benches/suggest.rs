@@ -1,7 +1,7 @@
 //! Benchmark of suggestion generation (`GET /v1/domains/suggest` without `check=1`): the CPU
 //! time to make 20 suggestions over the default TLDs, against the budget of 5 ms per request
 //! (issue: "generating 20 suggestions ≤ 5 ms of CPU"). Single thread, no I/O, so wall time is CPU
-//! time. Not a timed test: `cargo bench -p dsa-api --bench suggest`.
+//! time. Not a timed test: `cargo bench -p dsa-tests --bench suggest`.
 //!
 //! Knobs (environment): `BENCH_ITERS` (default 2000 per keyword).
 

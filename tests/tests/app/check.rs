@@ -1,12 +1,10 @@
 //! `GET /v1/domains/check` end to end (spec §2.2, §4.1, §5, §7, §8): a real front in standalone
 //! mode over HTTP, in front of the registry simulator.
 
-mod support;
-
 use api::keys::{KeyKind, KeyState, Plan};
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use dsa_tests::sim::{Fault, Faults, Knobs};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn check_path(key: &str, domain: &str, extra: &str) -> String {
     format!("/v1/domains/check?client_key={key}&domain={domain}{extra}")
@@ -227,21 +225,8 @@ async fn unusable_keys_are_403() {
 async fn exhausted_allowance_is_429_and_unknown_is_502_without_charge() {
     let app = TestApp::spawn().await;
     let key = app.key(KeyOpts { plan: Plan::Free, ..KeyOpts::default() }).await;
-    let key_id = app.key_id(&key).await;
     // Spend 499 of 500 credits through the ledger (as if earlier this month).
-    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    let events = (0..499)
-        .map(|_| common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.clone(),
-            period: period.clone(),
-            endpoint: "check".into(),
-            credits: 1,
-            charged_at: time::OffsetDateTime::now_utc(),
-            front: "test".into(),
-        })
-        .collect();
-    assert_eq!(app.store.apply_ledger(events).await.expect("ledger"), 499);
+    app.spend(&key, 499).await;
     // Upstream down: 502, nothing charged.
     app.sim.set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, whois: Fault::Reset }, ..Knobs::default() });
     let (status, _, body) = app.get(&check_path(&key, "dsa-demo-available.org", "")).await;

@@ -1,12 +1,9 @@
 //! The fleet on real NATS JetStream and Postgres: the check flow, faults, and fleet-wide limits.
-
 //!
-//! One test binary: `/v1/dns` and `/v1/whois` through the fleet are in [`lookups`]; the fault
-//! tests (`fleet_faults.rs`) share the harness in `fleet_support/`.
+//! One test binary: `/v1/dns` and `/v1/whois` through the fleet are in [`lookups`]. The fault
+//! tests that kill processes are a binary of their own (`fleet_faults.rs`), so that they never
+//! run beside these; both use the harness in [`dsa_tests::harness::fleet`].
 
-mod fleet_support;
-// In `fleet/` so that Cargo does not take it for a test binary of its own.
-#[path = "fleet/lookups.rs"]
 mod lookups;
 
 use std::sync::Arc;
@@ -14,7 +11,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use api::keys::Plan;
-use fleet_support::*;
+use dsa_tests::harness::binary::dsa_binary;
+use dsa_tests::harness::fleet::*;
 
 async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
     let r = http.get(url).send().await.expect("request");
@@ -288,7 +286,7 @@ async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
 fn dsa_cli(settings: &api::config::Settings, args: &[&str]) -> (bool, String, String) {
     let path = std::env::temp_dir().join(format!("dsa-cli-{}.toml", uuid::Uuid::now_v7().simple()));
     std::fs::write(&path, toml::to_string(settings).expect("toml")).expect("write config");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_dsa"));
+    let mut cmd = std::process::Command::new(dsa_binary());
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("DSA_") {
             cmd.env_remove(name);
@@ -319,7 +317,7 @@ async fn operator_cli_and_first_key_on_the_fleets_postgres() {
     let path = std::env::temp_dir().join(format!("dsa-front-{}.toml", uuid::Uuid::now_v7().simple()));
     std::fs::write(&path, toml::to_string(&settings).expect("toml")).expect("write config");
     let log = path.with_extension("log");
-    let mut front = std::process::Command::new(env!("CARGO_BIN_EXE_dsa"))
+    let mut front = std::process::Command::new(dsa_binary())
         .arg("front")
         .env("DSA_CONFIG", &path)
         .env("DSA_LOG", "warn")
@@ -615,7 +613,7 @@ async fn a_crashed_workers_claim_delays_but_never_fails_a_check() {
     db.drop_now().await;
 }
 
-/// Issue 17 burst benchmark (not a timed test: `cargo test -p dsa-api --test fleet -- --ignored
+/// Issue 17 burst benchmark (not a timed test: `cargo test -p dsa-tests --test fleet -- --ignored
 /// --nocapture burst_bench`): 1,000 concurrent checks of 50 uncached names (10 of them on
 /// WHOIS-only suffixes) through two fronts and two workers against the simulator with the shipped
 /// politeness limits. Prints registry queries per distinct name (1.0 = perfect coalescing),

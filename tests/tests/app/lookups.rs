@@ -2,11 +2,9 @@
 //! front in standalone mode over HTTP, the registry simulator as recursive resolver, RDAP and
 //! WHOIS servers and simulated registrar.
 
-mod support;
-
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use dsa_tests::sim::{Fault, Faults, Knobs};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn assert_error(status: u16, body: &Value, expected_status: u16) {
     assert_eq!(status, expected_status, "{body}");

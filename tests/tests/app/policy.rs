@@ -1,10 +1,8 @@
 //! The policy layer (spec §3, §5, §7, §8): per-minute limits with Retry-After, the monthly reset,
 //! origins, server keys in browsers, and the demo mode.
 
-mod support;
-
 use api::keys::{KeyKind, Plan};
-use support::{KeyOpts, TestApp, TestClock};
+use dsa_tests::harness::app::{KeyOpts, TestApp, TestClock};
 use time::macros::datetime;
 
 fn path(key: &str, domain: &str) -> String {
@@ -282,20 +280,7 @@ async fn a_request_past_the_request_timeout_is_a_500_in_the_spec_shape() {
 async fn credits_held_by_requests_in_flight_are_not_called_exhausted() {
     let app = TestApp::spawn().await;
     let key = app.key(KeyOpts::default()).await;
-    let key_id = app.key_id(&key).await;
-    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    let spent = (0..499)
-        .map(|_| common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.clone(),
-            period: period.clone(),
-            endpoint: "check".into(),
-            credits: 1,
-            charged_at: time::OffsetDateTime::now_utc(),
-            front: "earlier".into(),
-        })
-        .collect();
-    assert_eq!(app.store.apply_ledger(spent).await.expect("ledger"), 499);
+    app.spend(&key, 499).await;
     app.sim.set_knobs(dsa_tests::sim::Knobs {
         latency_ms: dsa_tests::sim::Latency { dns: 0, rdap: 800, whois: 800 },
         ..dsa_tests::sim::Knobs::default()

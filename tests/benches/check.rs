@@ -1,6 +1,6 @@
 //! Benchmark of `GET /v1/domains/check` with cached verdicts, over real HTTP on loopback, in
 //! standalone mode and through the fleet (front + NATS JetStream + ledger + Postgres), side by
-//! side in one run. Not a timed test: `cargo bench -p dsa-api --bench check`.
+//! side in one run. Not a timed test: `cargo bench -p dsa-tests --bench check`.
 //!
 //! For each mode:
 //! * **closed loop**: C connections sending back to back for D seconds → maximum throughput;
@@ -30,9 +30,6 @@
 //! `BENCH_MODES` (`standalone,fleet`; add `flood`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
 //! everything it measures, so figures are lower bounds.
-
-#[path = "../tests/fleet_support/mod.rs"]
-mod fleet_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -226,10 +223,10 @@ struct FleetFigures {
 }
 
 async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<FleetFigures> {
-    use fleet_support::{Front, NatsServer, PgDatabase, Role};
+    use dsa_tests::harness::fleet::{self as harness, Front, NatsServer, PgDatabase, Role};
     let nats = NatsServer::start().await;
     let db = PgDatabase::create().await;
-    let mut settings = fleet_support::settings(&nats, &db, sim, "bench");
+    let mut settings = harness::settings(&nats, &db, sim, "bench");
     unlimited(&mut settings);
     settings.fleet.ledger_ack_wait_secs = 10.0;
     let front = Front::start(&settings).await;
@@ -378,16 +375,16 @@ async fn sequential(client: &reqwest::Client, urls: &[String], n: usize) -> (Vec
 
 /// The flood benchmark (`BENCH_MODES=flood`): see the crate doc.
 async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
-    use fleet_support::{NatsServer, PgDatabase, Role, WorkerProcess};
+    use dsa_tests::harness::fleet::{self as harness, NatsServer, PgDatabase, Role, WorkerProcess};
     let secs: u64 = env_or("BENCH_FLOOD_SECS", 60);
     let factor: f64 = env_or("BENCH_FLOOD_FACTOR", 3.0);
     let nats = NatsServer::start().await;
     let db = PgDatabase::create().await;
-    let mut settings = fleet_support::settings(&nats, &db, sim, "flood");
+    let mut settings = harness::settings(&nats, &db, sim, "flood");
     unlimited(&mut settings);
     settings.policy.max_in_flight = env_or("BENCH_FLOOD_MAX_IN_FLIGHT", api::policy::DEFAULT_MAX_IN_FLIGHT);
     settings.fleet.ledger_ack_wait_secs = 10.0;
-    settings.server.listen = format!("127.0.0.1:{}", fleet_support::free_port()).parse()?;
+    settings.server.listen = format!("127.0.0.1:{}", harness::free_port()).parse()?;
     settings.bootstrap.create_dev_key = false;
     let store = api::fleet::connect_pg(&settings).await?;
     let keys = keys(&store, 40).await?;

@@ -2,11 +2,9 @@
 //! end: a real front in standalone mode over HTTP, in front of the registry simulator. The widget's
 //! behaviour in a browser is tested by `tests/browser/widget.test.mjs` (real Chromium).
 
-mod support;
-
 use api::keys::KeyKind;
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn short(key: &str, domain: &str, extra: &str) -> String {
     format!("/domain-check?client_key={key}&domain={domain}{extra}")

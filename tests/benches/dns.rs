@@ -1,7 +1,7 @@
 //! Benchmark of **uncached** `GET /v1/dns` against a resolver with a known round-trip time: the
 //! simulator's DNS server answers every query after `BENCH_DNS_RTT_MS` (default 20 ms), and the
 //! resolver's own cache is off (`engine.records.cache_size = 0`), so every request goes to the
-//! resolver. Not a timed test: `cargo bench -p dsa-api --bench dns`.
+//! resolver. Not a timed test: `cargo bench -p dsa-tests --bench dns`.
 //!
 //! For standalone mode and the fleet (front + NATS JetStream + worker), it sends
 //! `BENCH_REQUESTS` (default 100) sequential requests of each shape and prints the p50/p90:
@@ -12,9 +12,6 @@
 //! Targets (issue "WHOIS and DNS end to end"): p50 ≤ RTT + 2 ms, and four types ≈ one round trip.
 //! The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`) and Postgres (`DSA_TEST_PG_URL`);
 //! `BENCH_MODES` (`standalone,fleet`) picks the modes.
-
-#[path = "../tests/fleet_support/mod.rs"]
-mod fleet_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -123,10 +120,10 @@ async fn standalone(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'s
 }
 
 async fn fleet(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'static str, Duration, Duration)>> {
-    use fleet_support::{Front, NatsServer, PgDatabase, Role};
+    use dsa_tests::harness::fleet::{self as harness, Front, NatsServer, PgDatabase, Role};
     let nats = NatsServer::start().await;
     let db = PgDatabase::create().await;
-    let mut settings = fleet_support::settings(&nats, &db, sim, "dnsbench");
+    let mut settings = harness::settings(&nats, &db, sim, "dnsbench");
     tune(&mut settings);
     let front = Front::start(&settings).await;
     let worker = Role::worker(&settings, Arc::default());

@@ -1,6 +1,7 @@
 //! The sample configuration lists valid knobs with their defaults.
 
 use api::config::Settings;
+use dsa_tests::harness::binary::dsa_binary;
 
 #[test]
 fn sample_config_parses_and_matches_the_defaults() {
@@ -31,7 +32,7 @@ fn environment_overrides_and_unrelated_variables() {
     let path = dir.join("empty.toml");
     std::fs::write(&path, "").expect("write");
     // DSA_LOG and friends are not settings and must not break loading.
-    let figment_check = std::process::Command::new(env!("CARGO_BIN_EXE_dsa"))
+    let figment_check = std::process::Command::new(dsa_binary())
         .args(["--config", path.to_str().expect("utf-8"), "keys", "list"])
         .env("DSA_LOG", "warn")
         .env("DSA_LOG_FORMAT", "json")

@@ -1,13 +1,11 @@
 //! `GET`/`POST /v1/domains/bulk` end to end (spec §2.5, §4.4, §7, §8): a real front in standalone
 //! mode over HTTP, in front of the registry simulator.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use dsa_tests::sim::{Fault, Faults, Knobs, Latency};
 use serde_json::{Value, json};
-use support::{KeyOpts, TestApp};
 
 fn assert_error(status: u16, body: &Value, expected_status: u16) {
     assert_eq!(status, expected_status, "{body}");
@@ -183,17 +181,7 @@ async fn credits_for_the_whole_bulk_are_held_up_front_or_nothing_is_charged() {
     let key = app.key(KeyOpts::default()).await;
     let key_id = app.key_id(&key).await;
     // Spend 498 of 500 credits through the ledger (as if earlier this month).
-    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    let event = common::messages::LedgerEvent {
-        event_id: uuid::Uuid::now_v7(),
-        key_id: key_id.clone(),
-        period,
-        endpoint: "check".into(),
-        credits: 498,
-        charged_at: time::OffsetDateTime::now_utc(),
-        front: "test".into(),
-    };
-    assert_eq!(app.store.apply_ledger(vec![event]).await.expect("ledger"), 1);
+    app.spend(&key, 498).await;
     let before = app.sim.stats();
     let (status, _, body) =
         app.get(&format!("/v1/domains/bulk?client_key={key}&domains=example.com,google.com,wikipedia.com")).await;
@@ -284,7 +272,7 @@ async fn a_bulk_counts_as_one_request_against_the_per_minute_limit() {
 /// Benchmark, not a timed test: the latency of a bulk of 10 uncached names against a single
 /// uncached check, with every simulated upstream answering after 50 ms. Target: the bulk within
 /// 1.3 × the single check (its checks run in parallel). Run it with
-/// `cargo test -p dsa-tests --test bulk -- --ignored --nocapture bulk_latency_bench`
+/// `cargo test -p dsa-tests --test app -- --ignored --nocapture bulk_latency_bench`
 /// (`BENCH_ROUNDS`, default 20; `BENCH_DEFAULT_LIMITS=1` keeps the shipped per-host limits).
 ///
 /// The simulator serves every registry from one address, so its per-host politeness limits

@@ -1,24 +1,27 @@
-//! Test harness: a real dsa front (standalone mode, fresh SQLite file) on 127.0.0.1:0 in front of
-//! the registry simulator.
-
-#![allow(dead_code)]
+//! Standalone mode under test: a real dsa front (standalone mode, fresh SQLite file) on
+//! 127.0.0.1:0 in front of the registry simulator, with the ledger running in process.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::sim::{Knobs, Scenario, Simulator};
 use api::config::Settings;
 use api::keys::{KeyKind, KeyState, Plan};
 use api::store::{NewKey, Store};
-use dsa_tests::sim::{Knobs, Scenario, Simulator};
+use common::messages::LedgerEvent;
 use tokio::sync::oneshot;
 use workers::config::EngineConfig;
 
-/// A running front + simulator.
+/// A running front + simulator; [`TestApp::finish`] stops it and drains the ledger.
 pub struct TestApp {
+    /// The front's address (127.0.0.1, a free port).
     pub addr: SocketAddr,
+    /// An HTTP client for the tests' requests.
     pub http: reqwest::Client,
+    /// The registry simulator the front's engine asks (its knobs inject latency and faults).
     pub sim: Simulator,
+    /// The front's store (keys, ledger), for setting up and checking what the API did.
     pub store: Arc<dyn Store>,
     db_path: PathBuf,
     shutdown: Option<oneshot::Sender<()>>,
@@ -29,12 +32,19 @@ pub struct TestApp {
 /// Settings of a key created for a test.
 #[derive(Debug, Clone)]
 pub struct KeyOpts {
+    /// Server or browser key.
     pub kind: KeyKind,
+    /// The plan (monthly credits, per-minute limit).
     pub plan: Plan,
+    /// Whether responses carry `pricing` (spec §2.2).
     pub pricing_enabled: bool,
+    /// Whether responses carry `purchase` for available names.
     pub show_purchase_button: bool,
+    /// The key's default commission, percent.
     pub default_commission_percent: Option<f64>,
+    /// The key's purchase (checkout) URL.
     pub purchase_url: Option<String>,
+    /// Allowed origins (`https://shop.example`, `https://*.example.com`).
     pub allowed_origins: Vec<String>,
 }
 
@@ -155,6 +165,27 @@ impl TestApp {
     /// Key id of a key string.
     pub async fn key_id(&self, key: &str) -> String {
         self.store.find_key(&api::keys::hash_key(key)).await.expect("store").expect("key exists").id
+    }
+
+    /// Spends `n` of the key's credits this month through the ledger, as if `n` checks had been
+    /// charged earlier: `n` ledger events of one credit each, applied to the store (so they count
+    /// among the entries [`TestApp::finish`] returns).
+    pub async fn spend(&self, key: &str, n: u32) {
+        let key_id = self.key_id(key).await;
+        let now = time::OffsetDateTime::now_utc();
+        let period = common::messages::billing_period(now);
+        let events = (0..n)
+            .map(|_| LedgerEvent {
+                event_id: uuid::Uuid::now_v7(),
+                key_id: key_id.clone(),
+                period: period.clone(),
+                endpoint: "check".into(),
+                credits: 1,
+                charged_at: now,
+                front: "test".into(),
+            })
+            .collect();
+        assert_eq!(self.store.apply_ledger(events).await.expect("apply the ledger events"), u64::from(n));
     }
 
     /// URL of a path.

@@ -9,7 +9,7 @@ use api::keys::Plan;
 use common::lookup::LookupKind;
 
 use super::get;
-use crate::fleet_support::*;
+use dsa_tests::harness::fleet::*;
 
 #[tokio::test]
 async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job() {

@@ -2,11 +2,9 @@
 //! `GET /v1/domains/check` and bulk: a real front in standalone mode over HTTP, in front of the
 //! registry simulator.
 
-mod support;
-
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use dsa_tests::sim::{Fault, Faults, Knobs};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn assert_error(status: u16, body: &Value, expected_status: u16) {
     assert_eq!(status, expected_status, "{body}");

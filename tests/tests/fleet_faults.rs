@@ -9,8 +9,6 @@
 //! (kills, redeliveries, duplicates absorbed, violations, overspend) are printed: run with
 //! `--nocapture` to read them.
 
-mod fleet_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -20,8 +18,8 @@ use api::ledger::ConsumerStats;
 use api::store::{KeyUpdate, NewKey, Store};
 use common::messages::{CheckJob, CheckOutcome, CheckReply, LedgerEvent};
 use common::subjects::Names;
+use dsa_tests::harness::fleet::*;
 use dsa_tests::sim::{Knobs, Latency, RateLimit};
-use fleet_support::*;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use sqlx::Connection;
@@ -1194,7 +1192,7 @@ async fn front_sigkilled_under_load_loses_no_charge() {
     assert_no_charge_lost(&seen);
 }
 
-/// The 50-kill run of issue 17 (about two minutes): `cargo test -p dsa-api --test fleet_faults
+/// The 50-kill run of issue 17 (about two minutes): `cargo test -p dsa-tests --test fleet_faults
 /// -- --ignored --nocapture front_sigkilled_50_times`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: 50 front processes killed; run by hand"]

@@ -1,13 +1,11 @@
 //! `GET /v1/domains/suggest` end to end (spec §2.6, §4.5, §7, §8): a real front in standalone
 //! mode over HTTP, with the registry simulator as recursive resolver for the `check=1` pre-check.
 
-mod support;
-
 use std::collections::HashSet;
 
 use api::keys::Plan;
+use dsa_tests::harness::app::{KeyOpts, TestApp};
 use serde_json::Value;
-use support::{KeyOpts, TestApp};
 
 fn assert_error(status: u16, body: &Value, expected_status: u16) {
     assert_eq!(status, expected_status, "{body}");
@@ -159,20 +157,7 @@ async fn suggestions_need_a_key_and_credits() {
     let (status, _, body) = app.get("/v1/domains/suggest?keyword=pizza").await;
     assert_error(status, &body, 400);
     let key = app.key(KeyOpts { plan: Plan::Free, ..KeyOpts::default() }).await;
-    let key_id = app.key_id(&key).await;
-    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    let events = (0..497)
-        .map(|_| common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.clone(),
-            period: period.clone(),
-            endpoint: "check".into(),
-            credits: 1,
-            charged_at: time::OffsetDateTime::now_utc(),
-            front: "test".into(),
-        })
-        .collect();
-    assert_eq!(app.store.apply_ledger(events).await.expect("ledger"), 497);
+    app.spend(&key, 497).await;
     let (status, _, body) = app.get(&format!("/v1/domains/suggest?client_key={key}&keyword=pizza")).await;
     assert_error(status, &body, 429);
     assert_eq!(body["error"], "Monthly credit limit reached");

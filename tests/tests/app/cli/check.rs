@@ -3,6 +3,7 @@
 
 use std::process::Command;
 
+use dsa_tests::harness::binary::dsa_binary;
 use dsa_tests::sim::{Knobs, Scenario, Simulator, Truth};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -18,7 +19,7 @@ async fn dsa_check_gives_the_scenario_truth_for_every_name() {
     let names: Vec<(String, Truth)> = sim.scenario().domains().map(|(n, t)| (n.to_owned(), t)).collect();
     let mut args = vec!["--config".to_owned(), config.display().to_string(), "check".into(), "--json".into()];
     args.extend(names.iter().map(|(n, _)| n.clone()));
-    let bin = env!("CARGO_BIN_EXE_dsa");
+    let bin = dsa_binary();
     let output = tokio::task::spawn_blocking(move || Command::new(bin).args(&args).env_remove("DSA_CONFIG").output())
         .await
         .expect("join")
@@ -74,11 +75,11 @@ async fn dsa_check_reads_a_file_or_stdin_and_checks_concurrently() {
         "--file".into(),
         list.display().to_string(),
     ];
-    let bin = env!("CARGO_BIN_EXE_dsa");
+    let bin = dsa_binary();
     let output = tokio::task::spawn_blocking(move || {
         let run = |args: &[String], stdin: Option<&str>| {
             let started = Instant::now();
-            let mut child = Command::new(bin)
+            let mut child = Command::new(&bin)
                 .args(args)
                 .env_remove("DSA_CONFIG")
                 .stdin(Stdio::piped())

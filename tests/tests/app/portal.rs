@@ -11,8 +11,6 @@
 //!
 //! Postgres: `DSA_TEST_PG_URL` (default `postgres://postgres@127.0.0.1:5432/postgres`).
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,7 +49,7 @@ fn pg_url(admin: &str, db: &str) -> String {
 /// Settings of every portal test: cheap argon2 (the cost is not under test, except where a test
 /// says so), generous sign-in limits, a short roll grace.
 fn settings(sim: &dsa_tests::sim::Simulator) -> Settings {
-    let mut s = Settings { engine: support::engine_config(sim), ..Settings::default() };
+    let mut s = Settings { engine: dsa_tests::harness::app::engine_config(sim), ..Settings::default() };
     s.jobs.workers = 4;
     s.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
     s.policy.per_ip_per_minute = 0;
@@ -698,7 +696,7 @@ async fn sign_up_validates_and_keeps_addresses_unique() {
 
 #[tokio::test]
 async fn sessions_end_after_idle_and_absolute_limits() {
-    let clock = support::TestClock::at(time::OffsetDateTime::now_utc());
+    let clock = dsa_tests::harness::app::TestClock::at(time::OffsetDateTime::now_utc());
     let start = time::OffsetDateTime::now_utc();
     let portal = Portal::sqlite_with_clock(
         |s| {

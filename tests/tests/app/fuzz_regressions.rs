@@ -3,7 +3,7 @@
 //! answer and a sample of real domain names from `../shared/data`, framed as `fuzz/run.sh` frames
 //! its seeds.
 
-#[path = "../../fuzz/checks.rs"]
+#[path = "../../../fuzz/checks.rs"]
 mod checks;
 
 use std::path::{Path, PathBuf};

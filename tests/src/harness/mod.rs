@@ -1,0 +1,23 @@
+//! The test harness: dsa running the production code in front of the registry simulator
+//! ([`crate::sim`]), on real sockets, one isolated set of servers per test.
+//!
+//! * [`app`] — standalone mode: [`app::TestApp::spawn`] starts the simulator and a front on
+//!   127.0.0.1:0 with its own SQLite file (zero2prod's `spawn_app()`); requests go over HTTP;
+//!   [`app::TestApp::finish`] stops it, drains the ledger and returns the key's ledger entries,
+//!   so each test checks "successful responses charged = entries".
+//! * [`fleet`] — the fleet: a nats-server process per test ([`fleet::NatsServer`]), a fresh
+//!   Postgres database per test ([`fleet::PgDatabase`]), fronts ([`fleet::Front`]), workers and
+//!   the ledger consumer as tasks ([`fleet::Role`]) or as `dsa` processes to SIGKILL
+//!   ([`fleet::WorkerProcess`]), and a proxy to cut Postgres off ([`fleet::PgProxy`]). Teardown
+//!   asserts that no job is left un-acked and no ledger event unapplied
+//!   ([`fleet::assert_drained`]).
+//! * [`binary`] — the `dsa` binary for tests that run the real command ([`binary::dsa_binary`]).
+//!
+//! Its users are this crate's three test binaries — `app` (`tests/tests/app/`, everything
+//! without NATS), `fleet` (`tests/tests/fleet/`) and `fleet_faults` (`tests/tests/fleet_faults.rs`,
+//! the tests that kill processes, kept apart so they never run beside the others) — and the
+//! benchmarks (`tests/benches/`). Nothing in production depends on it.
+
+pub mod app;
+pub mod binary;
+pub mod fleet;
