@@ -13,8 +13,9 @@
 //! differently (PROVENANCE.md §4). Status compares case- and punctuation-insensitively, so the EPP
 //! name `clientTransferProhibited` matches a source's `client transfer prohibited`.
 
+mod samples;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use common::record::DomainRecord;
 use serde_json::Value;
@@ -44,18 +45,6 @@ fn fnv1a(s: &str) -> u64 {
 
 fn is_tuning(server: &str) -> bool {
     fnv1a(server).is_multiple_of(2)
-}
-
-fn data_dir() -> PathBuf {
-    let dir = std::env::var("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(
-        dir.join("whois/index.jsonl").is_file() && dir.join("rdap/index.jsonl").is_file(),
-        "labelled samples not found under {}; set DSA_SHARED_DATA to the shared data directory",
-        dir.display()
-    );
-    dir
 }
 
 #[derive(Default, Clone, Copy)]
@@ -227,81 +216,65 @@ fn print(title: &str, table: &Table) -> Score {
 
 #[test]
 fn whois_object_fields_on_labelled_samples() {
-    let dir = data_dir();
+    let dir = samples::data_dir();
     let mut dev = Table::new();
     let mut held = Table::new();
     let mut tuning = Table::new();
     let mut validation = Table::new();
     let mut misses = Vec::new();
     let mut tuning_misses = Vec::new();
-    let index = std::fs::read_to_string(dir.join("whois/index.jsonl")).expect("whois index");
-    for line in index.lines().filter(|l| !l.trim().is_empty()) {
-        let row: Value = serde_json::from_str(line).expect("index line");
-        let s = |k: &str| row.get(k).and_then(Value::as_str).map(str::to_owned);
-        let (Some(expected_file), Some("registered")) = (s("expected_file"), s("label").as_deref()) else { continue };
-        let server = s("server");
-        let suffix =
-            s("tld").or_else(|| s("domain").and_then(|d| d.rsplit('.').next().map(str::to_owned))).unwrap_or_default();
-        let raw = std::fs::read(dir.join("whois").join(s("response_file").expect("response_file"))).expect("raw");
-        let reading = read_whois(&raw, server.as_deref(), &suffix, None);
+    for sample in samples::whois_samples(&dir) {
+        let (Some(normalized), "registered") = (&sample.expected, sample.label.as_str()) else { continue };
+        let (server, suffix, raw, id) = (&sample.server, &sample.suffix, &sample.raw, &sample.id);
+        let reading = read_whois(raw, server.as_deref(), suffix, None);
         if reading.class != WhoisClass::Registered {
             continue; // classification is the availability reader's test (whois_samples.rs)
         }
-        let exp: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("whois").join(expected_file)).expect("expected"))
-                .expect("expected JSON");
-        let text = decode(&raw, None);
+        let text = decode(raw, None);
         let mut record = reading.record;
         if record.dnssec.is_none() {
             record.dnssec = fields::whois_dnssec(&text);
         }
         let mut redacted = fields::whois_redactions(&text);
         fields::finish(&mut record, &mut redacted, false);
-        let mut expected = whois_expected(&exp["normalized"]);
+        let mut expected = whois_expected(normalized);
         // Some sources default `dnssec` to false when the answer says nothing; the spec wants
         // `null` for what the registry does not publish, so only published DNSSEC is scored.
         if !text.to_ascii_lowercase().contains("dnssec") {
             expected.dnssec = None;
         }
         let in_dev = server.as_deref().is_some_and(|sv| DEVELOPMENT.contains(&sv));
-        let id = s("id").unwrap_or_default();
         if in_dev {
-            score(&mut dev, &mut misses, &id, &record, &expected);
+            score(&mut dev, &mut misses, id, &record, &expected);
         } else {
-            score(&mut held, &mut Vec::new(), &id, &record, &expected);
+            score(&mut held, &mut Vec::new(), id, &record, &expected);
             let family = server.as_deref().unwrap_or(suffix.as_str());
             if is_tuning(family) {
-                score(&mut tuning, &mut tuning_misses, &id, &record, &expected);
+                score(&mut tuning, &mut tuning_misses, id, &record, &expected);
             } else {
                 // Validation misses are deliberately not collected: they are not to be looked at.
-                score(&mut validation, &mut Vec::new(), &id, &record, &expected);
+                score(&mut validation, &mut Vec::new(), id, &record, &expected);
             }
         }
     }
 
     // RDAP: every family is held out (only the simulator's Verisign and CentralNic fixtures were
     // looked at, and those are not in this set's expected files).
-    let index = std::fs::read_to_string(dir.join("rdap/index.jsonl")).expect("rdap index");
     let mut rdap = Table::new();
-    for line in index.lines().filter(|l| !l.trim().is_empty()) {
-        let row: Value = serde_json::from_str(line).expect("index line");
-        let s = |k: &str| row.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        if s("label") != "registered" {
+    for sample in samples::rdap_samples(&dir) {
+        let Some(expected_file) = sample.expected_file.as_ref().filter(|_| sample.label == "registered") else {
             continue;
-        }
-        let status = u16::try_from(row["http_status"].as_u64().unwrap_or(0)).unwrap_or(0);
-        let body = std::fs::read(dir.join("rdap").join(s("response_file"))).expect("body");
-        let reading = read_rdap(status, &body);
+        };
+        let body = &sample.body;
+        let reading = read_rdap(sample.http_status, body);
         if !matches!(reading.class, RdapClass::Registered | RdapClass::PendingDelete) {
             continue;
         }
-        let exp: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("rdap").join(s("expected_file"))).expect("expected"),
-        )
-        .expect("expected JSON");
+        let exp: Value =
+            serde_json::from_str(&std::fs::read_to_string(expected_file).expect("expected")).expect("expected JSON");
         let d = &exp["derived"];
         let mut record = reading.record;
-        let mut redacted = fields::rdap_redactions(&body);
+        let mut redacted = fields::rdap_redactions(body);
         fields::finish(&mut record, &mut redacted, true);
         let expected = Expected {
             registrar: d["registrar"]["name"].as_str().map(str::to_owned),
@@ -314,7 +287,7 @@ fn whois_object_fields_on_labelled_samples() {
             country: None,
             dnssec: d["delegationSigned"].as_bool(),
         };
-        score(&mut rdap, &mut misses, &s("id"), &record, &expected);
+        score(&mut rdap, &mut misses, &sample.id, &record, &expected);
     }
 
     let dev_all = print("WHOIS fields, development families (simulator fixtures)", &dev);
