@@ -1,0 +1,581 @@
+//! Whether a line of a WHOIS answer is a statement about the queried name: negation, "only",
+//! hypothetical and general sentences, presence words negated ("there is no record for x"),
+//! quota refusals worded as a passed limit, the name echoed with a status word, and lines about
+//! another part of the record (asides). The phrase lists live in the parent module; these are
+//! the sentence rules that decide whether a phrase found on a line counts.
+
+use super::*;
+
+/// Negation words: a phrase with one of them among the three words before it, in the same
+/// sentence, is negated ("no está disponible para registro", "n'est pas disponible", "is not
+/// available for registration").
+pub(super) const NEGATIONS: &[&str] = &[
+    "not", "no", "non", "never", "nicht", "kein", "keine", "niet", "geen", "nie", "ne", "pas", "não", "nao", "não",
+    "inte", "ikke", "nem", "nu", "tidak", "bukan", "không", "δεν", "לא", "не", "ні", "нет", "غير", "لا", "ليس",
+];
+
+/// CJK characters that negate the phrase right after them ("不可注册": cannot be registered).
+pub(super) const CJK_NEGATIONS: &[char] = &['不', '未', '非', '無', '无', '没', '沒', '否', '禁'];
+
+/// A word right before a phrase that restricts it to a policy rather than a state: "this domain
+/// is *only* available for registration under certain conditions" (IRNIC's remark on a
+/// registered name) says nothing about the name being free.
+pub(super) const QUALIFIERS: &[&str] =
+    &["only", "solo", "seulement", "nur", "solo", "apenas", "somente", "tylko", "только"];
+
+/// Words that make a sentence hypothetical or general: "*if* a domain is not found here, it
+/// *may* be available for registration", "a domain *that* is not found here…" are notices about
+/// the service, not answers about the queried name.
+pub(super) const CONDITIONALS: &[&str] = &[
+    "if",
+    "whether",
+    "unless",
+    "when",
+    "whenever",
+    "once",
+    "may",
+    "might",
+    "could",
+    "can",
+    "should",
+    "would",
+    "that",
+    "which",
+    "whose",
+    "wenn",
+    "falls",
+    "ob",
+    "kann",
+    "könnte",
+    "si",
+    "quand",
+    "lorsque",
+    "peut",
+    "pourrait",
+    "puede",
+    "podría",
+    "pode",
+    "può",
+    "potrebbe",
+    "jeśli",
+    "jeżeli",
+    "może",
+    "если",
+    "может",
+    "如果",
+    "若",
+    "可能",
+];
+
+pub(super) fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether `c` at byte `i` of `line` ends a sentence: `.`, `;`, `!`, `?` followed by a blank
+/// (a domain name's dots do not end a sentence).
+pub(super) fn ends_sentence(line: &str, i: usize, c: char) -> bool {
+    // A spaced dash also ends a statement: "DOMAIN NOT FOUND - the domain may be available".
+    (matches!(c, '.' | ';' | '!' | '?' | '。') || (c == '-' && line[..i].ends_with(' ')))
+        && line[i + c.len_utf8()..].starts_with(' ')
+}
+
+/// The sentence of `line` around the bytes `start..end`, split at `start`: (head, tail).
+pub(super) fn sentence_around(line: &str, start: usize, end: usize) -> (&str, &str) {
+    let head = &line[..start];
+    let from =
+        head.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).next_back();
+    let to = line[end..].char_indices().find(|&(i, c)| ends_sentence(line, end + i, c)).map(|(i, _)| end + i);
+    (&line[from.unwrap_or(0)..start], &line[end..to.unwrap_or(line.len())])
+}
+
+/// The blank-separated words of `text`, punctuation trimmed: a queried name such as `if.zz` or
+/// `x.org` stays one word and is neither "if" nor "org".
+pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty())
+}
+
+/// Relative pronouns: before a phrase they make its sentence general ("a domain *that* is not
+/// found here…"); after it they only restrict the query ("no entries found *that* match your
+/// query" is an answer).
+pub(super) const RELATIVES: &[&str] = &["that", "which", "whose"];
+
+/// Whether the text before a phrase makes its sentence hypothetical or general (see
+/// [`CONDITIONALS`], relative pronouns included).
+pub(super) fn conditional(head: &str) -> bool {
+    let list = &word_lists().conditionals;
+    words(head)
+        .any(|w| listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
+}
+
+/// Whether a sentence, or the text after a phrase, is hypothetical ([`CONDITIONALS`] without the
+/// relative pronouns).
+pub(super) fn hypothetical(text: &str) -> bool {
+    let list = &word_lists().conditionals;
+    words(text).any(|w| {
+        (listed(list, w) && !RELATIVES.contains(&w))
+            || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str())))
+    })
+}
+
+/// How a phrase is read in its sentence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// Wherever it occurs (error and pending-delete wordings).
+    Plain,
+    /// Unless negated or in a hypothetical head ("if you exceed the query limit…"): the quota
+    /// wordings, which may name the client's IP address.
+    Refusal,
+    /// Unless negated ("is not reserved"), qualified ("only") or in a hypothetical head ("if a
+    /// name is reserved…"): the reserved wordings, whose false hits cost little.
+    Claim,
+    /// As [`Reading::Claim`], and not in a sentence that is hypothetical or general anywhere
+    /// ("… not found here may still…") or is about another part of the record ("contact data
+    /// not found"): the not-found wordings, whose false hits would free a taken name.
+    Statement,
+}
+
+/// The first occurrence of `phrase` in `line` at word boundaries (for scripts without spaces the
+/// phrase's own first/last characters decide) that counts under `reading`.
+pub(super) fn find_phrase(line: &str, phrase: &str, reading: Reading) -> bool {
+    let mut from = 0;
+    while let Some(rel) = line[from..].find(phrase) {
+        let start = from + rel;
+        let end = start + phrase.len();
+        let before = line[..start].chars().next_back();
+        let after = line[end..].chars().next();
+        let first = phrase.chars().next().unwrap_or(' ');
+        let last = phrase.chars().next_back().unwrap_or(' ');
+        let left_ok = !is_word_char(first) || before.is_none_or(|c| !is_word_char(c)) || !first.is_ascii();
+        let right_ok = !is_word_char(last) || after.is_none_or(|c| !is_word_char(c)) || !last.is_ascii();
+        if left_ok && right_ok && !(reading != Reading::Plain && discounted(line, start, end, reading)) {
+            return true;
+        }
+        from = start + phrase.len().max(1);
+        while !line.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    false
+}
+
+/// Whether the phrase at `start..end` of `line` does not count under `reading` (see
+/// [`Reading`]).
+pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading) -> bool {
+    let lists = word_lists();
+    let (head, tail) = sentence_around(line, start, end);
+    // Negations are looked for in the phrase's own clause ("… is not allowed: restricted name"
+    // is a restricted name).
+    let clause = head.rsplit([':', ',']).next().unwrap_or(head);
+    let near: Vec<&str> = words(clause).collect();
+    let near = &near[near.len().saturating_sub(3)..];
+    let head_trim = head.trim_end();
+    near.iter().any(|w| listed(&lists.negations, w))
+        || near.last().is_some_and(|w| listed(&lists.qualifiers, w))
+        || head_trim.ends_with("n't")
+        || head_trim.ends_with("no longer")
+        || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
+        || conditional(head)
+        || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
+        || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
+}
+
+/// Words that say something exists or was found ("found", "registered", "record", "existe",
+/// "gefunden", "найден"…), as word prefixes (folded). With a negation next to them in a short
+/// statement they make a not-found answer in wordings no phrase lists: "There is no record for
+/// x", "Nothing matched your query", "El dominio no figura en el registro". Words about the
+/// registrar, registrant or registry never count (Nominet's "No registrar listed" is no
+/// not-found answer).
+pub(super) const PRESENCE_STEMS: &[&str] = &[
+    "found",
+    "match",
+    "record",
+    "entr",
+    "data",
+    "result",
+    "exist",
+    "regist",
+    "present",
+    "known",
+    "inform",
+    "object",
+    "enregistr",
+    "connu",
+    "encontr",
+    "figur",
+    "dato",
+    "dado",
+    "coincid",
+    "trouv",
+    "correspond",
+    "donnee",
+    "gefunden",
+    "vorhanden",
+    "bekannt",
+    "bekend",
+    "eintr",
+    "treffer",
+    "daten",
+    "vergeben",
+    "trovat",
+    "esist",
+    "risultat",
+    "dati",
+    "gevonden",
+    "geregistreerd",
+    "gegevens",
+    "overeenk",
+    "znalez",
+    "istniej",
+    "zarejestrow",
+    "wynik",
+    "danych",
+    "nalez",
+    "existuj",
+    "zaznam",
+    "найд",
+    "зарегистр",
+    "существ",
+    "данн",
+    "запис",
+    "совпад",
+    "информ",
+    "знайд",
+    "зареєстр",
+    "існу",
+    "даних",
+    "talal",
+    "gasit",
+    "inregistr",
+    "hittad",
+    "finns",
+    "fundet",
+    "funnet",
+    "ditemukan",
+    "terdaftar",
+    "wujud",
+    "βρεθ",
+    "נמצא",
+    "רשום",
+    "موجود",
+    "مسجل",
+];
+
+/// Articles, determiners and auxiliaries that may stand between a negation and the word it
+/// negates (folded).
+pub(super) const GLUE: &[&str] = &[
+    "a", "an", "the", "any", "such", "whois", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet",
+    "se", "ha", "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi",
+    "foram", "o", "os", "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die",
+    "das", "den", "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest",
+    "zostala", "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
+];
+
+/// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
+/// the act of registration in any language ("für die Registrierung nicht verfügbar" is no
+/// not-found answer).
+pub(super) const NOT_PRESENCE: &[&str] = &[
+    "registrar",
+    "registrant",
+    "registry",
+    "registration",
+    "registrazion",
+    "registratie",
+    "registrierung",
+    "registracion",
+    "registrace",
+    "registracia",
+    "rejestracj",
+    "регистрац",
+    "реєстрац",
+];
+
+/// A not-found statement made of a negation next to a presence word (see [`PRESENCE_STEMS`]):
+/// within the three words after the negation, or the two before a negation that ends the
+/// sentence (postposed negations: "existiert nicht", "registered: no"). Only short statements about the name count:
+/// at most 100 characters, not another field's value, not hypothetical or general, no error
+/// wording, no word about another part of the record in the sentence.
+pub(super) fn negated_presence(line: &str) -> Option<String> {
+    if line.chars().count() > 100 || is_aside(line) || is_hypothetical(line) {
+        return None;
+    }
+    let lists = word_lists();
+    if lexicon().error.iter().any(|p| find_phrase(line, p, Reading::Plain)) {
+        return None;
+    }
+    let mut cuts: Vec<usize> =
+        line.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).collect();
+    cuts.push(line.len());
+    let mut from = 0;
+    for to in cuts {
+        let sentence = &line[from..to];
+        from = to;
+        let ws: Vec<&str> = words(sentence).collect();
+        if ws.iter().any(|w| listed(&lists.aside, w)) || hypothetical(sentence) {
+            continue;
+        }
+        // The sentence must be about the queried name: it names a domain (a dotted word) or
+        // says domain, name, query, object, result… ("No data protection applies" is not).
+        let about_name = ws.iter().any(|w| w.contains('.') && !w.starts_with('.') && !w.ends_with('.'))
+            || ws.iter().any(|w| {
+                listed(&lists.subject, w) || matches!(*w, "record" | "records" | "entry" | "entries" | "match")
+            })
+            || lists.subject.iter().any(|l| !l.is_ascii() && sentence.contains(l.as_str()));
+        if !about_name {
+            continue;
+        }
+        let presence = |w: &str| {
+            !NOT_PRESENCE.iter().any(|n| w.starts_with(n))
+                && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()))
+        };
+        for (i, w) in ws.iter().enumerate() {
+            if !listed(&lists.negations, w) && !matches!(*w, "nothing" | "none" | "nada" | "rien" | "nichts" | "niente")
+            {
+                continue;
+            }
+            // The negation must bear on the presence word itself: the first word after it that
+            // is not an article or auxiliary ("no record", "is not present", "non è presente",
+            // "nie została zarejestrowana") — not a verb's object ("never discloses any
+            // information", "will not use information"). A negation after the word it negates
+            // ends its sentence ("existiert nicht", "registered: no"); one in mid-sentence
+            // negates what follows it ("für die Registrierung nicht verfügbar").
+            let after = ws.iter().skip(i + 1).take(3).find(|p| !GLUE.contains(*p));
+            let before = (i + 1 == ws.len()).then(|| i.checked_sub(1).map(|j| &ws[j])).flatten();
+            if let Some(p) = after.into_iter().chain(before).find(|p| presence(p)) {
+                return Some(format!("{w} … {p}"));
+            }
+        }
+    }
+    None
+}
+
+/// A quota refusal in words no phrase lists: in one short, non-hypothetical sentence, a word
+/// saying a bound was passed ("exceeded", "reached") and one naming queries or their rate
+/// ("Number of allowed queries exceeded", "Maximum query rate reached", "Queries from your IP
+/// address have exceeded the allowed limit").
+pub(super) fn exceeded_limit(line: &str) -> Option<String> {
+    // Past forms only: "queries that exceed the rate limit are refused" states a policy.
+    const PASSED: &[&str] = &["exceeded", "reached", "overrun"];
+    const QUERIES: &[&str] = &["quer", "request", "lookup", "rate", "limit", "quota"];
+    if line.chars().count() > 120 || hypothetical(line) {
+        return None;
+    }
+    let ws: Vec<&str> = words(line).collect();
+    let passed = ws.iter().find(|w| PASSED.contains(*w))?;
+    let what = ws.iter().find(|w| QUERIES.iter().any(|q| w.starts_with(q)))?;
+    Some(format!("{what} … {passed}"))
+}
+
+/// A line that is the queried name and a status word: "x.zz - available", "x.zz: free",
+/// "x.zz (reserved)". Returns the status value, for [`free_status`] / [`reserved_status`].
+pub(super) fn echo_status(line: &str) -> Option<&str> {
+    // "domain x.zz: free", "domain name x.zz: available": the name after the word domain.
+    let line = ["domain name ", "domain "].iter().find_map(|p| line.strip_prefix(p)).unwrap_or(line);
+    let (name, rest) = line.split_once(char::is_whitespace).or_else(|| line.split_once(':'))?;
+    let name = name.trim_end_matches(':');
+    // A service host ("whois.nic.zz - available 24/7") is not the queried name.
+    let host_like = name.contains('.')
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !["whois.", "www.", "rdap.", "http"].iter().any(|p| name.starts_with(p))
+        && name.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-');
+    let value = rest.trim().trim_start_matches(['-', ':', '(', '=', ' ']).trim_end_matches([')', '.', '!', ' ']);
+    // The whole rest is one status value (a word or two), not a sentence.
+    (host_like && !value.is_empty() && value.split_whitespace().count() <= 2).then_some(value)
+}
+
+/// Words of a `key: value` line's key that make the value a statement about the queried name:
+/// its status or state, the query's result, an error, the object or domain itself. A not-found
+/// wording in the value of any other key ("Registrant Fax: not found", "DS Records: no records
+/// found", "Reseller: no data found") is about that field, not about the name.
+pub(super) const SUBJECT_KEY_WORDS: &[&str] = &[
+    "domain",
+    "domainname",
+    "dominio",
+    "domaine",
+    "domäne",
+    "domena",
+    "doména",
+    "alan",
+    "домен",
+    "域名",
+    "ドメイン",
+    "도메인",
+    "دامنه",
+    "النطاق",
+    "status",
+    "state",
+    "estado",
+    "estatus",
+    "statut",
+    "stato",
+    "stav",
+    "durum",
+    "situação",
+    "situacao",
+    "zustand",
+    "состояние",
+    "статус",
+    "状态",
+    "狀態",
+    "状態",
+    "상태",
+    "وضعیت",
+    "الحالة",
+    "result",
+    "results",
+    "resultado",
+    "résultat",
+    "ergebnis",
+    "risultato",
+    "wynik",
+    "výsledek",
+    "результат",
+    "sonuç",
+    "结果",
+    "結果",
+    "결과",
+    "نتیجه",
+    "النتيجة",
+    "error",
+    "erreur",
+    "fehler",
+    "errore",
+    "błąd",
+    "ошибка",
+    "hata",
+    "query",
+    "consulta",
+    "requête",
+    "anfrage",
+    "object",
+    "objet",
+    "objeto",
+    "response",
+    "respuesta",
+    "réponse",
+    "antwort",
+    "answer",
+    "reply",
+    "message",
+    "whois",
+    "lookup",
+    "search",
+    "availability",
+    "available",
+    "disponibilidad",
+    "disponibilité",
+    "verfügbarkeit",
+    "registration",
+    "registro",
+    "enregistrement",
+    "registrierung",
+    "name",
+];
+
+/// Words of a key that name a contact or another part of the record: the value is about that.
+pub(super) const ASIDE_KEY_WORDS: &[&str] = &[
+    "registrant",
+    "holder",
+    "owner",
+    "admin",
+    "administrative",
+    "tech",
+    "technical",
+    "billing",
+    "contact",
+    "email",
+    "mail",
+    "phone",
+    "fax",
+    "address",
+    "street",
+    "city",
+    "country",
+    "org",
+    "organization",
+    "organisation",
+    "id",
+    "handle",
+    "ds",
+    "dnssec",
+    "key",
+    "keys",
+    "nameserver",
+    "nameservers",
+    "server",
+    "servers",
+    "ns",
+    "nserver",
+    "registrar",
+    "reseller",
+    "abuse",
+    "remarks",
+    "remark",
+    "url",
+    "ip",
+    "credit",
+    "date",
+    "expiry",
+    "expiration",
+    "created",
+    "updated",
+    "person",
+    "role",
+    "titular",
+    "inhaber",
+    "titulaire",
+    "personal",
+    "privacy",
+    "gdpr",
+    "disclosed",
+    "lock",
+    "transfer",
+    "history",
+    "glue",
+];
+
+/// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
+/// "if a domain is not found here…"): a notice about the service, not an answer about the name.
+pub fn is_hypothetical(line: &str) -> bool {
+    let line = fold(line);
+    let line = line.as_str();
+    let end = line.char_indices().find(|&(i, c)| ends_sentence(line, i, c)).map_or(line.len(), |(i, _)| i);
+    hypothetical(&line[..end])
+}
+
+/// The key of a `key: value` line (normalised: lower case, ` :` already `:`), when the line has
+/// that shape: a short key (at most 40 characters, 5 words, no URL) and a non-empty value.
+pub fn line_key(line: &str) -> Option<&str> {
+    let colon = line.find(':')?;
+    let (key, value) = (line[..colon].trim(), line[colon + 1..].trim());
+    let plausible = !key.is_empty()
+        && key.chars().count() <= 40
+        && key.split_whitespace().count() <= 5
+        && !key.contains("http")
+        && !value.is_empty()
+        && !value.starts_with("//");
+    plausible.then_some(key)
+}
+
+/// Whether a normalised line is a `key: value` statement about something other than the queried
+/// name (see `SUBJECT_KEY_WORDS`): its value's not-found wording must not count. A key that
+/// itself carries the wording ("not found: x.zz", "no match: x") or names the domain itself
+/// ("x.cl: no existe") is not aside.
+pub fn is_aside(line: &str) -> bool {
+    let line = fold(line);
+    let Some(key) = line_key(&line) else { return false };
+    let words: Vec<&str> =
+        key.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-')).filter(|w| !w.is_empty()).collect();
+    // "free.cl: no existe": the key is the queried name.
+    if words.len() == 1 && words[0].contains('.') {
+        return false;
+    }
+    let has = |list: &[String]| {
+        words.iter().any(|w| listed(list, w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l.as_str()))
+    };
+    if lexicon().not_found.iter().any(|p| find_phrase(key, p, Reading::Statement)) {
+        return false;
+    }
+    let lists = word_lists();
+    !has(&lists.subject) || has(&lists.aside)
+}
