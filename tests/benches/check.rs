@@ -38,29 +38,9 @@ use std::time::{Duration, Instant};
 use api::config::Settings;
 use api::keys::{KeyKind, Plan};
 use api::store::{NewKey, Store};
+use dsa_tests::harness::bench::{env_or, ms, percentile};
 use dsa_tests::sim::{Knobs, Scenario, Simulator};
 use sqlx::Connection;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-#[derive(serde::Deserialize)]
-struct EngineFile {
-    engine: workers::config::EngineConfig,
-}
 
 /// What one mode measured.
 struct Figures {
@@ -196,7 +176,7 @@ async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -
     let db = std::env::temp_dir().join(format!("dsa-bench-{}.db", uuid::Uuid::now_v7()));
     let mut settings = Settings::default();
     settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
-    settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
+    settings.engine = dsa_tests::harness::sim_engine(sim);
     unlimited(&mut settings);
     let app = api::standalone(&settings).await?;
     let keys = keys(&app.store, 18).await?;

@@ -19,28 +19,8 @@ use std::time::{Duration, Instant};
 use api::config::Settings;
 use api::keys::{KeyKind, Plan};
 use api::store::{NewKey, Store};
+use dsa_tests::harness::bench::{env_or, ms, percentile};
 use dsa_tests::sim::{Knobs, Latency, Scenario, Simulator};
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
-#[derive(serde::Deserialize)]
-struct EngineFile {
-    engine: workers::config::EngineConfig,
-}
 
 /// The request shapes measured: label, domain, types.
 const SHAPES: [(&str, &str, &str); 3] = [
@@ -103,7 +83,7 @@ async fn standalone(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'s
     let db = std::env::temp_dir().join(format!("dsa-bench-dns-{}.db", uuid::Uuid::now_v7()));
     let mut settings = Settings::default();
     settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
-    settings.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml())?.engine;
+    settings.engine = dsa_tests::harness::sim_engine(sim);
     tune(&mut settings);
     let app = api::standalone(&settings).await?;
     let key = key(&app.store).await?;

@@ -62,14 +62,9 @@ impl Default for KeyOpts {
     }
 }
 
-#[derive(serde::Deserialize)]
-struct EngineFile {
-    engine: EngineConfig,
-}
-
 /// Engine settings pointing at `sim` with short deadlines.
 pub fn engine_config(sim: &Simulator) -> EngineConfig {
-    let mut config = toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("simulator config parses").engine;
+    let mut config = super::sim_engine(sim);
     config.overrides_only = true;
     config.rdap.timeout_secs = 1.5;
     config.whois.idle_timeout_secs = 1.0;

@@ -181,11 +181,6 @@ impl PgDatabase {
     }
 }
 
-#[derive(serde::Deserialize)]
-struct EngineFile {
-    engine: workers::config::EngineConfig,
-}
-
 /// Settings for a fleet on `nats` and `db` in front of `sim`, names prefixed per test.
 pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &str) -> Settings {
     let mut s = Settings::default();
@@ -197,7 +192,7 @@ pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &st
     s.fleet.credits_refresh_ms = 200;
     s.fleet.job_ack_wait_secs = 1.0;
     s.fleet.ledger_ack_wait_secs = 1.0;
-    s.engine = toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("sim config").engine;
+    s.engine = super::sim_engine(sim);
     s.engine.rdap.timeout_secs = 3.0;
     s.engine.whois.total_timeout_secs = 3.0;
     s.engine.check_deadline_secs = 5.0;

@@ -11,6 +11,7 @@
 //!   ([`fleet::WorkerProcess`]), and a proxy to cut Postgres off ([`fleet::PgProxy`]). Teardown
 //!   asserts that no job is left un-acked and no ledger event unapplied
 //!   ([`fleet::assert_drained`]).
+//! * [`bench`] — the small measuring helpers the benchmarks share (percentiles, knobs).
 //! * [`binary`] — the `dsa` binary for tests that run the real command ([`binary::dsa_binary`]).
 //!
 //! Its users are this crate's three test binaries — `app` (`tests/tests/app/`, everything
@@ -19,5 +20,24 @@
 //! benchmarks (`tests/benches/`). Nothing in production depends on it.
 
 pub mod app;
+pub mod bench;
 pub mod binary;
 pub mod fleet;
+
+use workers::config::EngineConfig;
+
+use crate::sim::Simulator;
+
+#[derive(serde::Deserialize)]
+struct EngineFile {
+    engine: EngineConfig,
+}
+
+/// The engine settings the simulator writes for itself (every upstream pointed at its servers),
+/// before any test or benchmark adjusts deadlines and limits.
+///
+/// # Panics
+/// When the simulator's own configuration does not parse (a harness bug).
+pub fn sim_engine(sim: &Simulator) -> EngineConfig {
+    toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("simulator config parses").engine
+}

@@ -7,19 +7,10 @@ use dsa_tests::sim::{Fault, Knobs, Scenario, Simulator, Truth};
 use workers::config::EngineConfig;
 use workers::engine::Engine;
 
-#[derive(serde::Deserialize)]
-struct File {
-    engine: EngineConfig,
-}
-
-/// Engine config pointing at `sim`, with quick deadlines and generous politeness for tests.
+/// The harness's engine config for `sim`, with a longer deadline and tighter WHOIS politeness
+/// (the probe and fault tests here measure against them).
 fn engine_config(sim: &Simulator) -> EngineConfig {
-    let mut config = toml::from_str::<File>(&sim.engine_config_toml()).expect("simulator config parses").engine;
-    config.overrides_only = true;
-    config.rdap.timeout_secs = 1.5;
-    config.whois.idle_timeout_secs = 1.0;
-    config.whois.total_timeout_secs = 2.0;
-    config.dns.timeout_secs = 0.5;
+    let mut config = dsa_tests::harness::app::engine_config(sim);
     config.check_deadline_secs = 5.0;
     config.limits.whois.per_second = 50.0;
     config.limits.whois.burst = 50;
