@@ -142,15 +142,22 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .option_layer((max_in_flight > 0).then(|| tower::limit::ConcurrencyLimitLayer::new(max_in_flight)))
         .timeout(state.request_timeout());
     router = router.layer(guard);
-    let mut router = router
+    let router = router
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
             let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         }))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
-        .layer(cors);
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
+    // Outermost but for CORS (browsers read the 503 too), so that a refused request costs as
+    // little CPU as possible: shedding on scheduling lag (`policy/pressure.rs`).
+    let limits = state.policy();
+    let pressure = policy::pressure::Pressure::start(
+        std::time::Duration::from_millis(limits.shed_scheduling_lag_ms),
+        limits.shed_min_in_flight,
+    );
+    let mut router = router.layer(axum::middleware::from_fn_with_state(pressure, policy::pressure::shed)).layer(cors);
     if let Some(max_age) = hsts_max_age_secs
         && let Ok(value) = HeaderValue::from_str(&format!("max-age={max_age}; includeSubDomains"))
     {

@@ -14,17 +14,20 @@
 //! `BENCH_ENDPOINT=whois` or `=dns` measures `/v1/whois` or `/v1/dns` (four types) the same way:
 //! cached answers (the worker's registration cache, the resolver's TTL cache) through the job bus.
 //!
-//! `BENCH_MODES=flood` (not in the default modes) floods a `dsa front` *process* of a fleet:
-//! its capacity is measured first (closed loop), then an open-loop flood at `BENCH_FLOOD_FACTOR`
-//! (3) × that capacity runs for `BENCH_FLOOD_SECS` (60). Reported: p99 of the admitted requests
-//! (200, from the scheduled send), answers by status (5xx by code: only the documented 503 shed
-//! and 502 are expected), the front's RSS before, at peak and after, and the time from the
-//! flood's end until the front serves normally again (five 200s in a row, each within twice the
-//! pre-flood p99 or 20 ms), probed from a thread and runtime of its own and counted from the
-//! generator's last actual send. The front is pinned to the last CPU and the generator to the
-//! others (`taskset`), and the generator's dispatch lag (actual − scheduled send) is reported: a
-//! large one means the generator, not the front, was the bottleneck.
-//! `BENCH_FLOOD_MAX_IN_FLIGHT` overrides `policy.max_in_flight`.
+//! `BENCH_MODES=flood` (not in the default modes) floods a front *process*: a standalone
+//! `dsa serve` (default) or, with `BENCH_FLOOD_MODE=fleet`, a `dsa front` of a fleet whose worker
+//! and ledger run in this process. The load comes from `dsa-load` (this package's generator, a
+//! process of its own: keep-alive HTTP/1.1 connections, pre-built requests), pinned with `taskset`
+//! to every CPU but the last, which the front gets alone. Capacity is measured first (`dsa-load
+//! --closed`), then an open-loop flood at `BENCH_FLOOD_FACTOR` (3) × that capacity runs for
+//! `BENCH_FLOOD_SECS` (60). Reported: p99 of the admitted requests (200, from the due time),
+//! answers by status (5xx by code: only the documented 503 shed and 502 are expected), the
+//! front's RSS before, at peak and after, the time from the generator's last send until the front
+//! serves normally again (five 200s in a row, each within twice the pre-flood p99 or 20 ms, probed
+//! from a thread and runtime of its own), and the generator's dispatch lag (actual − due send): a
+//! large one means the generator, not the front, was the bottleneck. The front's protection is
+//! the shipped one unless `BENCH_FLOOD_MAX_IN_FLIGHT` / `BENCH_FLOOD_SHED_LAG_MS` set
+//! `policy.max_in_flight` / `policy.shed_scheduling_lag_ms`.
 //!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
 //! `BENCH_MODES` (`standalone,fleet`; add `flood`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
@@ -170,6 +173,7 @@ fn unlimited(settings: &mut Settings) {
         api::policy::PlanRates { free: u32::MAX, starter: u32::MAX, pro: u32::MAX, reseller: u32::MAX };
     settings.policy.per_ip_per_minute = 0;
     settings.policy.max_in_flight = 0;
+    settings.policy.shed_scheduling_lag_ms = 0;
 }
 
 async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
@@ -356,67 +360,78 @@ async fn sequential(client: &reqwest::Client, urls: &[String], n: usize) -> (Vec
 /// The flood benchmark (`BENCH_MODES=flood`): see the crate doc.
 async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     use dsa_tests::harness::fleet::{self as harness, NatsServer, PgDatabase, Role, WorkerProcess};
-    let secs: u64 = env_or("BENCH_FLOOD_SECS", 60);
+    let secs: f64 = env_or("BENCH_FLOOD_SECS", 60.0);
     let factor: f64 = env_or("BENCH_FLOOD_FACTOR", 3.0);
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let mut settings = harness::settings(&nats, &db, sim, "flood");
+    let fleet_mode = env_or("BENCH_FLOOD_MODE", "standalone".to_owned()) == "fleet";
+    let port = harness::free_port();
+    // The fleet (NATS, Postgres, an in-process worker and ledger) or a standalone SQLite file.
+    let mut fleet_parts = None;
+    let mut sqlite = None;
+    let (mut settings, keys) = if fleet_mode {
+        let nats = NatsServer::start().await;
+        let db = PgDatabase::create().await;
+        let mut settings = harness::settings(&nats, &db, sim, "flood");
+        settings.fleet.ledger_ack_wait_secs = 10.0;
+        let store = api::fleet::connect_pg(&settings).await?;
+        let keys = keys(&store, 40).await?;
+        let worker = Role::worker(&settings, Arc::default());
+        let ledger = Role::ledger(&settings, Arc::default());
+        fleet_parts = Some((nats, db, worker, ledger));
+        (settings, keys)
+    } else {
+        let file = std::env::temp_dir().join(format!("dsa-flood-{}.db", uuid::Uuid::now_v7()));
+        let mut settings = Settings::default();
+        settings.database.url = format!("sqlite://{}?mode=rwc", file.display()).into();
+        settings.engine = dsa_tests::harness::sim_engine(sim);
+        let api::Standalone { state, ledger, store } = api::standalone(&settings).await?;
+        let keys = keys(&store, 40).await?;
+        drop((state, store));
+        let _ = tokio::time::timeout(Duration::from_secs(10), ledger).await;
+        sqlite = Some(file);
+        (settings, keys)
+    };
     unlimited(&mut settings);
+    // The front's protection as shipped, unless the knobs say otherwise.
     settings.policy.max_in_flight = env_or("BENCH_FLOOD_MAX_IN_FLIGHT", api::policy::DEFAULT_MAX_IN_FLIGHT);
-    settings.fleet.ledger_ack_wait_secs = 10.0;
-    settings.server.listen = format!("127.0.0.1:{}", harness::free_port()).parse()?;
+    settings.policy.shed_scheduling_lag_ms =
+        env_or("BENCH_FLOOD_SHED_LAG_MS", api::policy::pressure::DEFAULT_SHED_SCHEDULING_LAG_MS);
+    settings.server.listen = format!("127.0.0.1:{port}").parse()?;
     settings.bootstrap.create_dev_key = false;
-    let store = api::fleet::connect_pg(&settings).await?;
-    let keys = keys(&store, 40).await?;
-    let w1 = Role::worker(&settings, Arc::default());
-    let ledger = Role::ledger(&settings, Arc::default());
-    let mut front = WorkerProcess::spawn_role(&settings, "front");
-    let pid = front.pid().ok_or_else(|| anyhow::anyhow!("dsa front did not start"))?;
+    let mut front = WorkerProcess::spawn_role(&settings, if fleet_mode { "front" } else { "serve" });
+    let pid = front.pid().ok_or_else(|| anyhow::anyhow!("the dsa front did not start"))?;
     let pinned = pin_front(pid);
     let base = format!("http://{}", settings.server.listen);
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
     let started = Instant::now();
     while !matches!(client.get(format!("{base}/healthz")).send().await, Ok(r) if r.status().is_success()) {
-        anyhow::ensure!(started.elapsed() < Duration::from_secs(60) && front.running(), "dsa front never answered");
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(60) && front.running(), "the dsa front never answered");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let urls: Arc<Vec<String>> =
-        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(|n| endpoint_url(&base, k, n))).collect());
+    let urls: Vec<String> = keys.iter().flat_map(|k| NAMES.iter().map(|n| endpoint_url(&base, k, n))).collect();
     for url in urls.iter().take(NAMES.len()) {
         let r = client.get(url).send().await?;
         anyhow::ensure!(r.status().is_success(), "warm-up failed: {}", r.status());
     }
-    // Capacity: closed loop, as the throughput bench.
-    let stop = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicU64::new(0));
-    let measure = Instant::now();
-    let mut tasks = Vec::new();
-    for c in 0..connections {
-        let (client, urls, stop, done) = (client.clone(), urls.clone(), stop.clone(), done.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut i = c;
-            while !stop.load(Ordering::Relaxed) {
-                if matches!(client.get(&urls[i % urls.len()]).send().await, Ok(r) if r.status().is_success()) {
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-                i += connections;
-            }
-        }));
-    }
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    stop.store(true, Ordering::Relaxed);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let capacity = done.load(Ordering::Relaxed) as f64 / measure.elapsed().as_secs_f64();
+    let targets = std::env::temp_dir().join(format!("dsa-flood-targets-{}.txt", uuid::Uuid::now_v7()));
+    std::fs::write(&targets, urls.iter().map(|u| format!("{}\n", &u[base.len()..])).collect::<String>())?;
+    let load = |extra: &[String]| {
+        let mut command = generator_command();
+        command.arg("--addr").arg(settings.server.listen.to_string()).arg("--targets").arg(&targets).args(extra);
+        command.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped());
+        command
+    };
+    // Capacity: closed loop from the same generator.
+    let out = load(&["--closed".into(), connections.to_string(), "--secs".into(), "5".into()]).output()?;
+    anyhow::ensure!(out.status.success(), "dsa-load (closed loop) failed");
+    let closed: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii())?;
+    let capacity = closed["ok_per_sec"].as_f64().unwrap_or(0.0);
+    anyhow::ensure!(capacity > 0.0, "no capacity measured: {closed}");
     let (baseline, _) = sequential(&client, &urls, 200).await;
     let baseline_p99 = percentile(&baseline, 0.99);
     let rss_before = rss_mib(pid);
 
-    // The flood: open loop at factor × capacity; each latency from the scheduled send time.
+    // The flood: open loop at factor × capacity from the generator process.
     let rate = capacity * factor;
-    let total = (rate * secs as f64) as u64;
-    let interval = Duration::from_secs_f64(1.0 / rate);
     let sampling = Arc::new(AtomicBool::new(true));
     let sampler = {
         let sampling = sampling.clone();
@@ -429,105 +444,115 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
             peak
         })
     };
-    let flood_client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
-    let start = tokio::time::Instant::now() + Duration::from_millis(50);
-    // When each request's send actually began: a generator that cannot keep up (it shares the
-    // machine) shows here, and the flood ends when its last request was sent, not when it was due.
-    let last_dispatch = Arc::new(std::sync::Mutex::new(Instant::now()));
-    let mut handles = Vec::with_capacity(total as usize);
-    for n in 0..total {
-        let scheduled = start + interval.mul_f64(n as f64);
-        tokio::time::sleep_until(scheduled).await;
-        let (client, url) = (flood_client.clone(), urls[n as usize % urls.len()].clone());
-        let last_dispatch = last_dispatch.clone();
-        handles.push(tokio::spawn(async move {
-            let lag = scheduled.elapsed();
-            if let Ok(mut last) = last_dispatch.lock() {
-                *last = (*last).max(Instant::now());
-            }
-            let status = match client.get(&url).send().await {
-                Ok(r) => {
-                    let status = r.status().as_u16();
-                    let _ = r.bytes().await;
-                    status
-                }
-                Err(_) => 0,
-            };
-            (scheduled.elapsed(), status, lag)
-        }));
-    }
-    let sent_secs = start.elapsed().as_secs_f64();
-    // Recovery: from the last send, until five 200s in a row each within the bound, measured on a
-    // thread and runtime of its own so that the probe never queues behind the generator's tasks.
+    let mut generator = tokio::process::Command::from(load(&[
+        "--rate".into(),
+        format!("{rate:.0}"),
+        "--secs".into(),
+        secs.to_string(),
+    ]))
+    .spawn()?;
+    let stdout = generator.stdout.take().ok_or_else(|| anyhow::anyhow!("dsa-load's output"))?;
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    // Recovery: from the generator's last send until five 200s in a row each within the bound,
+    // probed from a thread and runtime of its own.
     let normal = (baseline_p99 * 2).max(Duration::from_millis(20));
-    let probe_url = urls[0].clone();
-    let probe = std::thread::spawn(move || -> anyhow::Result<Duration> {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        runtime.block_on(async move {
-            let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
-            let mut in_a_row = 0;
-            let begun = Instant::now();
-            loop {
-                let t = Instant::now();
-                let ok = matches!(client.get(&probe_url).send().await, Ok(r) if r.status().is_success());
-                in_a_row = if ok && t.elapsed() <= normal { in_a_row + 1 } else { 0 };
-                if in_a_row == 5 {
-                    return Ok(begun.elapsed());
-                }
-                if begun.elapsed() > Duration::from_secs(120) {
-                    return Ok(Duration::MAX);
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-    });
-    let probe_started = Instant::now();
-    let mut admitted = Vec::new();
-    let mut lags = Vec::new();
-    let mut statuses = std::collections::BTreeMap::new();
-    for h in handles {
-        let (latency, status, lag) = h.await?;
-        if status == 200 {
-            admitted.push(latency);
+    let mut probe = None;
+    let mut figures = serde_json::Value::Null;
+    while let Some(line) = lines.next_line().await? {
+        let value: serde_json::Value = serde_json::from_str(&line)?;
+        if value["event"] == "last_send" {
+            let probe_url = urls[0].clone();
+            probe = Some(std::thread::spawn(move || recovery(&probe_url, normal)));
+        } else {
+            figures = value;
         }
-        lags.push(lag);
-        *statuses.entry(status).or_insert(0u64) += 1;
     }
-    let probe_took = probe.join().map_err(|_| anyhow::anyhow!("probe thread panicked"))??;
-    // The probe began at the last *scheduled* send; count from the last *actual* one.
-    let last_sent = *last_dispatch.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
-    let recovered = probe_took.saturating_sub(last_sent.saturating_duration_since(probe_started));
-    lags.sort();
-    admitted.sort();
+    anyhow::ensure!(generator.wait().await?.success(), "dsa-load (open loop) failed");
+    let recovered = probe
+        .ok_or_else(|| anyhow::anyhow!("dsa-load never reported its last send"))?
+        .join()
+        .map_err(|_| anyhow::anyhow!("probe thread panicked"))??;
     tokio::time::sleep(Duration::from_secs(2)).await;
     sampling.store(false, Ordering::Relaxed);
     let rss_peak = sampler.await?.max(rss_before);
     let rss_after = rss_mib(pid);
-    let five_xx: Vec<String> = statuses.iter().filter(|(s, _)| **s >= 500).map(|(s, n)| format!("{s}: {n}")).collect();
-    let unexpected: u64 = statuses.iter().filter(|(s, _)| **s >= 500 && **s != 502 && **s != 503).map(|(_, n)| n).sum();
+    let statuses: std::collections::BTreeMap<String, u64> = serde_json::from_value(figures["statuses"].clone())?;
+    let five_xx: Vec<String> =
+        statuses.iter().filter(|(s, _)| s.as_str() >= "500").map(|(s, n)| format!("{s}: {n}")).collect();
+    let unexpected: u64 =
+        statuses.iter().filter(|(s, _)| s.as_str() >= "500" && *s != "502" && *s != "503").map(|(_, n)| n).sum();
+    let load_avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "flood      capacity {capacity:.0}/s (closed loop, {connections} conns); flood {factor}× = {rate:.0}/s for {secs} s \
-         ({total} requests scheduled, sent over {sent_secs:.1} s); admitted (200) {} p50 {:.2} ms p99 {:.2} ms max {:.2} ms; \
+        "flood      {} front; capacity {capacity:.0}/s (closed loop, {connections} conns, dsa-load); flood {factor}× = {rate:.0}/s \
+         for {secs} s ({} scheduled, last sent after {:.1} s); admitted (200) {} p50 {} ms p99 {} ms max {} ms; \
          statuses {statuses:?} (0 = no answer); 5xx {five_xx:?}, undocumented 5xx {unexpected}; \
          RSS before {rss_before:.1} MiB, peak {rss_peak:.1} MiB, after {rss_after:.1} MiB; \
-         normal service (5 × 200 within {:.1} ms) {:.3} s after the flood's last send; pre-flood p99 {:.2} ms; \
-         generator dispatch lag p50 {:.1} ms p99 {:.1} ms (large: the generator, not the front, was saturated); \
-         front pinned to its own core: {pinned}",
-        admitted.len(),
-        ms(percentile(&admitted, 0.50)),
-        ms(percentile(&admitted, 0.99)),
-        ms(*admitted.last().unwrap_or(&Duration::ZERO)),
+         normal service (5 × 200 within {:.1} ms) {:.3} s after the last send; pre-flood p99 {:.2} ms; \
+         generator dispatch lag p50 {} ms p99 {} ms, {} connections opened; front pinned to its own core: {pinned}; \
+         load average {}",
+        if fleet_mode { "fleet" } else { "standalone" },
+        figures["scheduled"],
+        figures["sent_secs"].as_f64().unwrap_or(0.0),
+        figures["admitted_ms"]["count"],
+        figures["admitted_ms"]["p50"],
+        figures["admitted_ms"]["p99"],
+        figures["admitted_ms"]["max"],
         ms(normal),
         recovered.as_secs_f64(),
         ms(baseline_p99),
-        ms(percentile(&lags, 0.50)),
-        ms(percentile(&lags, 0.99)),
+        figures["dispatch_lag_ms"]["p50"],
+        figures["dispatch_lag_ms"]["p99"],
+        figures["connections_opened"],
+        load_avg.trim(),
     );
     front.sigkill();
-    w1.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    let _ = std::fs::remove_file(&targets);
+    if let Some(file) = sqlite {
+        let _ = std::fs::remove_file(file);
+    }
+    if let Some((_nats, db, worker, ledger)) = fleet_parts {
+        worker.stop().await;
+        ledger.stop().await;
+        db.drop_now().await;
+    }
     Ok(())
+}
+
+/// The load generator (`dsa-load`, this package's binary), pinned with `taskset` to every CPU but
+/// the front's last one when there are two or more.
+fn generator_command() -> std::process::Command {
+    let bin = env!("CARGO_BIN_EXE_dsa-load");
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    if cpus >= 2 && std::process::Command::new("taskset").arg("-V").output().is_ok_and(|o| o.status.success()) {
+        let mut command = std::process::Command::new("taskset");
+        command.args(["-c", &format!("0-{}", cpus - 2), bin]);
+        command
+    } else {
+        std::process::Command::new(bin)
+    }
+}
+
+/// Time until five 200s in a row, each within `normal`, on a runtime of its own;
+/// `Duration::MAX` after two minutes without.
+fn recovery(url: &str, normal: Duration) -> anyhow::Result<Duration> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
+        let mut in_a_row = 0;
+        let begun = Instant::now();
+        loop {
+            let t = Instant::now();
+            let ok = matches!(client.get(url).send().await, Ok(r) if r.status().is_success());
+            in_a_row = if ok && t.elapsed() <= normal { in_a_row + 1 } else { 0 };
+            if in_a_row == 5 {
+                return Ok(begun.elapsed());
+            }
+            if begun.elapsed() > Duration::from_secs(120) {
+                return Ok(Duration::MAX);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
 }
 
 fn main() -> anyhow::Result<()> {

@@ -16,6 +16,7 @@
 
 mod client_addr;
 mod demo;
+pub mod pressure;
 mod windows;
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,13 @@ pub struct PolicyConfig {
     /// Requests served at once by one front; past that, new requests get a fast 503 with
     /// `Retry-After` instead of waiting in an unbounded queue. 0 turns it off.
     pub max_in_flight: usize,
+    /// Shed new requests (fast 503 with `Retry-After`) while the front's scheduling lag — how late
+    /// its runtime runs a task that is ready, i.e. how long every request waits before it is
+    /// looked at — is past this many milliseconds and at least `shed_min_in_flight` requests are
+    /// in flight: the CPU-saturation signal of [`pressure`]. 0 turns it off.
+    pub shed_scheduling_lag_ms: u64,
+    /// The in-flight floor of `shed_scheduling_lag_ms` (requests).
+    pub shed_min_in_flight: usize,
     /// The account portal (`/account`): sessions, sign-in limits, key roll grace, password cost.
     pub portal: PortalConfig,
 }
@@ -135,6 +143,8 @@ impl Default for PolicyConfig {
             trusted_proxy_hops: 0,
             per_ip_per_minute: DEFAULT_PER_IP_PER_MINUTE,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            shed_scheduling_lag_ms: pressure::DEFAULT_SHED_SCHEDULING_LAG_MS,
+            shed_min_in_flight: pressure::DEFAULT_SHED_MIN_IN_FLIGHT,
             portal: PortalConfig::default(),
         }
     }

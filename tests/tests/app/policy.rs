@@ -235,6 +235,44 @@ async fn past_max_in_flight_requests_are_shed_with_503_and_retry_after() {
     assert_eq!(app.finish(Some(&key)).await, ok, "shed requests cost nothing");
 }
 
+/// A front whose runtime runs ready work late (CPU saturated) refuses new requests at once with
+/// the documented 503, charges nothing for them, and serves normally as soon as it is on time.
+#[tokio::test]
+async fn a_front_behind_its_scheduler_sheds_with_503_and_recovers_at_once() {
+    let app = TestApp::spawn_with(|s| {
+        s.policy.shed_scheduling_lag_ms = 40;
+        s.policy.shed_min_in_flight = 0;
+    })
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    let (status, _, _) = app.get(&path(&key, "example.com")).await;
+    assert_eq!(status, 200, "on time: served");
+    // The request is sent while the front's only runtime thread is busy (blocked here for
+    // 200 ms), so the front reads it already 150+ ms behind its schedule.
+    let url = app.url(&path(&key, "google.com"));
+    let sender = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+            let response = reqwest::get(url).await.expect("request");
+            let status = response.status().as_u16();
+            let retry_after = response.headers().get("retry-after").map(|v| v.to_str().expect("ascii").to_owned());
+            (status, retry_after, response.json::<serde_json::Value>().await.expect("json"))
+        })
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (status, retry_after, body) =
+        tokio::task::spawn_blocking(move || sender.join().expect("sender")).await.expect("join");
+    assert_eq!(status, 503, "behind schedule: shed ({body})");
+    assert_eq!(retry_after.as_deref(), Some("1"));
+    assert_eq!(body["success"], false);
+    // On time again within a tick or two: normal service.
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let (status, _, _) = app.get(&path(&key, "google.com")).await;
+    assert_eq!(status, 200, "recovered");
+    assert_eq!(app.finish(Some(&key)).await, 2, "the shed request cost nothing");
+}
+
 #[tokio::test]
 async fn demo_checks_have_a_global_cap_and_a_secure_cookie_behind_a_tls_proxy() {
     let app = TestApp::spawn_with(|s| {
