@@ -18,6 +18,8 @@ enum Want {
     Available,
     /// Read registered with the pending-delete flag.
     PendingDelete,
+    /// Read registered without the pending-delete flag (added after the first reading).
+    RegisteredOnly,
     Reserved,
     RateLimited,
     /// A trap: anything but available.
@@ -94,6 +96,18 @@ const CASES: &[(&str, &str, Want)] = &[
         "Domain: qwtt-x.zz\nStatus: free\n% Domains pending deletion can be registered again after 5 days.\n",
         Available,
     ),
+    // A deletion policy about names in general is no pending deletion (added after the first
+    // reading, with the guard it tests).
+    (
+        "pending",
+        "Domain: qwtt-t.zz\nCreated: 2015-05-05\n% Domains will be deleted 30 days after expiry.\n",
+        RegisteredOnly,
+    ),
+    (
+        "pending",
+        "Domain: qwtt-t.zz\nCreated: 2015-05-05\n% Expired names are released to the public.\n",
+        RegisteredOnly,
+    ),
     // Quota refusals.
     ("quota", "Demasiadas peticiones desde su dirección IP.\n", RateLimited),
     ("quota", "Zbyt wiele zapytań. Spróbuj ponownie za chwilę.\n", RateLimited),
@@ -107,6 +121,7 @@ fn reading_matches(want: Want, class: WhoisClass, pending: bool) -> bool {
     match want {
         Available => class == WhoisClass::Available,
         PendingDelete => class == WhoisClass::Registered && pending,
+        RegisteredOnly => class == WhoisClass::Registered && !pending,
         Reserved => class == WhoisClass::Reserved,
         RateLimited => class == WhoisClass::RateLimited,
         NotAvailable => class != WhoisClass::Available,

@@ -522,6 +522,10 @@ fn registration_verb(w: &str) -> bool {
 pub(super) fn pending(line: &str) -> Option<String> {
     let m = morph_lists();
     for (s, ws) in statement_sentences(line) {
+        // "Domains *are* deleted 30 days after expiry": a policy about names in general.
+        if ws.iter().any(|w| PLURAL_SUBJECTS.contains(w)) {
+            continue;
+        }
         for (i, w) in ws.iter().enumerate() {
             if !starts_any(w, &m.delete_stems) || w.starts_with("dropdown") {
                 continue;
