@@ -108,6 +108,11 @@ const CASES: &[(&str, &str, Want)] = &[
         "Domain: qwtt-t.zz\nCreated: 2015-05-05\n% Expired names are released to the public.\n",
         RegisteredOnly,
     ),
+    // Registration keys: an activation date, an expiry verb, plural "servers" (field tables,
+    // added with the keys they test).
+    ("keys", "Domaine : qwtt-t.fr\nDate d'activation : 2012-01-01\n", RegisteredOnly),
+    ("keys", "Dominio: qwtt-t.it\nScade il: 2027-03-03\n", RegisteredOnly),
+    ("keys", "Domaine : qwtt-t.fr\nServeurs : ns1.exemple.fr\n", RegisteredOnly),
     // Quota refusals.
     ("quota", "Demasiadas peticiones desde su dirección IP.\n", RateLimited),
     ("quota", "Zbyt wiele zapytań. Spróbuj ponownie za chwilę.\n", RateLimited),

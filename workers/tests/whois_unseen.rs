@@ -541,9 +541,9 @@ fn handmade_holdout_answers() {
     assert!(cases.len() >= 60, "expected the full held-out hand-made set, got {}", cases.len());
     let t = check_handmade("Hand-made answers, round 3 (training since issue 14), family rules off", &cases);
     // Held out, it read 41/69 right and 18/36 not-found answers available; after the issue-14
-    // morphology (tuned on it) 68/69 and 36/36. The floor keeps the training figure: it may only
-    // rise.
-    assert!(t.right >= 68 && t.available >= 36, "round 3: {}/{} right, {} available", t.right, t.total, t.available);
+    // morphology and key tables (tuned on it) 69/69 and 36/36. The floor keeps the training
+    // figure: it may only rise.
+    assert!(t.right >= 69 && t.available >= 36, "round 3: {}/{} right, {} available", t.right, t.total, t.available);
 }
 
 fn check_handmade(title: &str, cases: &[Handmade]) -> Tally {
