@@ -496,8 +496,9 @@ const HANDMADE: &str = include_str!("unseen/handmade.txt");
 /// Hand-made answers written after those fixes, read once untouched, then used to find more gaps
 /// (`handmade_round2.txt`).
 const HANDMADE_ROUND2: &str = include_str!("unseen/handmade_round2.txt");
-/// Hand-made answers written after the round-2 fixes and not used to tune the reader: the honest
-/// estimate (`handmade_holdout.txt`).
+/// Hand-made answers written after the round-2 fixes (`handmade_holdout.txt`, round 3): held out
+/// until its figures were reported (41/69 right, 18/36 not-found read available), a training set
+/// since issue 14 (see `tests/unseen/PROVENANCE.md`).
 const HANDMADE_HOLDOUT: &str = include_str!("unseen/handmade_holdout.txt");
 
 fn handmade(file: &str) -> Vec<Handmade> {
@@ -538,10 +539,11 @@ fn handmade_round2_answers() {
 fn handmade_holdout_answers() {
     let cases = handmade(HANDMADE_HOLDOUT);
     assert!(cases.len() >= 60, "expected the full held-out hand-made set, got {}", cases.len());
-    let t = check_handmade("Hand-made answers, held out (round 3, not used to tune), family rules off", &cases);
-    // The floor is the figure after the safety fixes recorded in PROVENANCE.md (41/69 right,
-    // 18/36 not-found answers read available): it may only rise.
-    assert!(t.right >= 41 && t.available >= 18, "held out: {}/{} right, {} available", t.right, t.total, t.available);
+    let t = check_handmade("Hand-made answers, round 3 (training since issue 14), family rules off", &cases);
+    // Held out, it read 41/69 right and 18/36 not-found answers available; after the issue-14
+    // morphology and key tables (tuned on it) 69/69 and 36/36. The floor keeps the training
+    // figure: it may only rise.
+    assert!(t.right >= 69 && t.available >= 36, "round 3: {}/{} right, {} available", t.right, t.total, t.available);
 }
 
 fn check_handmade(title: &str, cases: &[Handmade]) -> Tally {

@@ -16,6 +16,13 @@
 //! - beyond the listed phrases, a negation bearing on a presence word ("There is no record for
 //!   x", "nicht registriert") in a short sentence about the name, and the name echoed with a
 //!   free status word ("x.zz - available"), are not-found statements too;
+//! - beyond the listed phrases and the negated presence words, the morphology of
+//!   `workers/data/whois-morphology.json` ([`morph`], [`presence`]): negations fused onto the
+//!   word ("nenalezena", "bulunamadı"), words of absence ("brak", "відсутній"), a negating
+//!   determiner on the queried object ("no such name"), "not in our database", absence patterns
+//!   of Chinese/Japanese/Korean, status-like keys in any language ("Availability: available",
+//!   "Reserved: yes"), free words said of the name ("x.рф свободно"), negated registrability,
+//!   pending deletion ("pending release") and quota refusals ("too many" + queries, "try later");
 //! - quota wins over everything (the registry did not answer the question), unless the quota
 //!   wording is hypothetical ("if you exceed the query limit…");
 //! - not-found together with a reserved or pending-delete phrase is a conflict: unknown; so is
@@ -25,10 +32,14 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use morph::*;
+use presence::*;
 use serde::Deserialize;
 use statement::*;
 pub use statement::{is_aside, is_hypothetical, line_key};
 
+mod morph;
+mod presence;
 mod statement;
 
 const LEXICON_JSON: &str = include_str!("../../../data/whois-lexicon.json");
@@ -243,7 +254,11 @@ pub fn says_pending_delete(text: &str) -> Option<&'static str> {
     if t.chars().count() > 100 || is_aside(&t) || is_hypothetical(&t) {
         return None;
     }
-    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, Reading::Claim))
+    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, Reading::Claim)).or_else(|| {
+        // A deletion word after a waiting word ("pending release", "wird gelöscht"): see
+        // `morph::pending`.
+        pending(&t).map(|_| "pending deletion (morphology)")
+    })
 }
 
 /// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid
@@ -330,6 +345,9 @@ struct WordLists {
     subject: Vec<String>,
     aside: Vec<String>,
     presence: Vec<String>,
+    modals: Vec<String>,
+    glue: Vec<String>,
+    not_presence: Vec<String>,
 }
 
 fn word_lists() -> &'static WordLists {
@@ -342,6 +360,9 @@ fn word_lists() -> &'static WordLists {
         subject: f(SUBJECT_KEY_WORDS),
         aside: f(ASIDE_KEY_WORDS),
         presence: f(PRESENCE_STEMS),
+        modals: f(ABILITY_MODALS),
+        glue: f(GLUE),
+        not_presence: f(NOT_PRESENCE),
     })
 }
 
@@ -351,7 +372,7 @@ fn listed(list: &[String], word: &str) -> bool {
 
 /// Whether the shipped lexicon parses (checked by a test, so a broken file cannot ship).
 pub fn lexicon_is_valid() -> bool {
-    serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty())
+    serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty()) && morphology_is_valid()
 }
 
 fn first_hit<'a>(phrases: &'a [String], lines: &[&str], reading: Reading) -> Option<&'a str> {
@@ -381,29 +402,33 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
     if let Some(p) = first_hit(&lex.quota, &lines, Reading::Refusal) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
     }
-    if let Some(m) = lines.iter().find_map(|l| exceeded_limit(l)) {
+    if let Some(m) = lines.iter().find_map(|l| exceeded_limit(l).or_else(|| refusal(l))) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{m}\"")));
     }
-    let pending = first_hit(&lex.pending_delete, &lines, Reading::Plain);
-    let reserved = first_hit(&lex.reserved, &lines, Reading::Claim);
     let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
-    let negated;
-    let not_found = match first_hit(&lex.not_found, &statements, Reading::Statement) {
-        Some(n) => Some(n),
-        None => {
-            negated = statements
-                .iter()
-                .find_map(|l| echo_status(l).filter(|v| free_status(v) == Some(*v)).map(|w| format!("echo: {w}")))
-                .or_else(|| statements.iter().find_map(|l| negated_presence(l)));
-            negated.as_deref()
-        }
-    };
-    let echoed_reserved = lines.iter().find_map(|l| echo_status(l).and_then(reserved_status));
-    let reserved = reserved.or(echoed_reserved);
-    if let (Some(n), Some(e)) = (not_found, first_hit(&lex.error, &lines, Reading::Plain)) {
+    let pending_hit = first_hit(&lex.pending_delete, &lines, Reading::Plain)
+        .map(str::to_owned)
+        .or_else(|| lines.iter().find_map(|l| pending(l)));
+    let status_keys: Vec<(bool, &str)> = lines.iter().filter_map(|l| status_key_value(l)).collect();
+    let reserved = first_hit(&lex.reserved, &lines, Reading::Claim)
+        .map(str::to_owned)
+        .or_else(|| lines.iter().find_map(|l| echo_status(l).and_then(reserved_status)).map(str::to_owned))
+        .or_else(|| status_keys.iter().find(|(free, _)| !free).map(|(_, w)| format!("status: {w}")))
+        .or_else(|| statements.iter().find_map(|l| withheld(l)))
+        .or_else(|| statements.iter().find_map(|l| script_withheld(l)).map(str::to_owned));
+    let not_found = first_hit(&lex.not_found, &statements, Reading::Statement).map(str::to_owned).or_else(|| {
+        statements
+            .iter()
+            .find_map(|l| echo_status(l).filter(|v| free_status(v) == Some(*v)).map(|w| format!("echo: {w}")))
+            .or_else(|| status_keys.iter().find(|(free, _)| *free).map(|(_, w)| format!("status: {w}")))
+            .or_else(|| statements.iter().find_map(|l| negated_presence(l)))
+            .or_else(|| statements.iter().find_map(|l| script_absence(l)))
+            .or_else(|| statements.iter().find_map(|l| free_statement(l)))
+    });
+    if let (Some(n), Some(e)) = (&not_found, first_hit(&lex.error, &lines, Reading::Plain)) {
         return Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" next to the error \"{e}\"")));
     }
-    match (not_found, reserved, pending) {
+    match (not_found, reserved, pending_hit) {
         (Some(n), Some(o), _) | (Some(n), None, Some(o)) => {
             Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" and \"{o}\" conflict")))
         }
@@ -513,7 +538,9 @@ mod tests {
             c(&["el dominio x.cl no está disponible para registro"]).map(|r| matches!(r, LexiconClass::NotFound(_))),
             Some(false)
         );
-        assert_eq!(c(&["该域名不可注册"]), None);
+        // "Cannot be registered": never not-found; like the English "cannot be registered", a
+        // withheld name.
+        assert!(matches!(c(&["该域名不可注册"]), Some(LexiconClass::Reserved(_))));
         assert!(matches!(
             c(&["registration of x.zz is not allowed: restricted name"]),
             Some(LexiconClass::Reserved(_))

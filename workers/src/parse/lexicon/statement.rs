@@ -10,8 +10,77 @@ use super::*;
 /// sentence, is negated ("no está disponible para registro", "n'est pas disponible", "is not
 /// available for registration").
 pub(super) const NEGATIONS: &[&str] = &[
-    "not", "no", "non", "never", "nicht", "kein", "keine", "niet", "geen", "nie", "ne", "pas", "não", "nao", "não",
-    "inte", "ikke", "nem", "nu", "tidak", "bukan", "không", "δεν", "לא", "не", "ні", "нет", "غير", "لا", "ليس",
+    "not",
+    "no",
+    "non",
+    "never",
+    "nicht",
+    "kein",
+    "keine",
+    "niet",
+    "geen",
+    "nie",
+    "ne",
+    "pas",
+    "não",
+    "nao",
+    "não",
+    "inte",
+    "ikke",
+    "nem",
+    "nu",
+    "tidak",
+    "bukan",
+    "không",
+    "δεν",
+    "לא",
+    "не",
+    "ні",
+    "нет",
+    "غير",
+    "لا",
+    "ليس",
+    // Croatian/Serbian/Bosnian "nije" (is not), Slovene "ni", Finnish/Estonian "ei", Indonesian
+    // "belum" (not yet), Vietnamese "chưa" (not yet), Turkish "değil" (is not, postposed),
+    // Arabic "لم" (did not), Persian negated verbs "نیست" (is not), "نشد"/"نشده" (was not),
+    // "ندارد" (has not), "نگردید" (was not).
+    "nije",
+    "ni",
+    "ei",
+    "belum",
+    "chưa",
+    "degil",
+    "degildir",
+    "لم",
+    "نیست",
+    "نشد",
+    "نشده",
+    "ندارد",
+    "نگردید",
+    "نمی",
+    // Czech/Slovak auxiliaries with the negation fused on ("nebyla nalezena", "nebola nájdená",
+    // "není registrována"), English "cannot".
+    "nebyl",
+    "nebyla",
+    "nebylo",
+    "nebyli",
+    "nebol",
+    "nebola",
+    "nebolo",
+    "neboli",
+    "není",
+    "nejsou",
+    "cannot",
+    "can't",
+    "couldn't",
+    "isn't",
+    "wasn't",
+    "aren't",
+    "weren't",
+    "doesn't",
+    "didn't",
+    "hasn't",
+    "haven't",
 ];
 
 /// CJK characters that negate the phrase right after them ("不可注册": cannot be registered).
@@ -103,17 +172,58 @@ pub(super) const RELATIVES: &[&str] = &["that", "which", "whose"];
 /// [`CONDITIONALS`], relative pronouns included).
 pub(super) fn conditional(head: &str) -> bool {
     let list = &word_lists().conditionals;
-    words(head)
-        .any(|w| listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
+    let ws: Vec<&str> = words(head).collect();
+    ws.iter().enumerate().any(|(i, w)| {
+        (listed(list, w) || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
+            && !negated_modal(&ws, i)
+    })
+}
+
+/// Modal verbs of ability that, negated, state a fact rather than a possibility: "the object
+/// *could not* be found", "*kann nicht* gefunden werden", "*ne peut pas* être trouvé", "*no se
+/// puede* encontrar", "*не может* быть найден" report the registry's failed search. (May, might,
+/// should stay hypothetical even when negated: "may not be free" is a guess.)
+pub(super) const ABILITY_MODALS: &[&str] = &[
+    "can",
+    "could",
+    "kann",
+    "konnte",
+    "peut",
+    "pouvait",
+    "puede",
+    "pudo",
+    "pode",
+    "pôde",
+    "può",
+    "poteva",
+    "może",
+    "mogła",
+    "mogło",
+    "может",
+    "можно",
+    "kan",
+    "kon",
+    "kunde",
+];
+
+/// Whether the word at `i` of `ws` is an ability modal negated by the word right after it or one
+/// of the two before it ("could not", "ne peut", "no se puede", "не может").
+pub(super) fn negated_modal(ws: &[&str], i: usize) -> bool {
+    let lists = word_lists();
+    listed(&lists.modals, ws[i])
+        && (ws.get(i + 1).is_some_and(|w| listed(&lists.negations, w))
+            || ws[i.saturating_sub(2)..i].iter().any(|w| listed(&lists.negations, w)))
 }
 
 /// Whether a sentence, or the text after a phrase, is hypothetical ([`CONDITIONALS`] without the
 /// relative pronouns).
 pub(super) fn hypothetical(text: &str) -> bool {
     let list = &word_lists().conditionals;
-    words(text).any(|w| {
-        (listed(list, w) && !RELATIVES.contains(&w))
-            || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str())))
+    let ws: Vec<&str> = words(text).collect();
+    ws.iter().enumerate().any(|(i, w)| {
+        ((listed(list, w) && !RELATIVES.contains(w))
+            || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
+            && !negated_modal(&ws, i)
     })
 }
 
@@ -177,175 +287,47 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || conditional(head)
         || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
+        || (reading == Reading::Statement && general_or_shown(head, tail))
 }
 
-/// Words that say something exists or was found ("found", "registered", "record", "existe",
-/// "gefunden", "найден"…), as word prefixes (folded). With a negation next to them in a short
-/// statement they make a not-found answer in wordings no phrase lists: "There is no record for
-/// x", "Nothing matched your query", "El dominio no figura en el registro". Words about the
-/// registrar, registrant or registry never count (Nominet's "No registrar listed" is no
-/// not-found answer).
-pub(super) const PRESENCE_STEMS: &[&str] = &[
-    "found",
-    "match",
-    "record",
-    "entr",
-    "data",
-    "result",
-    "exist",
-    "regist",
-    "present",
-    "known",
-    "inform",
-    "object",
-    "enregistr",
-    "connu",
-    "encontr",
-    "figur",
-    "dato",
-    "dado",
-    "coincid",
-    "trouv",
-    "correspond",
-    "donnee",
-    "gefunden",
-    "vorhanden",
-    "bekannt",
-    "bekend",
-    "eintr",
-    "treffer",
-    "daten",
-    "vergeben",
-    "trovat",
-    "esist",
-    "risultat",
-    "dati",
-    "gevonden",
-    "geregistreerd",
-    "gegevens",
-    "overeenk",
-    "znalez",
-    "istniej",
-    "zarejestrow",
-    "wynik",
-    "danych",
-    "nalez",
-    "existuj",
-    "zaznam",
-    "найд",
-    "зарегистр",
-    "существ",
-    "данн",
-    "запис",
-    "совпад",
-    "информ",
-    "знайд",
-    "зареєстр",
-    "існу",
-    "даних",
-    "talal",
-    "gasit",
-    "inregistr",
-    "hittad",
-    "finns",
-    "fundet",
-    "funnet",
-    "ditemukan",
-    "terdaftar",
-    "wujud",
-    "βρεθ",
-    "נמצא",
-    "רשום",
-    "موجود",
-    "مسجل",
+/// Plural copulas and plural nouns of the object: a not-found or free phrase said of them is a
+/// notice about names in general ("Domain names *are* available for registration through
+/// accredited registrars"), not about the queried one.
+pub(super) const PLURAL_SUBJECTS: &[&str] = &[
+    "are",
+    "sont",
+    "son",
+    "sind",
+    "sono",
+    "zijn",
+    "sa",
+    "jsou",
+    "являются",
+    "names",
+    "domains",
+    "domaines",
+    "dominios",
+    "domini",
+    "domeinen",
+    "domeny",
+    "домены",
+    "nombres",
+    "noms",
+    "nomi",
+    "domanen",
 ];
 
-/// Articles, determiners and auxiliaries that may stand between a negation and the word it
-/// negates (folded).
-pub(super) const GLUE: &[&str] = &[
-    "a", "an", "the", "any", "such", "whois", "is", "was", "are", "were", "been", "be", "has", "have", "had", "yet",
-    "se", "ha", "han", "fue", "esta", "estan", "es", "el", "la", "los", "las", "de", "del", "un", "una", "foi",
-    "foram", "o", "os", "est", "sont", "ete", "le", "les", "des", "du", "ist", "sind", "wurde", "wurden", "der", "die",
-    "das", "den", "dem", "ein", "eine", "e", "stato", "stata", "il", "lo", "gli", "het", "een", "werd", "zijn", "jest",
-    "zostala", "zostal", "zostalo", "byl", "byla", "bylo", "je", "был", "была", "было", "это",
-];
-
-/// Word beginnings that a presence word must not have: the registrar, registrant, registry, and
-/// the act of registration in any language ("für die Registrierung nicht verfügbar" is no
-/// not-found answer).
-pub(super) const NOT_PRESENCE: &[&str] = &[
-    "registrar",
-    "registrant",
-    "registry",
-    "registration",
-    "registrazion",
-    "registratie",
-    "registrierung",
-    "registracion",
-    "registrace",
-    "registracia",
-    "rejestracj",
-    "регистрац",
-    "реєстрац",
-];
-
-/// A not-found statement made of a negation next to a presence word (see [`PRESENCE_STEMS`]):
-/// within the three words after the negation, or the two before a negation that ends the
-/// sentence (postposed negations: "existiert nicht", "registered: no"). Only short statements about the name count:
-/// at most 100 characters, not another field's value, not hypothetical or general, no error
-/// wording, no word about another part of the record in the sentence.
-pub(super) fn negated_presence(line: &str) -> Option<String> {
-    if line.chars().count() > 100 || is_aside(line) || is_hypothetical(line) {
-        return None;
-    }
-    let lists = word_lists();
-    if lexicon().error.iter().any(|p| find_phrase(line, p, Reading::Plain)) {
-        return None;
-    }
-    let mut cuts: Vec<usize> =
-        line.char_indices().filter(|&(i, c)| ends_sentence(line, i, c)).map(|(i, c)| i + c.len_utf8()).collect();
-    cuts.push(line.len());
-    let mut from = 0;
-    for to in cuts {
-        let sentence = &line[from..to];
-        from = to;
-        let ws: Vec<&str> = words(sentence).collect();
-        if ws.iter().any(|w| listed(&lists.aside, w)) || hypothetical(sentence) {
-            continue;
-        }
-        // The sentence must be about the queried name: it names a domain (a dotted word) or
-        // says domain, name, query, object, result… ("No data protection applies" is not).
-        let about_name = ws.iter().any(|w| w.contains('.') && !w.starts_with('.') && !w.ends_with('.'))
-            || ws.iter().any(|w| {
-                listed(&lists.subject, w) || matches!(*w, "record" | "records" | "entry" | "entries" | "match")
-            })
-            || lists.subject.iter().any(|l| !l.is_ascii() && sentence.contains(l.as_str()));
-        if !about_name {
-            continue;
-        }
-        let presence = |w: &str| {
-            !NOT_PRESENCE.iter().any(|n| w.starts_with(n))
-                && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()))
-        };
-        for (i, w) in ws.iter().enumerate() {
-            if !listed(&lists.negations, w) && !matches!(*w, "nothing" | "none" | "nada" | "rien" | "nichts" | "niente")
-            {
-                continue;
-            }
-            // The negation must bear on the presence word itself: the first word after it that
-            // is not an article or auxiliary ("no record", "is not present", "non è presente",
-            // "nie została zarejestrowana") — not a verb's object ("never discloses any
-            // information", "will not use information"). A negation after the word it negates
-            // ends its sentence ("existiert nicht", "registered: no"); one in mid-sentence
-            // negates what follows it ("für die Registrierung nicht verfügbar").
-            let after = ws.iter().skip(i + 1).take(3).find(|p| !GLUE.contains(*p));
-            let before = (i + 1 == ws.len()).then(|| i.checked_sub(1).map(|j| &ws[j])).flatten();
-            if let Some(p) = after.into_iter().chain(before).find(|p| presence(p)) {
-                return Some(format!("{w} … {p}"));
-            }
-        }
-    }
-    None
+/// Whether the sentence of a phrase (`head` before it, `tail` after) speaks of names in general
+/// (see [`PLURAL_SUBJECTS`]), refers to a record shown with the answer ("The object shown below
+/// is not in the registry database": it exists elsewhere), or, in a script without spaces,
+/// names another part of the record ("등록자 정보가 없습니다": no registrant data).
+fn general_or_shown(head: &str, tail: &str) -> bool {
+    let glue = &word_lists().glue;
+    let last = words(head).filter(|w| !listed(glue, w)).last();
+    last.is_some_and(|w| PLURAL_SUBJECTS.contains(&w))
+        || words(head).chain(words(tail)).any(|w| matches!(w, "below" | "above" | "shown" | "following"))
+        || script_aside(head)
+        || script_aside(tail)
 }
 
 /// A quota refusal in words no phrase lists: in one short, non-hypothetical sentence, a word
@@ -532,6 +514,18 @@ pub(super) const ASIDE_KEY_WORDS: &[&str] = &[
     "transfer",
     "history",
     "glue",
+    // A renewal, a sale or the service is not the name's state ("Renewal status: available",
+    // "Whois service: available").
+    "renewal",
+    "renew",
+    "backorder",
+    "premium",
+    "price",
+    "pricing",
+    "sale",
+    "aftermarket",
+    "service",
+    "services",
 ];
 
 /// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
@@ -577,5 +571,21 @@ pub fn is_aside(line: &str) -> bool {
         return false;
     }
     let lists = word_lists();
-    !has(&lists.subject) || has(&lists.aside)
+    if has(&lists.aside) {
+        return true;
+    }
+    if has(&lists.subject) {
+        return false;
+    }
+    // A lead-in ("Good news:", "Notice:", "Info:") before a sentence that names a domain is no
+    // field: "Good news: x.zz is free to register" is a statement about the name.
+    let value = line[line.find(':').map_or(0, |c| c + 1)..].trim();
+    let value_words: Vec<&str> = self::words(value).collect();
+    let names_domain = value_words.iter().any(|w| {
+        w.contains('.')
+            && !w.starts_with('.')
+            && !w.contains(['@', '/'])
+            && !["whois.", "www.", "rdap.", "http"].iter().any(|p| w.starts_with(p))
+    });
+    !(words.len() <= 3 && value_words.len() >= 3 && names_domain)
 }

@@ -370,7 +370,10 @@ pub(super) fn first_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Opti
 /// would otherwise read such a line as the answer.
 pub(super) fn first_statement_match<'m>(markers: &'m [Marker], lines: &[Line<'_>]) -> Option<&'m Marker> {
     use crate::parse::lexicon::{is_aside, is_hypothetical, mentions_error};
-    let statement = |l: &Line<'_>| !is_aside(&l.norm) && !is_hypothetical(&l.norm) && !mentions_error(&l.norm);
+    // A line about a service host ("whois.nic.zz is available") is not about the name.
+    let service = |l: &Line<'_>| ["whois.", "rdap.", "www.", "http"].iter().any(|p| l.norm.starts_with(p));
+    let statement =
+        |l: &Line<'_>| !is_aside(&l.norm) && !is_hypothetical(&l.norm) && !mentions_error(&l.norm) && !service(l);
     markers.iter().find(|m| lines.iter().any(|l| line_matches(m, l) && statement(l)))
 }
 
