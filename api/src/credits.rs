@@ -172,6 +172,12 @@ impl Credits {
         Self { store, accounts: Mutex::new(HashMap::new()), ledger, front: Arc::from(front), refresh }
     }
 
+    /// The ledger queue charges are committed through (its recent durability wait is a load
+    /// signal of the front: `policy/pressure.rs`).
+    pub fn ledger(&self) -> &LedgerSink {
+        &self.ledger
+    }
+
     /// This front instance's id (recorded with each charge).
     pub fn front(&self) -> &str {
         &self.front

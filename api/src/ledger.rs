@@ -23,7 +23,8 @@
 //! memory.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use backon::{ExponentialBuilder, Retryable};
 use common::messages::LedgerEvent;
@@ -79,6 +80,49 @@ pub struct Pending {
 #[derive(Debug, Clone)]
 pub struct LedgerSink {
     queue: mpsc::Sender<Pending>,
+    wait: Arc<RecentWait>,
+}
+
+/// How long the last charges took to become durable (queue wait plus write), as a load signal
+/// for the front (`policy/pressure.rs`): a reading counts for [`RecentWait::FRESH`] only, so that a
+/// front which refuses everything while its backlog drains cannot keep seeing the old wait.
+#[derive(Debug)]
+struct RecentWait {
+    epoch: Instant,
+    /// Longest wait noted in the current slot, microseconds.
+    wait_us: AtomicU64,
+    /// Start of the current slot, microseconds after `epoch`.
+    slot_us: AtomicU64,
+}
+
+impl RecentWait {
+    /// How long a noted wait counts.
+    const FRESH: Duration = Duration::from_millis(200);
+
+    fn now_us(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    fn note(&self, wait: Duration) {
+        let now = self.now_us();
+        let wait = u64::try_from(wait.as_micros()).unwrap_or(u64::MAX);
+        let slot = self.slot_us.load(Ordering::Relaxed);
+        if now.saturating_sub(slot) > Self::FRESH.as_micros() as u64 / 2 {
+            // A new slot: this wait replaces the old maximum.
+            self.slot_us.store(now, Ordering::Relaxed);
+            self.wait_us.store(wait, Ordering::Relaxed);
+        } else {
+            self.wait_us.fetch_max(wait, Ordering::Relaxed);
+        }
+    }
+
+    fn recent(&self) -> Duration {
+        let slot = self.slot_us.load(Ordering::Relaxed);
+        if self.now_us().saturating_sub(slot) > Self::FRESH.as_micros() as u64 {
+            return Duration::ZERO;
+        }
+        Duration::from_micros(self.wait_us.load(Ordering::Relaxed))
+    }
 }
 
 /// The writer's end of a [`LedgerSink`]: give it to [`run`] or [`forward`].
@@ -98,10 +142,17 @@ impl LedgerQueue {
 /// A bounded ledger queue of `capacity` charges.
 pub fn queue(capacity: usize) -> (LedgerSink, LedgerQueue) {
     let (tx, rx) = mpsc::channel(capacity.max(1));
-    (LedgerSink { queue: tx }, LedgerQueue(rx))
+    let wait = Arc::new(RecentWait { epoch: Instant::now(), wait_us: AtomicU64::new(0), slot_us: AtomicU64::new(0) });
+    (LedgerSink { queue: tx, wait }, LedgerQueue(rx))
 }
 
 impl LedgerSink {
+    /// The longest time a charge took to become durable (queue wait and write) among those
+    /// confirmed in the last 100–200 ms; zero when none was.
+    pub fn recent_wait(&self) -> Duration {
+        self.wait.recent()
+    }
+
     /// Hands `event` to the ledger writer and waits until it is durable (in the store, or stored
     /// by JetStream), at most [`DURABLE_WAIT`].
     ///
@@ -111,13 +162,17 @@ impl LedgerSink {
     /// confirmation came in time (it may yet be recorded, once).
     pub async fn record(&self, event: LedgerEvent) -> Result<(), RecordError> {
         let (done, confirmed) = oneshot::channel();
+        let queued = Instant::now();
         self.queue.try_send(Pending { event, done }).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => RecordError::Full,
             mpsc::error::TrySendError::Closed(_) => RecordError::Unavailable,
         })?;
         metrics::gauge!("dsa_ledger_queue_depth").set((self.queue.max_capacity() - self.queue.capacity()) as f64);
         match tokio::time::timeout(DURABLE_WAIT, confirmed).await {
-            Ok(Ok(outcome)) => outcome,
+            Ok(Ok(outcome)) => {
+                self.wait.note(queued.elapsed());
+                outcome
+            }
             // The writer dropped the charge unanswered (its task ended): it may have written it.
             Ok(Err(_)) | Err(_) => Err(RecordError::Unconfirmed),
         }

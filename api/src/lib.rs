@@ -156,6 +156,8 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     let pressure = policy::pressure::Pressure::start(
         std::time::Duration::from_millis(limits.shed_scheduling_lag_ms),
         limits.shed_min_in_flight,
+        limits.max_in_flight,
+        Some(state.credits().ledger().clone()),
     );
     let mut router = router.layer(axum::middleware::from_fn_with_state(pressure, policy::pressure::shed)).layer(cors);
     if let Some(max_age) = hsts_max_age_secs

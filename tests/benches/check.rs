@@ -18,7 +18,10 @@
 //! `dsa serve` (default) or, with `BENCH_FLOOD_MODE=fleet`, a `dsa front` of a fleet whose worker
 //! and ledger run in this process. The load comes from `dsa-load` (this package's generator, a
 //! process of its own: keep-alive HTTP/1.1 connections, pre-built requests), pinned with `taskset`
-//! to every CPU but the last, which the front gets alone. Capacity is measured first (`dsa-load
+//! to every CPU but the last, which the front gets alone; and the front is capped at
+//! `BENCH_FLOOD_FRONT_CPU` (0.25) of that core with a CPU-quota cgroup where one can be made (0 or
+//! 1: no cap), because a generator on one core cannot offer 3× what a front on a whole core of
+//! the same machine serves. Capacity is measured first (`dsa-load
 //! --closed`), then an open-loop flood at `BENCH_FLOOD_FACTOR` (3) × that capacity runs for
 //! `BENCH_FLOOD_SECS` (60). Reported: p99 of the admitted requests (200, from the due time),
 //! answers by status (5xx by code: only the documented 503 shed and 502 are expected), the
@@ -400,6 +403,8 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     let mut front = WorkerProcess::spawn_role(&settings, if fleet_mode { "front" } else { "serve" });
     let pid = front.pid().ok_or_else(|| anyhow::anyhow!("the dsa front did not start"))?;
     let pinned = pin_front(pid);
+    let front_cpu: f64 = env_or("BENCH_FLOOD_FRONT_CPU", 0.25);
+    let capped = (front_cpu > 0.0 && front_cpu < 1.0).then(|| cap_cpu(pid, front_cpu)).flatten();
     let base = format!("http://{}", settings.server.listen);
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
     let started = Instant::now();
@@ -488,8 +493,8 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
          statuses {statuses:?} (0 = no answer); 5xx {five_xx:?}, undocumented 5xx {unexpected}; \
          RSS before {rss_before:.1} MiB, peak {rss_peak:.1} MiB, after {rss_after:.1} MiB; \
          normal service (5 × 200 within {:.1} ms) {:.3} s after the last send; pre-flood p99 {:.2} ms; \
-         generator dispatch lag p50 {} ms p99 {} ms, {} connections opened; front pinned to its own core: {pinned}; \
-         load average {}",
+         generator dispatch lag p50 {} ms p99 {} ms, {} connections opened; front pinned to its own core: {pinned}, \
+         CPU capped at {}; load average {}",
         if fleet_mode { "fleet" } else { "standalone" },
         figures["scheduled"],
         figures["sent_secs"].as_f64().unwrap_or(0.0),
@@ -503,9 +508,13 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         figures["dispatch_lag_ms"]["p50"],
         figures["dispatch_lag_ms"]["p99"],
         figures["connections_opened"],
+        if capped.is_some() { format!("{front_cpu} of a core (cgroup CPU quota)") } else { "no cap".to_owned() },
         load_avg.trim(),
     );
     front.sigkill();
+    if let Some(group) = capped {
+        let _ = std::fs::remove_dir(group);
+    }
     let _ = std::fs::remove_file(&targets);
     if let Some(file) = sqlite {
         let _ = std::fs::remove_file(file);
@@ -516,6 +525,36 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         db.drop_now().await;
     }
     Ok(())
+}
+
+/// Caps process `pid` (every thread) at `fraction` of one CPU with a CPU-quota cgroup (cgroup v1
+/// `cpu` controller, or cgroup v2 `cpu.max`) of a 10 ms period, so that a one-core generator can
+/// offer it several times its capacity; the group's directory, to remove once the process is gone,
+/// or `None` where no writable CPU controller is mounted (then the front runs uncapped).
+fn cap_cpu(pid: u32, fraction: f64) -> Option<std::path::PathBuf> {
+    let period = 10_000u64;
+    let quota = ((period as f64 * fraction) as u64).max(1_000);
+    let name = format!("dsa-flood-{pid}");
+    let v1 = std::path::Path::new("/sys/fs/cgroup/cpu").join(&name);
+    if std::fs::create_dir(&v1).is_ok() {
+        let ok = std::fs::write(v1.join("cpu.cfs_period_us"), period.to_string()).is_ok()
+            && std::fs::write(v1.join("cpu.cfs_quota_us"), quota.to_string()).is_ok()
+            && std::fs::write(v1.join("cgroup.procs"), pid.to_string()).is_ok();
+        if ok {
+            return Some(v1);
+        }
+        let _ = std::fs::remove_dir(&v1);
+    }
+    let v2 = std::path::Path::new("/sys/fs/cgroup").join(&name);
+    if std::fs::create_dir(&v2).is_ok() {
+        let ok = std::fs::write(v2.join("cpu.max"), format!("{quota} {period}")).is_ok()
+            && std::fs::write(v2.join("cgroup.procs"), pid.to_string()).is_ok();
+        if ok {
+            return Some(v2);
+        }
+        let _ = std::fs::remove_dir(&v2);
+    }
+    None
 }
 
 /// The load generator (`dsa-load`, this package's binary), pinned with `taskset` to every CPU but

@@ -6,14 +6,21 @@
 //! that can be measured directly: a task that asks to wake every [`TICK`] wakes late, by as long as
 //! the runtime's run queues take to drain (the time every request now waits before it is even
 //! looked at). [`Pressure`] keeps that lag; the middleware [`shed`] answers new requests with a
-//! fast 503 in the spec's error shape (`Retry-After: 1`, spec §7) while the lag is past
-//! `policy.shed_scheduling_lag_ms` **and** at least `policy.shed_min_in_flight` requests are in
-//! flight — the second condition keeps a lone slow handler or a noisy neighbour on a quiet front
-//! from turning into refusals. Admitted requests then wait at most about the lag bound, instead of
+//! fast 503 in the spec's error shape (`Retry-After: 1`, spec §7), and closes the connection,
+//! while the lag is past `policy.shed_scheduling_lag_ms` **and** the front is busy: at least
+//! `policy.shed_min_in_flight` requests in flight or tasks alive (open connections) — the second
+//! condition keeps a lone slow handler or a noisy neighbour on a quiet front from turning into
+//! refusals. Admitted requests then wait at most about the lag bound, instead of
 //! an ever-growing queue, and the front is back to normal as soon as the flood stops.
 //!
 //! The lag is the larger of the last tick's lateness and how late the *pending* tick already is,
 //! so a runtime that has stopped running timers at all is seen at once, not one tick later.
+//!
+//! The second queue a request can wait in is the ledger's: every charged answer waits until its
+//! charge is durable (spec §8; `ledger.rs`). When charges arrive faster than the writer makes them
+//! durable — SQLite's writer thread or JetStream short of CPU — requests pile up there while the
+//! runtime itself is idle, so the bound applies to the durability wait of the last charges too
+//! ([`Pressure::delay`]).
 //! Metrics: `dsa_scheduling_lag_seconds` (gauge, each tick), `dsa_requests_shed_total{reason}`.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -25,6 +32,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::ledger::LedgerSink;
 
 /// How often the lag probe asks to wake (milliseconds of wall time).
 pub const TICK: Duration = Duration::from_millis(5);
@@ -50,14 +58,30 @@ pub struct Pressure {
     max_lag: Duration,
     /// ... and only with at least this many requests in flight.
     min_in_flight: usize,
+    /// The ledger queue whose durability wait counts as lag too.
+    ledger: Option<LedgerSink>,
+    /// The adaptive in-flight limit: lowered while requests are delayed past `max_lag`, raised
+    /// again while they are not and the limit is what holds them back (AIMD, each tick).
+    limit: AtomicUsize,
+    /// Its ceiling (`policy.max_in_flight`, or [`DEFAULT_CEILING`] when that is off).
+    ceiling: usize,
 }
+
+/// Ceiling of the adaptive limit when `policy.max_in_flight` is 0.
+pub const DEFAULT_CEILING: usize = 4_096;
 
 impl Pressure {
     /// A monitor shedding past `max_lag` (zero: off) with at least `min_in_flight` requests in
     /// flight, with its probe task spawned on the current Tokio runtime. The task ends when the
     /// last `Arc` is dropped. Outside a runtime (or with `max_lag` zero) no probe runs and nothing
     /// is ever shed.
-    pub fn start(max_lag: Duration, min_in_flight: usize) -> Arc<Self> {
+    pub fn start(
+        max_lag: Duration,
+        min_in_flight: usize,
+        max_in_flight: usize,
+        ledger: Option<LedgerSink>,
+    ) -> Arc<Self> {
+        let ceiling = if max_in_flight == 0 { DEFAULT_CEILING } else { max_in_flight }.max(min_in_flight).max(1);
         let pressure = Arc::new(Self {
             epoch: Instant::now(),
             next_due_us: AtomicU64::new(0),
@@ -65,6 +89,9 @@ impl Pressure {
             in_flight: AtomicUsize::new(0),
             max_lag,
             min_in_flight,
+            ledger,
+            limit: AtomicUsize::new(ceiling),
+            ceiling,
         });
         if !max_lag.is_zero()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
@@ -90,14 +117,67 @@ impl Pressure {
         Duration::from_micros(pending.max(self.last_lag_us.load(Ordering::Relaxed)))
     }
 
+    /// How long requests wait now beyond their own work: the scheduling lag, or the time the
+    /// last charges took to become durable ([`LedgerSink::recent_wait`]), whichever is larger.
+    pub fn delay(&self) -> Duration {
+        self.lag().max(self.ledger.as_ref().map_or(Duration::ZERO, LedgerSink::recent_wait))
+    }
+
     /// Requests in flight now (those that passed [`shed`] and have not answered yet).
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Relaxed)
     }
 
-    /// Whether a new request should be refused now.
+    /// The load floor of shedding: requests in flight, or — larger under a flood of cached
+    /// requests, which finish within one poll each and so are hardly ever "in flight" while their
+    /// connections queue to be polled — the tasks alive on the runtime (one per open connection,
+    /// plus the service's own few).
+    pub fn load(&self) -> usize {
+        let tasks = tokio::runtime::Handle::try_current().map_or(0, |h| h.metrics().num_alive_tasks());
+        self.in_flight().max(tasks)
+    }
+
+    /// The adaptive in-flight limit now (requests).
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Why a new request should be refused now, if it should: `"scheduling_lag"` (the runtime is
+    /// behind and the front busy) or `"adaptive_limit"` (as many requests in flight as the
+    /// adaptive limit allows).
+    pub fn refusal(&self) -> Option<&'static str> {
+        if self.max_lag.is_zero() {
+            return None;
+        }
+        if self.lag() > self.max_lag && self.load() >= self.min_in_flight {
+            return Some("scheduling_lag");
+        }
+        (self.in_flight() >= self.limit()).then_some("adaptive_limit")
+    }
+
+    /// Whether a new request should be refused now ([`Pressure::refusal`]).
     pub fn overloaded(&self) -> bool {
-        !self.max_lag.is_zero() && self.in_flight() >= self.min_in_flight && self.lag() > self.max_lag
+        self.refusal().is_some()
+    }
+
+    /// One step of the adaptive limit, each tick: −5% (not below the busy floor) while requests
+    /// are delayed past the bound, +1% (at least one, up to the ceiling) while they are not and
+    /// the limit is nearly reached. A drop to 36% takes 100 ms; a rise back, about 1.5 s per
+    /// doubling, so that a flood that ends is let back in smoothly, not all at once.
+    fn adapt(&self) {
+        let limit = self.limit();
+        let floor = self.min_in_flight.max(1);
+        let next = if self.delay() > self.max_lag {
+            limit.saturating_sub((limit / 20).max(1)).max(floor)
+        } else if self.in_flight() * 10 >= limit * 9 {
+            (limit + (limit / 100).max(1)).min(self.ceiling)
+        } else {
+            limit
+        };
+        if next != limit {
+            self.limit.store(next, Ordering::Relaxed);
+            metrics::gauge!("dsa_adaptive_in_flight_limit").set(next as f64);
+        }
     }
 }
 
@@ -113,6 +193,7 @@ async fn probe(pressure: Weak<Pressure>) {
         let late = Instant::now().saturating_duration_since(due);
         p.last_lag_us.store(u64::try_from(late.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
         metrics::gauge!("dsa_scheduling_lag_seconds").set(late.as_secs_f64());
+        p.adapt();
     }
 }
 
@@ -130,8 +211,11 @@ impl Drop for InFlight {
 /// metrics (`/healthz`, `/metrics`) are never shed.
 pub async fn shed(State(pressure): State<Arc<Pressure>>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    if path != "/healthz" && path != "/metrics" && pressure.overloaded() {
-        metrics::counter!("dsa_requests_shed_total", "reason" => "scheduling_lag").increment(1);
+    if path != "/healthz"
+        && path != "/metrics"
+        && let Some(reason) = pressure.refusal()
+    {
+        metrics::counter!("dsa_requests_shed_total", "reason" => reason).increment(1);
         return ApiError::Overloaded.into_response();
     }
     pressure.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -145,7 +229,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_blocked_runtime_shows_as_lag_at_once_and_clears_after() {
-        let pressure = Pressure::start(Duration::from_millis(20), 0);
+        let pressure = Pressure::start(Duration::from_millis(20), 0, 0, None);
         tokio::time::sleep(Duration::from_millis(30)).await;
         assert!(pressure.lag() < Duration::from_millis(20), "idle runtime: {:?}", pressure.lag());
         assert!(!pressure.overloaded());
@@ -161,24 +245,62 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn lag_alone_does_not_shed_below_the_in_flight_floor_and_off_means_off() {
-        let pressure = Pressure::start(Duration::from_millis(20), 2);
+        let pressure = Pressure::start(Duration::from_millis(20), 2, 0, None);
         tokio::time::sleep(Duration::from_millis(10)).await;
         std::thread::sleep(Duration::from_millis(60));
         assert!(pressure.lag() >= Duration::from_millis(50));
         assert!(!pressure.overloaded(), "one request in flight is not a flood");
         pressure.in_flight.fetch_add(2, Ordering::Relaxed);
         assert!(pressure.overloaded());
-        let off = Pressure::start(Duration::ZERO, 0);
+        let off = Pressure::start(Duration::ZERO, 0, 0, None);
         std::thread::sleep(Duration::from_millis(30));
         assert_eq!(off.lag(), Duration::ZERO);
         assert!(!off.overloaded());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_slow_ledger_lowers_the_adaptive_limit_and_a_quick_one_raises_it_again() {
+        let (sink, mut queue) = crate::ledger::queue(64);
+        let pressure = Pressure::start(Duration::from_millis(40), 8, 100, Some(sink.clone()));
+        assert_eq!(pressure.limit(), 100, "starts at the ceiling");
+        let event = || common::messages::LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: "k".into(),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: time::OffsetDateTime::now_utc(),
+            front: "f".into(),
+        };
+        // The writer takes 60 ms to make each charge durable, for half a second.
+        for _ in 0..8 {
+            let charge = tokio::spawn({
+                let sink = sink.clone();
+                let event = event();
+                async move { sink.record(event).await }
+            });
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            assert!(queue.try_take().is_some());
+            charge.await.expect("task").expect("durable");
+        }
+        assert!(pressure.delay() >= Duration::from_millis(55), "{:?}", pressure.delay());
+        assert_eq!(pressure.limit(), 8, "lowered to the busy floor");
+        assert_eq!(pressure.refusal(), None, "nothing in flight yet");
+        pressure.in_flight.fetch_add(8, Ordering::Relaxed);
+        assert_eq!(pressure.refusal(), Some("adaptive_limit"));
+        // Charges are quick again (none noted: the old waits stop counting); the limit, reached,
+        // grows back a step at a time.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(pressure.delay() < Duration::from_millis(40), "{:?}", pressure.delay());
+        assert!(pressure.limit() > 8 && pressure.limit() < 100, "{}", pressure.limit());
+        assert_eq!(pressure.refusal(), None);
     }
 
     #[test]
     fn the_probe_ends_with_the_last_reference() {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         let weak = runtime.block_on(async {
-            let pressure = Pressure::start(Duration::from_millis(20), 0);
+            let pressure = Pressure::start(Duration::from_millis(20), 0, 0, None);
             tokio::time::sleep(Duration::from_millis(12)).await;
             Arc::downgrade(&pressure)
         });
