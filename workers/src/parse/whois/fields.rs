@@ -557,8 +557,10 @@ const HOLDER_NAME_KEYS: &[&str] = &[
 pub(super) fn holder_named(lines: &[Line<'_>]) -> bool {
     lines.iter().filter(|l| !l.comment).any(|l| {
         split_key_value(l.raw.trim()).is_some_and(|(k, v)| {
-            key_candidates(&k).iter().any(|c| HOLDER_NAME_KEYS.contains(&c.as_str()))
-                && !is_placeholder(&v)
+            key_candidates(&k).iter().any(|c| {
+                HOLDER_NAME_KEYS.contains(&c.as_str())
+                    || crate::parse::lexicon::field_lexicon().field_of(c) == Some("registrant")
+            }) && !is_placeholder(&v)
                 && !crate::parse::lexicon::says_not_found(&v)
         })
     })
