@@ -41,6 +41,10 @@ pub(super) struct Language {
     /// Korean "하지 않").
     #[serde(default)]
     pub(super) glued_postposed_negations: Vec<String>,
+    /// Copulas and particles that may stand between the name and what is said of it, or end the
+    /// sentence after it ("ir", "është", "است", "है", "байна").
+    #[serde(default)]
+    pub(super) copulas: Vec<String>,
     /// Singular nouns for the queried object ("domain", "domena", "tên miền").
     #[serde(default)]
     pub(super) domain_words: Vec<String>,

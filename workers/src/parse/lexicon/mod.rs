@@ -408,7 +408,7 @@ fn word_lists() -> &'static WordLists {
         aside: f(ASIDE_KEY_WORDS),
         presence: f(PRESENCE_STEMS),
         modals: f(ABILITY_MODALS),
-        glue: f(GLUE),
+        glue: with(f(GLUE), languages::column(|l| &l.copulas)),
         not_presence: f(NOT_PRESENCE),
         postposed: languages::column(|l| &l.postposed_negations),
         glued_before: languages::column(|l| &l.glued_negations),

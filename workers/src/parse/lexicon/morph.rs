@@ -362,7 +362,8 @@ pub(super) fn free_statement(line: &str) -> Option<String> {
             if !named {
                 continue;
             }
-            if i + 1 == ws.len() {
+            // Said last in the sentence, or followed only by a copula ("آزاد است", "उपलब्ध है").
+            if ws[i + 1..].iter().all(|x| listed(&lists.glue, x)) {
                 return Some(format!("{before} … {w}"));
             }
             if let Some(r) =
