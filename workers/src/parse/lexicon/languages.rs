@@ -69,8 +69,9 @@ pub(super) struct Language {
     /// Status words that alone say the name is registered.
     #[serde(default)]
     pub(super) taken_status: Vec<String>,
-    /// Field → key names (`domain`, `registrant`, `registrar`, `created`, `updated`, `expires`,
-    /// `nameserver`, `status`).
+    /// Field → key names (`domain`, `registrant`, `organisation`, `contact`, `registrar`,
+    /// `created`, `updated`, `expires`, `nameserver`, `status`). `registrant`, `organisation`
+    /// (the holder's) and `contact` (admin/tech) keys are registration evidence only.
     #[serde(default)]
     pub(super) keys: BTreeMap<String, Vec<String>>,
 }
@@ -90,8 +91,19 @@ pub(super) fn table() -> &'static LanguageTable {
 
 /// Whether the shipped table parses and names only fields the reader knows.
 pub(super) fn table_is_valid() -> bool {
-    const FIELDS: &[&str] =
-        &["domain", "registrant", "registrar", "created", "updated", "expires", "nameserver", "status", "dnssec"];
+    const FIELDS: &[&str] = &[
+        "domain",
+        "registrant",
+        "organisation",
+        "contact",
+        "registrar",
+        "created",
+        "updated",
+        "expires",
+        "nameserver",
+        "status",
+        "dnssec",
+    ];
     serde_json::from_str::<LanguageTable>(LANGUAGES_JSON).is_ok_and(|t| {
         !t.languages.is_empty() && t.languages.values().all(|l| l.keys.keys().all(|k| FIELDS.contains(&k.as_str())))
     })

@@ -524,7 +524,9 @@ mod tests {
                     "nameserver",
                     "dnssec",
                     "domain",
-                    "registrant"
+                    "registrant",
+                    "organisation",
+                    "contact"
                 ]
                 .contains(&name.as_str()),
                 "unknown field {name}"
