@@ -147,3 +147,62 @@ pub(super) fn column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row covers every concept: the table is a matrix, not a list of additions.
+    #[test]
+    fn every_language_row_covers_every_concept() {
+        assert!(table_is_valid());
+        let t = table();
+        assert!(t.languages.len() >= 56, "{} rows", t.languages.len());
+        let mut gaps = Vec::new();
+        for (code, l) in &t.languages {
+            for (concept, list) in [
+                ("free", &l.free),
+                ("not_found", &l.not_found),
+                ("reserved", &l.reserved),
+                ("reserved_status", &l.reserved_status),
+                ("quota", &l.quota),
+                ("pending_delete", &l.pending_delete),
+                ("taken_status", &l.taken_status),
+                ("domain_words", &l.domain_words),
+            ] {
+                if list.is_empty() {
+                    gaps.push(format!("{code}: {concept}"));
+                }
+            }
+            for field in ["domain", "registrant", "created", "expires", "nameserver", "status"] {
+                if l.keys.get(field).is_none_or(Vec::is_empty) {
+                    gaps.push(format!("{code}: keys.{field}"));
+                }
+            }
+            // A row that says "free" must be able to say "not free".
+            let negates = !(l.negations.is_empty()
+                && l.postposed_negations.is_empty()
+                && l.glued_negations.is_empty()
+                && l.glued_postposed_negations.is_empty());
+            if !negates && code != "en" && !["zh-hans", "zh-hant"].contains(&code.as_str()) {
+                gaps.push(format!("{code}: negations"));
+            }
+        }
+        assert!(gaps.is_empty(), "concepts without a wording: {gaps:#?}");
+    }
+
+    /// The table's words reach the lexicon's lists (folded).
+    #[test]
+    fn the_table_is_merged_into_the_lexicon() {
+        use super::super::{free_status, reserved_status, taken_status};
+        assert_eq!(free_status("slobodna"), Some("slobodna"));
+        assert_eq!(free_status("ΕΛΕΥΘΕΡΟ"), Some("ελευθερο"));
+        assert_eq!(free_status("müsait değil"), None);
+        assert_eq!(taken_status("kayıtlı değil"), None);
+        assert!(reserved_status("rezervuotas").is_some());
+        assert!(taken_status("registreeritud").is_some());
+        assert_eq!(super::super::field_lexicon().field_of("datum isteka"), Some("expires"));
+        assert_eq!(super::super::field_lexicon().field_of("DATUM ISTEKA"), Some("expires"), "folded");
+        assert_eq!(super::super::field_lexicon().field_of("ημερομηνια ληξης"), Some("expires"), "folded");
+    }
+}
