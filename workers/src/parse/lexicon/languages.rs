@@ -134,6 +134,19 @@ pub(super) fn merge(lex: &mut Lexicon) {
     }
 }
 
+/// The folded words of a column of single words (negations, nouns, copulas), trimmed as the
+/// line's words are ([`super::statement::words`]: a trailing Bengali nukta is not alphanumeric).
+pub(super) fn word_column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in column(pick) {
+        let w = super::statement::words(&w).collect::<Vec<_>>().join(" ");
+        if !w.is_empty() && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// The folded words of one column of the table, over all languages.
 pub(super) fn column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
     let mut out = Vec::new();

@@ -401,16 +401,16 @@ fn word_lists() -> &'static WordLists {
         base
     };
     LISTS.get_or_init(|| WordLists {
-        negations: with(f(NEGATIONS), languages::column(|l| &l.negations)),
+        negations: with(f(NEGATIONS), languages::word_column(|l| &l.negations)),
         qualifiers: f(QUALIFIERS),
         conditionals: f(CONDITIONALS),
-        subject: with(f(SUBJECT_KEY_WORDS), languages::column(|l| &l.domain_words)),
+        subject: with(f(SUBJECT_KEY_WORDS), languages::word_column(|l| &l.domain_words)),
         aside: f(ASIDE_KEY_WORDS),
         presence: f(PRESENCE_STEMS),
         modals: f(ABILITY_MODALS),
-        glue: with(f(GLUE), languages::column(|l| &l.copulas)),
+        glue: with(f(GLUE), languages::word_column(|l| &l.copulas)),
         not_presence: f(NOT_PRESENCE),
-        postposed: languages::column(|l| &l.postposed_negations),
+        postposed: languages::word_column(|l| &l.postposed_negations),
         glued_before: languages::column(|l| &l.glued_negations),
         glued_after: languages::column(|l| &l.glued_postposed_negations),
     })

@@ -252,7 +252,7 @@ pub(super) fn morph_lists() -> &'static MorphLists {
             }
         }
         // The language table's nouns for the queried object.
-        for w in super::languages::column(|l| &l.domain_words) {
+        for w in super::languages::word_column(|l| &l.domain_words) {
             if !m.singular_objects.contains(&w) {
                 m.singular_objects.push(w);
             }
