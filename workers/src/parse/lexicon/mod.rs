@@ -38,6 +38,7 @@ use serde::Deserialize;
 use statement::*;
 pub use statement::{is_aside, is_hypothetical, line_key};
 
+mod languages;
 mod morph;
 mod presence;
 mod statement;
@@ -117,12 +118,19 @@ pub struct FieldLexicon {
     /// Words that put an expiry date inside a status value (`OK-UNTIL 20131218000000`).
     #[serde(default)]
     pub status_until_words: Vec<String>,
+    /// Folded key wording → field, for keys printed with other diacritics or case.
+    #[serde(skip)]
+    folded_keys: BTreeMap<String, String>,
 }
 
 impl FieldLexicon {
     /// The field a key wording names, by the `keys` table.
     pub fn field_of(&self, key: &str) -> Option<&str> {
-        self.keys.iter().find(|(_, words)| words.iter().any(|w| w == key)).map(|(f, _)| f.as_str())
+        self.keys
+            .iter()
+            .find(|(_, words)| words.iter().any(|w| w == key))
+            .map(|(f, _)| f.as_str())
+            .or_else(|| self.folded_keys.get(&fold(key)).map(String::as_str))
     }
 
     /// The block kind a header wording opens, by the `blocks` table.
@@ -198,6 +206,11 @@ fn lexicon() -> &'static Lexicon {
             error: Vec::new(),
             fields: FieldLexicon::default(),
         });
+        // The concept × language table adds wordings to every list.
+        languages::merge(&mut lex);
+        let folded: BTreeMap<String, String> =
+            lex.fields.keys.iter().flat_map(|(f, words)| words.iter().map(move |w| (fold(w), f.clone()))).collect();
+        lex.fields.folded_keys = folded;
         // The phrases are matched against folded lines (the field tables are not phrases).
         for list in [
             &mut lex.quota,
@@ -241,8 +254,16 @@ pub fn taken_status(value: &str) -> Option<&'static str> {
 fn status_word(words: &'static [String], value: &str) -> Option<&'static str> {
     let v = fold(value.trim()).replace(['_', '-'], " ");
     let v = v.trim().trim_end_matches(['.', '!']);
+    let lists = word_lists();
     words.iter().map(String::as_str).find(|w| {
-        v == *w || v.strip_prefix(*w).and_then(|r| r.chars().next()).is_some_and(|c| c == ' ' || c == '(' || c == ',')
+        v == *w
+            || v.strip_prefix(*w).is_some_and(|r| {
+                r.chars().next().is_some_and(|c| c == ' ' || c == '(' || c == ',')
+                    // "kayıtlı değil", "رجسٹرڈ نہیں", "свободен не": the next word negates it.
+                    && !self::statement::words(r)
+                        .next()
+                        .is_some_and(|n| listed(&lists.negations, n) || listed(&lists.postposed, n))
+            })
     })
 }
 
@@ -292,6 +313,19 @@ pub fn fold(text: &str) -> String {
             '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
             '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
             'ё' => out.push('е'),
+            // Greek without tonos or dialytika, final sigma as sigma ("ΔΕΝ ΒΡΕΘΗΚΕ" = "δεν βρέθηκε").
+            'ά' => out.push('α'),
+            'έ' => out.push('ε'),
+            'ή' => out.push('η'),
+            'ί' | 'ϊ' | 'ΐ' => out.push('ι'),
+            'ό' => out.push('ο'),
+            'ύ' | 'ϋ' | 'ΰ' => out.push('υ'),
+            'ώ' => out.push('ω'),
+            'ς' => out.push('σ'),
+            // Bengali letters with nukta, precomposed or not, as base + nukta.
+            '\u{09dc}' => out.push_str("\u{09a1}\u{09bc}"),
+            '\u{09dd}' => out.push_str("\u{09a2}\u{09bc}"),
+            '\u{09df}' => out.push_str("\u{09af}\u{09bc}"),
             '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
             '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
             '\u{2013}' | '\u{2014}' => out.push('-'),
@@ -348,21 +382,37 @@ struct WordLists {
     modals: Vec<String>,
     glue: Vec<String>,
     not_presence: Vec<String>,
+    /// Negations after the word they negate (the language table's `postposed_negations`).
+    postposed: Vec<String>,
+    /// Negations glued before / after the word in scripts without spaces.
+    glued_before: Vec<String>,
+    glued_after: Vec<String>,
 }
 
 fn word_lists() -> &'static WordLists {
     static LISTS: OnceLock<WordLists> = OnceLock::new();
     let f = |l: &[&str]| l.iter().map(|w| fold(w)).collect();
+    let with = |mut base: Vec<String>, more: Vec<String>| {
+        for w in more {
+            if !base.contains(&w) {
+                base.push(w);
+            }
+        }
+        base
+    };
     LISTS.get_or_init(|| WordLists {
-        negations: f(NEGATIONS),
+        negations: with(f(NEGATIONS), languages::word_column(|l| &l.negations)),
         qualifiers: f(QUALIFIERS),
         conditionals: f(CONDITIONALS),
-        subject: f(SUBJECT_KEY_WORDS),
+        subject: with(f(SUBJECT_KEY_WORDS), languages::word_column(|l| &l.domain_words)),
         aside: f(ASIDE_KEY_WORDS),
         presence: f(PRESENCE_STEMS),
         modals: f(ABILITY_MODALS),
-        glue: f(GLUE),
+        glue: with(f(GLUE), languages::word_column(|l| &l.copulas)),
         not_presence: f(NOT_PRESENCE),
+        postposed: languages::word_column(|l| &l.postposed_negations),
+        glued_before: languages::column(|l| &l.glued_negations),
+        glued_after: languages::column(|l| &l.glued_postposed_negations),
     })
 }
 
@@ -372,7 +422,9 @@ fn listed(list: &[String], word: &str) -> bool {
 
 /// Whether the shipped lexicon parses (checked by a test, so a broken file cannot ship).
 pub fn lexicon_is_valid() -> bool {
-    serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty()) && morphology_is_valid()
+    serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty())
+        && morphology_is_valid()
+        && languages::table_is_valid()
 }
 
 fn first_hit<'a>(phrases: &'a [String], lines: &[&str], reading: Reading) -> Option<&'a str> {
@@ -462,8 +514,21 @@ mod tests {
         // Every key table names a field the reader knows.
         for name in f.keys.keys() {
             assert!(
-                ["registrar", "status", "created", "updated", "expires", "registrant_country", "nameserver", "dnssec"]
-                    .contains(&name.as_str()),
+                [
+                    "registrar",
+                    "status",
+                    "created",
+                    "updated",
+                    "expires",
+                    "registrant_country",
+                    "nameserver",
+                    "dnssec",
+                    "domain",
+                    "registrant",
+                    "organisation",
+                    "contact"
+                ]
+                .contains(&name.as_str()),
                 "unknown field {name}"
             );
         }

@@ -251,6 +251,12 @@ pub(super) fn morph_lists() -> &'static MorphLists {
                 *w = fold(w);
             }
         }
+        // The language table's nouns for the queried object.
+        for w in super::languages::word_column(|l| &l.domain_words) {
+            if !m.singular_objects.contains(&w) {
+                m.singular_objects.push(w);
+            }
+        }
         for p in &mut m.script_patterns {
             for w in p.first.iter_mut().chain(p.then.iter_mut()).chain(p.not_between.iter_mut()) {
                 *w = fold(w);
@@ -340,7 +346,8 @@ pub(super) fn free_statement(line: &str) -> Option<String> {
             if !free_word(w) {
                 continue;
             }
-            let negated = ws[i.saturating_sub(3)..i].iter().any(|x| listed(&lists.negations, x));
+            let negated = ws[i.saturating_sub(3)..i].iter().any(|x| listed(&lists.negations, x))
+                || ws.iter().skip(i + 1).take(2).any(|x| listed(&lists.postposed, x));
             if negated {
                 continue;
             }
@@ -355,7 +362,8 @@ pub(super) fn free_statement(line: &str) -> Option<String> {
             if !named {
                 continue;
             }
-            if i + 1 == ws.len() {
+            // Said last in the sentence, or followed only by a copula ("آزاد است", "उपलब्ध है").
+            if ws[i + 1..].iter().all(|x| listed(&lists.glue, x)) {
                 return Some(format!("{before} … {w}"));
             }
             if let Some(r) =

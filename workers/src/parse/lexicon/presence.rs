@@ -187,6 +187,8 @@ pub(super) fn negated_presence(line: &str) -> Option<String> {
     let presence = |w: &str| {
         !lists.not_presence.iter().any(|n| w.starts_with(n.as_str()))
             && lists.presence.iter().any(|stem| w.starts_with(stem.as_str()))
+            // Hungarian "-ható/-hető" (-able): "nem regisztrálható" is "cannot be registered".
+            && !(w.ends_with("hato") || w.ends_with("heto"))
     };
     for (sentence, ws) in statement_sentences(line) {
         if !about_name(sentence, &ws) {

@@ -255,7 +255,10 @@ pub(super) fn find_phrase(line: &str, phrase: &str, reading: Reading) -> bool {
         let after = line[end..].chars().next();
         let first = phrase.chars().next().unwrap_or(' ');
         let last = phrase.chars().next_back().unwrap_or(' ');
-        let left_ok = !is_word_char(first) || before.is_none_or(|c| !is_word_char(c)) || !first.is_ascii();
+        // A phrase of a script written with spaces starts at a word boundary ("доступен" is not
+        // read inside "недоступен"); Arabic and Hebrew glue articles and prepositions on the
+        // left, and scripts without spaces have no boundaries.
+        let left_ok = !is_word_char(first) || before.is_none_or(|c| !is_word_char(c)) || !spaced_script(first);
         let right_ok = !is_word_char(last) || after.is_none_or(|c| !is_word_char(c)) || !last.is_ascii();
         if left_ok && right_ok && !(reading != Reading::Plain && discounted(line, start, end, reading)) {
             return true;
@@ -266,6 +269,24 @@ pub(super) fn find_phrase(line: &str, phrase: &str, reading: Reading) -> bool {
         }
     }
     false
+}
+
+/// Whether `c` belongs to a script written with blanks between words and without prefixes
+/// glued to them (Latin, Greek, Cyrillic, Armenian, Georgian, Devanagari, Bengali).
+pub(super) fn spaced_script(c: char) -> bool {
+    c.is_ascii()
+        || matches!(c,
+            '\u{00c0}'..='\u{024f}' | '\u{1e00}'..='\u{1eff}' | '\u{0370}'..='\u{052f}'
+            | '\u{0530}'..='\u{058f}' | '\u{10a0}'..='\u{10ff}' | '\u{0900}'..='\u{09ff}')
+}
+
+/// Whether a negation follows the phrase (`tail`, the rest of its sentence): a postposed
+/// negation word among the first two words ("müsait değil", "उपलब्ध नहीं है", "ազատ չէ"), or,
+/// in a script without spaces, one glued right after it ("利用可能ではありません").
+pub(super) fn negated_after(tail: &str) -> bool {
+    let lists = word_lists();
+    words(tail).take(2).any(|w| listed(&lists.postposed, w))
+        || lists.glued_after.iter().any(|g| tail.trim_start().starts_with(g.as_str()))
 }
 
 /// Whether the phrase at `start..end` of `line` does not count under `reading` (see
@@ -284,6 +305,8 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || head_trim.ends_with("n't")
         || head_trim.ends_with("no longer")
         || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
+        || lists.glued_before.iter().any(|g| head.ends_with(g.as_str()))
+        || negated_after(tail)
         || conditional(head)
         || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))

@@ -552,13 +552,19 @@ const HOLDER_NAME_KEYS: &[&str] = &[
     "دارنده",
 ];
 
-/// Whether the answer names a holder under one of [`HOLDER_NAME_KEYS`], with a value that is
-/// no placeholder and does not itself say "not found".
+/// Whether the answer names a holder under one of [`HOLDER_NAME_KEYS`] or under a holder,
+/// organisation or admin/tech contact key of the language table (`whois-languages.json`), with a
+/// value that is no placeholder and does not itself say "not found".
 pub(super) fn holder_named(lines: &[Line<'_>]) -> bool {
     lines.iter().filter(|l| !l.comment).any(|l| {
         split_key_value(l.raw.trim()).is_some_and(|(k, v)| {
-            key_candidates(&k).iter().any(|c| HOLDER_NAME_KEYS.contains(&c.as_str()))
-                && !is_placeholder(&v)
+            key_candidates(&k).iter().any(|c| {
+                HOLDER_NAME_KEYS.contains(&c.as_str())
+                    || matches!(
+                        crate::parse::lexicon::field_lexicon().field_of(c),
+                        Some("registrant" | "organisation" | "contact")
+                    )
+            }) && !is_placeholder(&v)
                 && !crate::parse::lexicon::says_not_found(&v)
         })
     })

@@ -107,6 +107,7 @@ pub(super) fn lexicon_field(key: &str) -> Option<Field> {
         Some("registrant_country") => Field::RegistrantCountry,
         Some("nameserver") => Field::Nameserver,
         Some("dnssec") => Field::Dnssec,
+        Some("domain") => Field::Domain,
         _ => return lex.is_registrant_country_key(key).then_some(Field::RegistrantCountry),
     };
     Some(field)
