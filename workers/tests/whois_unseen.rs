@@ -555,7 +555,7 @@ fn handmade_round4_held_out_answers() {
     let cases = handmade(HANDMADE_ROUND4);
     assert!(cases.len() >= 100, "expected the full round-4 hand-made set, got {}", cases.len());
     let t = check_handmade("Hand-made answers, round 4 (HELD OUT), family rules off", &cases);
-    // Held out: the floor is the first reading, so that a change that loses ground shows.
+    // Held out: the floor is the latest reading, so that a change that loses ground shows.
     assert!(
         t.right >= ROUND4_FLOOR.0 && t.available >= ROUND4_FLOOR.1,
         "round 4: {}/{} right, {} available",
@@ -565,8 +565,10 @@ fn handmade_round4_held_out_answers() {
     );
 }
 
-/// Round 4's first reading (right, not-found answers read available), the floor of its test.
-const ROUND4_FLOOR: (usize, usize) = (44, 16);
+/// Round 4's reading (right, not-found answers read available), the floor of its test: 32 and 6
+/// with the reader of stop 21, 44 and 16 after the morphology work, 70 and 28 after the concept ×
+/// language table (both written without seeing this file).
+const ROUND4_FLOOR: (usize, usize) = (70, 28);
 
 fn check_handmade(title: &str, cases: &[Handmade]) -> Tally {
     // The set is meant to hold wordings the labelled samples do not: list any line of a

@@ -51,13 +51,13 @@ pub struct PolicyConfig {
     /// Requests served at once by one front; past that, new requests get a fast 503 with
     /// `Retry-After` instead of waiting in an unbounded queue. 0 turns it off.
     pub max_in_flight: usize,
-    /// Shed new requests (fast 503 with `Retry-After`, connection closed) while the front's
+    /// Shed new requests (fast 503 with `Retry-After`) while the front's
     /// scheduling lag — how late its runtime runs a task that is ready, i.e. how long every
     /// request waits before it is looked at — is past this many milliseconds and the front is busy
     /// (`shed_min_in_flight`): the CPU-saturation signal of [`pressure`]. 0 turns it off.
     pub shed_scheduling_lag_ms: u64,
-    /// The busy floor of `shed_scheduling_lag_ms`: requests in flight or tasks alive on the
-    /// runtime (about one per open connection), whichever is larger.
+    /// The busy floor of `shed_scheduling_lag_ms` and of the adaptive in-flight limit (requests
+    /// in flight).
     pub shed_min_in_flight: usize,
     /// The account portal (`/account`): sessions, sign-in limits, key roll grace, password cost.
     pub portal: PortalConfig,

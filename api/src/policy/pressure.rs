@@ -6,11 +6,10 @@
 //! that can be measured directly: a task that asks to wake every [`TICK`] wakes late, by as long as
 //! the runtime's run queues take to drain (the time every request now waits before it is even
 //! looked at). [`Pressure`] keeps that lag; the middleware [`shed`] answers new requests with a
-//! fast 503 in the spec's error shape (`Retry-After: 1`, spec §7), and closes the connection,
-//! while the lag is past `policy.shed_scheduling_lag_ms` **and** the front is busy: at least
-//! `policy.shed_min_in_flight` requests in flight or tasks alive (open connections) — the second
-//! condition keeps a lone slow handler or a noisy neighbour on a quiet front from turning into
-//! refusals. Admitted requests then wait at most about the lag bound, instead of
+//! fast 503 in the spec's error shape (`Retry-After: 1`, spec §7) while the lag is past
+//! `policy.shed_scheduling_lag_ms` **and** the front is busy: at least
+//! `policy.shed_min_in_flight` requests in flight — the second condition keeps a lone slow
+//! handler or a noisy neighbour on a quiet front from turning into refusals. Admitted requests then wait at most about the lag bound, instead of
 //! an ever-growing queue, and the front is back to normal as soon as the flood stops.
 //!
 //! The lag is the larger of the last tick's lateness and how late the *pending* tick already is,
@@ -128,13 +127,11 @@ impl Pressure {
         self.in_flight.load(Ordering::Relaxed)
     }
 
-    /// The load floor of shedding: requests in flight, or — larger under a flood of cached
-    /// requests, which finish within one poll each and so are hardly ever "in flight" while their
-    /// connections queue to be polled — the tasks alive on the runtime (one per open connection,
-    /// plus the service's own few).
+    /// The load floor of shedding: requests in flight. (Tasks alive on the runtime would count
+    /// connections too, but a real process keeps dozens of its own, so with them a quiet front
+    /// with a lag spike counted as busy.)
     pub fn load(&self) -> usize {
-        let tasks = tokio::runtime::Handle::try_current().map_or(0, |h| h.metrics().num_alive_tasks());
-        self.in_flight().max(tasks)
+        self.in_flight()
     }
 
     /// The adaptive in-flight limit now (requests).
