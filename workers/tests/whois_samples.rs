@@ -294,3 +294,30 @@ fn every_labelled_whois_sample() {
     }
     assert!(all.pct() >= 97.0, "all fields: {all} is below the 97% floor");
 }
+
+/// The engine reads an answer for the name it asked (`read_whois_for`): an answer whose not-found
+/// statement names another domain gives no verdict. That check must cost nothing on real answers:
+/// every sample with a known asked name that reads available still does, for that name.
+#[test]
+fn not_found_answers_still_read_available_for_the_name_asked() {
+    let samples = samples::whois_samples(&samples::data_dir());
+    let (mut checked, mut lost) = (0, Vec::new());
+    // The index names this answer's domain after its file ("free"), but the answer echoes the
+    // name that was actually asked ("freedomain.hk.com"): for the name in the index, no verdict
+    // is the right reading.
+    let misnamed = ["whois:phpwhois:phpwhois/hk.com/free"];
+    for s in samples.iter().filter(|s| s.domain.is_some() && !misnamed.contains(&s.id.as_str())) {
+        let asked = s.domain.as_deref().unwrap_or_default();
+        if read_whois(&s.raw, s.server.as_deref(), &s.suffix, None).class != WhoisClass::Available {
+            continue;
+        }
+        checked += 1;
+        let reading = workers::parse::whois::read_whois_for(asked, &s.raw, s.server.as_deref(), &s.suffix, None);
+        if reading.class != WhoisClass::Available {
+            lost.push(format!("{} ({asked}): {:?}", s.id, reading.marker));
+        }
+    }
+    println!("read available for the name asked: {}/{checked}", checked - lost.len());
+    assert!(checked >= 200, "only {checked} available samples with a known name");
+    assert!(lost.is_empty(), "available answers lost for the name asked:\n{}", lost.join("\n"));
+}

@@ -53,6 +53,8 @@ pub struct WhoisSample {
     pub server: Option<String>,
     /// The index's `tld` (which may be a second level such as `co.pl`).
     pub tld: Option<String>,
+    /// The name asked, when the index gives it.
+    pub domain: Option<String>,
     /// The registry suffix: `tld`, else the queried domain's last label, else empty.
     pub suffix: String,
     /// `available`, `registered`, `reserved` or `other`.
@@ -86,6 +88,7 @@ pub fn whois_samples(dir: &Path) -> Vec<WhoisSample> {
                 file,
                 server: s("server"),
                 tld: s("tld"),
+                domain: s("domain"),
                 suffix,
                 label: s("label").expect("label"),
                 detail: s("status_detail"),

@@ -194,21 +194,66 @@ pub fn read_whois_for(
         reading.marker = Some(format!("the answer names {echoed}, not {asked}"));
         reading.class = WhoisClass::Unknown;
         reading.pending_delete = false;
+    } else if reading.class == WhoisClass::Available
+        && let Some(other) = not_found_names_another(asked, raw, server, suffix, charset)
+    {
+        // "No match for "OTHER.COM"." in answer to VEXQ.COM: a truncated or mixed-up query, or a
+        // proxy's crossed answers; the registry said nothing about the name asked.
+        reading.marker = Some(format!("the not-found statement names {other}, not {asked}"));
+        reading.class = WhoisClass::Unknown;
     }
     reading
+}
+
+/// A name other than `asked`, under the same TLD, that a line of the answer states is not found
+/// (the line alone reads as "available"), if any. Names in URLs and e-mail addresses, and
+/// `www.`/`whois.`/`rdap.` hosts, are not statements about a domain and are skipped.
+fn not_found_names_another(
+    asked: &str,
+    raw: &[u8],
+    server: Option<&str>,
+    suffix: &str,
+    charset: Option<&str>,
+) -> Option<String> {
+    let tld = |name: &str| a_label(name).rsplit('.').next().map(str::to_owned);
+    let asked_tld = tld(asked)?;
+    let text = decode(raw, charset);
+    for line in text.lines() {
+        let names: Vec<String> = line
+            .split(|c: char| c.is_whitespace() || "\"'`«»“”‘’()[]<>{},;:!?|".contains(c))
+            .filter(|t| !t.contains('@') && !t.contains("//"))
+            .map(|t| t.trim_matches(|c: char| c == '.' || c == '-').to_lowercase())
+            .filter(|t| {
+                t.contains('.')
+                    && !["www.", "whois.", "rdap."].iter().any(|h| t.starts_with(h))
+                    && tld(t).as_deref() == Some(asked_tld.as_str())
+            })
+            .collect();
+        // A line that names the asked domain is about it, whatever else it mentions.
+        if names.iter().any(|n| same_name(n, asked)) {
+            continue;
+        }
+        let Some(other) = names.first() else { continue };
+        if read_whois(line.as_bytes(), server, suffix, None).class == WhoisClass::Available {
+            return Some(other.clone());
+        }
+    }
+    None
+}
+
+/// `name` in A-label form, lower case, without a trailing dot (as it is when it does not parse).
+fn a_label(name: &str) -> String {
+    let s = name.trim().trim_end_matches('.').to_lowercase();
+    match url::Host::parse(&s) {
+        Ok(url::Host::Domain(d)) => d,
+        _ => s,
+    }
 }
 
 /// Whether two spellings name the same domain: equal in A-label form, ignoring case and a
 /// trailing dot.
 fn same_name(a: &str, b: &str) -> bool {
-    let ascii = |s: &str| {
-        let s = s.trim().trim_end_matches('.').to_lowercase();
-        match url::Host::parse(&s) {
-            Ok(url::Host::Domain(d)) => d,
-            _ => s,
-        }
-    };
-    ascii(a) == ascii(b)
+    a_label(a) == a_label(b)
 }
 
 /// [`read_whois`] with the registry family's own wording rules switched off: only which

@@ -420,3 +420,23 @@ fn a_relative_clause_after_the_answer_keeps_it() {
         WhoisClass::Unknown
     );
 }
+
+#[test]
+fn a_not_found_statement_about_another_name_gives_no_verdict_for_the_name_asked() {
+    use super::read_whois_for;
+    let other = read_whois_for("vexq.com", b"No match for \"OTHER-NAME.COM\".\n", None, "com", None);
+    assert_eq!(other.class, WhoisClass::Unknown, "{:?}", other.marker);
+    let lexicon = read_whois_for("vexq.ir", "دامنه other.ir آزاد است\n".as_bytes(), None, "ir", None);
+    assert_eq!(lexicon.class, WhoisClass::Unknown, "{:?}", lexicon.marker);
+    // The name asked, in any case or as a U-label, and names in URLs or hosts, keep the verdict.
+    for (asked, answer) in [
+        ("vexq.com", "No match for \"VEXQ.COM\".\n"),
+        ("xn--bcher-kva.de", "Domain: bücher.de\nStatus: free\n"),
+        ("vexq.ir", "No entries found for vexq.ir. See https://www.nic.ir/other.ir for help.\n"),
+        ("vexq.com", "No match for \"VEXQ.COM\". More at verisign.com.\n"),
+        ("vexq.com", "No match for \"VEXQ.COM\".\n>>> Last update of whois database: whois.verisign-grs.com <<<\n"),
+    ] {
+        let r = read_whois_for(asked, answer.as_bytes(), None, asked.rsplit('.').next().unwrap_or(""), None);
+        assert_eq!(r.class, WhoisClass::Available, "{asked}: {answer} → {:?}", r.marker);
+    }
+}
