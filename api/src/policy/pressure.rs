@@ -127,13 +127,6 @@ impl Pressure {
         self.in_flight.load(Ordering::Relaxed)
     }
 
-    /// The load floor of shedding: requests in flight. (Tasks alive on the runtime would count
-    /// connections too, but a real process keeps dozens of its own, so with them a quiet front
-    /// with a lag spike counted as busy.)
-    pub fn load(&self) -> usize {
-        self.in_flight()
-    }
-
     /// The adaptive in-flight limit now (requests).
     pub fn limit(&self) -> usize {
         self.limit.load(Ordering::Relaxed)
@@ -146,7 +139,7 @@ impl Pressure {
         if self.max_lag.is_zero() {
             return None;
         }
-        if self.lag() > self.max_lag && self.load() >= self.min_in_flight {
+        if self.lag() > self.max_lag && self.in_flight() >= self.min_in_flight {
             return Some("scheduling_lag");
         }
         (self.in_flight() >= self.limit()).then_some("adaptive_limit")
