@@ -1,0 +1,1 @@
+//! See the suite's crate doc (`main.rs`).
