@@ -5,7 +5,12 @@
 ensure_services() {
   if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
     if ! command -v pg_ctlcluster >/dev/null 2>&1; then
-      apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+      # A fresh cluster asks loopback clients for a password; the tests connect as postgres
+      # without one, so trust loopback connections (a test machine, never a server).
+      local hba
+      hba="/etc/postgresql/$(ls /etc/postgresql | head -n1)/main/pg_hba.conf"
+      printf 'host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\n' | cat - "$hba" > "$hba.new" && mv "$hba.new" "$hba"
     fi
     pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
     for _ in $(seq 1 50); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 0.2; done

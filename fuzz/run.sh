@@ -3,7 +3,7 @@
 #
 # Usage: fuzz/run.sh [SECONDS_PER_TARGET] [TARGET…]     (default: 600 s; domain whois rdap query)
 #
-# Seeds come from ../shared/data (DSA_SHARED_DATA): recorded WHOIS and RDAP answers with their
+# Seeds come from tests/data (or $DSA_TEST_DATA): recorded WHOIS and RDAP answers with their
 # server, suffix and HTTP status, and real domain names; the corpus grows in fuzz/corpus/TARGET.
 # Each input may take at most 5 s and 2 GiB (libFuzzer's -timeout and -rss_limit_mb): a slower or
 # bigger one is reported as a crash. A crashing input is saved in fuzz/artifacts/TARGET/; copy it
@@ -18,8 +18,8 @@ secs="${1:-600}"
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(domain whois rdap query)
-data="${DSA_SHARED_DATA:-$(cd ../.. && pwd)/shared/data}"
-[ -f "$data/whois/index.jsonl" ] || { echo "fuzz: shared data not found at $data (set DSA_SHARED_DATA)" >&2; exit 1; }
+data="${DSA_TEST_DATA:-$(cd .. && pwd)/tests/data}"
+[ -f "$data/whois/index.jsonl" ] || { echo "fuzz: test data not found at $data (DSA_TEST_DATA)" >&2; exit 1; }
 
 # --- Seeds (written once; the fuzzer adds to the same directories).
 python3 - "$data" <<'PY'

@@ -314,7 +314,7 @@ impl Settings {
             None => {}
         }
         // Only variables naming a section are settings; DSA_CONFIG, DSA_LOG, DSA_LOG_FORMAT and
-        // DSA_SHARED_DATA (tests) are read elsewhere.
+        // DSA_TEST_DATA (tests) are read elsewhere.
         const SECTIONS: [&str; 8] = ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy", "fleet"];
         figment = figment.merge(
             Env::prefixed("DSA_")

@@ -79,7 +79,7 @@ mod rules;
 use inputs::{Bootstrap, IanaList, PhpServer, Provenance, Psl, Zone, parse_php_whois, parse_zonedb};
 use rules::{Ctx, SPEC_SLD_PARENTS};
 
-/// Locations of the inputs, relative to the data directory (`shared/data`).
+/// Locations of the inputs, relative to the data directory (`tests/data`).
 pub mod paths {
     /// IANA root zone TLD list (`# Version …` header, one upper-case label per line).
     pub const IANA_TLDS: &str = "iana/tlds-alpha-by-domain.txt";
@@ -141,7 +141,7 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// Reads every input from `data_dir` (the `shared/data` directory).
+    /// Reads every input from `data_dir` (the `tests/data` directory).
     ///
     /// # Errors
     /// [`BuildError::Io`] naming the first file that cannot be read.

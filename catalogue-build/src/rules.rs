@@ -47,7 +47,7 @@ pub(crate) const UNUSABLE_WHOIS: &[(&str, &str)] = &[(
 )];
 
 /// WHOIS servers whose answers are not UTF-8 (WHATWG encoding label). Small and hand-written on
-/// purpose: NIC.br answers in ISO-8859-1 (a raw `.br` answer in `shared/data/whois`, from
+/// purpose: NIC.br answers in ISO-8859-1 (a raw `.br` answer in `tests/data/whois`, from
 /// joepie91/python-whois, has Latin-1 bytes such as `Par\xe1`); `whois.nic.br` is an alias of
 /// `whois.registro.br`.
 pub(crate) const WHOIS_CHARSETS: &[(&str, &str)] =

@@ -1,8 +1,8 @@
 //! The shipped TLD catalogue: it loads, covers exactly the IANA root zone list, routes the zones
 //! the spec names (§1: `.af` and its second-level forms, 724+ TLDs), is what the generator
-//! produces from `shared/data` today, and agrees with an independent WHOIS server table.
+//! produces from `tests/data` today, and agrees with an independent WHOIS server table.
 //!
-//! The shared data directory is `$DSA_SHARED_DATA`, else `../../shared/data` from this crate.
+//! The inputs are the repository's `tests/data` (`DSA_TEST_DATA`, set in `.cargo/config.toml`).
 //! (These tests live with the generator, not in `common`, because they compare the shipped file
 //! with a fresh generation.)
 
@@ -12,19 +12,14 @@ use std::path::PathBuf;
 use catalogue_build::{self as build, Summary};
 use common::catalogue::{Catalogue, LookupMethod, RegistrationPolicy, TldEntry};
 
-fn shared_data() -> PathBuf {
-    let dir = std::env::var_os("DSA_SHARED_DATA")
-        .map_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")), PathBuf::from);
-    assert!(
-        dir.join(build::paths::IANA_TLDS).is_file(),
-        "shared data not found at {} (set DSA_SHARED_DATA to the shared/data directory)",
-        dir.display()
-    );
+fn test_data() -> PathBuf {
+    let dir = PathBuf::from(env!("DSA_TEST_DATA"));
+    assert!(dir.join(build::paths::IANA_TLDS).is_file(), "test data not found at {} (DSA_TEST_DATA)", dir.display());
     dir
 }
 
-fn read_shared(rel: &str) -> String {
-    let path = shared_data().join(rel);
+fn read_data(rel: &str) -> String {
+    let path = test_data().join(rel);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
@@ -41,7 +36,7 @@ fn is_restricted(e: &TldEntry) -> bool {
 }
 
 fn iana_tlds() -> BTreeSet<String> {
-    read_shared(build::paths::IANA_TLDS)
+    read_data(build::paths::IANA_TLDS)
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -202,7 +197,7 @@ fn charter_and_brand_tlds_are_restricted() {
 
 #[test]
 fn committed_file_equals_a_fresh_generation() {
-    let fresh = build::generate_json(&shared_data()).expect("generation succeeds");
+    let fresh = build::generate_json(&test_data()).expect("generation succeeds");
     let committed = common::catalogue::EMBEDDED_JSON;
     if fresh != committed {
         let line = committed.lines().zip(fresh.lines()).position(|(a, b)| a != b);
@@ -221,7 +216,7 @@ fn committed_file_equals_a_fresh_generation() {
 /// only to measure agreement; the generator never reads it.
 fn rfc1036_whois_hosts() -> BTreeMap<String, Option<String>> {
     let mut map = BTreeMap::new();
-    for line in read_shared("whois-servers/rfc1036-whois/tld_serv_list").lines() {
+    for line in read_data("whois-servers/rfc1036-whois/tld_serv_list").lines() {
         let line = line.split('#').next().unwrap_or_default();
         let mut fields = line.split_whitespace();
         let (Some(suffix), Some(first)) = (fields.next(), fields.next()) else {
@@ -240,7 +235,7 @@ fn rfc1036_whois_hosts() -> BTreeMap<String, Option<String>> {
         // First match wins in that file.
         map.entry(suffix.to_ascii_lowercase()).or_insert(host);
     }
-    for line in read_shared("whois-servers/rfc1036-whois/new_gtlds_list").lines() {
+    for line in read_data("whois-servers/rfc1036-whois/new_gtlds_list").lines() {
         // One bare TLD per line: its server is `whois.nic.<tld>` (the ICANN-contract default).
         let tld = line.trim();
         if !tld.is_empty() && !tld.starts_with('#') {
@@ -307,7 +302,7 @@ const AGREEMENT_FLOOR: f64 = 0.90;
 fn no_public_suffix_routes_to_a_registry_that_does_not_sell_it() {
     use common::catalogue::Resolution;
     let cat = catalogue();
-    let psl = read_shared("psl/public_suffix_list.dat");
+    let psl = read_data("psl/public_suffix_list.dat");
     let icann = psl
         .split("// ===BEGIN ICANN DOMAINS===")
         .nth(1)

@@ -1,5 +1,5 @@
-//! Runs the RDAP reader over every labelled sample in `shared/data/rdap/` (see
-//! `shared/data/PROVENANCE.md` §5) and checks the class of each and the fields the collector
+//! Runs the RDAP reader over every labelled sample in `tests/data/rdap/` (see
+//! `tests/data/PROVENANCE.md` §5) and checks the class of each and the fields the collector
 //! derived from each domain object (`ldhName`, status, events, name servers, registrar).
 
 mod samples;

@@ -1,4 +1,4 @@
-//! One test case per labelled sample in `shared/data/whois/` and `shared/data/rdap/`, named after
+//! One test case per labelled sample in `tests/data/whois/` and `tests/data/rdap/`, named after
 //! its file (`whois::samples/weppos/whois.registre.ma/ma/status_available.txt`), so that one
 //! regression shows as one failed case and never hides the others. The accuracy tables and
 //! floors stay in `whois_samples.rs`, `rdap_samples.rs` and `whois_generic.rs`.

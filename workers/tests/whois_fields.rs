@@ -1,5 +1,5 @@
 //! Per-field accuracy of the `/v1/whois` object (spec §2.3) over the labelled registry answers in
-//! `shared/data/whois` and `shared/data/rdap` (see `shared/data/PROVENANCE.md`): the readers'
+//! `tests/data/whois` and `tests/data/rdap` (see `tests/data/PROVENANCE.md`): the readers'
 //! record passed through the endpoint's own step (`workers::engine::registration::fields::finish`: EPP status
 //! names, redaction, country codes), compared field by field with the sources' expected values.
 //!

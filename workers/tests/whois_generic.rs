@@ -1,4 +1,4 @@
-//! Leave-one-registry-out over the labelled WHOIS samples in `shared/data/whois/`: every answer is
+//! Leave-one-registry-out over the labelled WHOIS samples in `tests/data/whois/`: every answer is
 //! read with its registry family's own rules switched off (no server, an unknown suffix), so only
 //! the generic layer — the cross-registry markers and the multilingual lexicon of
 //! `workers/data/whois-lexicon.json` plus registration evidence — decides. A right answer or

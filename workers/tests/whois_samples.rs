@@ -1,5 +1,5 @@
-//! Runs the WHOIS reader over every labelled sample in `shared/data/whois/` (see
-//! `shared/data/PROVENANCE.md` §4) and checks classes and fields against the labels.
+//! Runs the WHOIS reader over every labelled sample in `tests/data/whois/` (see
+//! `tests/data/PROVENANCE.md` §4) and checks classes and fields against the labels.
 //!
 //! The samples are loaded by `samples/mod.rs` (shared with `sample_cases.rs`, which runs each as
 //! its own test case); a missing data directory fails the test: these numbers are the evidence

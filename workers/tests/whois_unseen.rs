@@ -1,11 +1,11 @@
 //! How the generic layer of the WHOIS reader does on answers it has never seen.
 //!
-//! dsa is judged on registries and wordings that are not in `shared/data/whois/`. The
+//! dsa is judged on registries and wordings that are not in `tests/data/whois/`. The
 //! leave-one-registry-out test (`whois_generic.rs`) reads each labelled answer with its own
 //! family's rules off; this test goes further and reads, with *every* family's rules off
 //! ([`read_whois_generic`] without a server), answers an unseen registry could plausibly send:
 //!
-//! 1. **Transformed samples**: every labelled answer of `shared/data/whois/` rewritten the way
+//! 1. **Transformed samples**: every labelled answer of `tests/data/whois/` rewritten the way
 //!    another registry's software would print the same facts — other comment prefixes (`;`,
 //!    `--`, `>>>`, `//`, none), the whole answer commented, CRLF, trailing blanks, tabs, upper
 //!    and lower case, a UTF-8 BOM, Latin-1, indentation, a banner, evidence keys spelled in other

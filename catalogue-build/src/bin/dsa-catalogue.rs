@@ -1,7 +1,7 @@
 //! `dsa-catalogue`: regenerates the shipped TLD catalogue from the shared input data.
 //!
 //! ```text
-//! dsa-catalogue --data-dir ../shared/data --out common/data/tld-catalogue.json
+//! dsa-catalogue --data-dir tests/data --out common/data/tld-catalogue.json
 //! dsa-catalogue --check      # exit 1 when the committed file is stale
 //! ```
 //!
@@ -20,9 +20,9 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Directory holding the inputs (`shared/data`: `iana/`, `tld/`, `whois-servers/`, `psl/`,
+    /// Directory holding the inputs (`tests/data`: `iana/`, `tld/`, `whois-servers/`, `psl/`,
     /// `PROVENANCE.md`).
-    #[arg(long, default_value = "../shared/data")]
+    #[arg(long, default_value = "tests/data")]
     data_dir: PathBuf,
     /// Catalogue file to write (or to compare with `--check`).
     #[arg(long, default_value = "common/data/tld-catalogue.json")]

@@ -93,7 +93,7 @@ pub(crate) fn rdap_domain(family: RdapFamily) -> Recorded {
 }
 
 /// The recorded 404 body of `family`; `None` means an empty body (Verisign answers 404 with
-/// no content, shared/data PROVENANCE §5).
+/// no content, tests/data PROVENANCE §5).
 pub(crate) fn rdap_not_found(family: RdapFamily) -> Option<Recorded> {
     match family {
         RdapFamily::Verisign => None,

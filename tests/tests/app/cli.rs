@@ -607,12 +607,10 @@ fn accounts_list_show_disable_enable_and_reset_link() {
     assert!(err.contains("no account"), "{err}");
 }
 
-/// The shared input data (`DSA_SHARED_DATA`, else `../shared/data` beside the repository).
-fn shared_data() -> PathBuf {
-    let dir = std::env::var("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(dir.join("iana/rdap/dns.json").is_file(), "the shared data set is missing at {}", dir.display());
+/// The catalogue's inputs: the repository's `tests/data` (`DSA_TEST_DATA`).
+fn test_data() -> PathBuf {
+    let dir = PathBuf::from(env!("DSA_TEST_DATA"));
+    assert!(dir.join("iana/rdap/dns.json").is_file(), "the data set is missing at {}", dir.display());
     dir
 }
 
@@ -626,7 +624,7 @@ fn tlds_refresh_rebuilds_the_catalogue_and_reports_changes() {
     let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../common/data/tld-catalogue.json"))
         .expect("shipped catalogue");
     let out = db.dir.join("catalogue.json");
-    let data = shared_data();
+    let data = test_data();
     let stdout = db.ok(&[
         "tlds",
         "refresh",

@@ -1,6 +1,6 @@
 //! The fuzz targets' invariants (`fuzz/checks.rs`) in CI, without the fuzzer: every input a
 //! fuzzer ever crashed on (saved in `fuzz/regressions/TARGET/`), plus every recorded registry
-//! answer and a sample of real domain names from `../shared/data`, framed as `fuzz/run.sh` frames
+//! answer and a sample of real domain names from `tests/data`, framed as `fuzz/run.sh` frames
 //! its seeds.
 
 #[path = "../../../fuzz/checks.rs"]
@@ -8,11 +8,9 @@ mod checks;
 
 use std::path::{Path, PathBuf};
 
-fn shared_data() -> PathBuf {
-    let dir = std::env::var_os("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(dir.is_dir(), "shared test data not found at {} (set DSA_SHARED_DATA)", dir.display());
+fn test_data() -> PathBuf {
+    let dir = PathBuf::from(env!("DSA_TEST_DATA"));
+    assert!(dir.is_dir(), "test data not found at {} (DSA_TEST_DATA)", dir.display());
     dir
 }
 
@@ -31,7 +29,7 @@ fn replay(target: &str, check: fn(&[u8])) -> usize {
 }
 
 fn index(kind: &str) -> Vec<serde_json::Value> {
-    let path = shared_data().join(kind).join("index.jsonl");
+    let path = test_data().join(kind).join("index.jsonl");
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
@@ -45,8 +43,8 @@ fn whois_regressions_and_every_recorded_answer() {
     let entries = index("whois");
     assert!(entries.len() > 100);
     for e in entries {
-        let raw = std::fs::read(shared_data().join("whois").join(e["response_file"].as_str().expect("file")))
-            .expect("sample");
+        let raw =
+            std::fs::read(test_data().join("whois").join(e["response_file"].as_str().expect("file"))).expect("sample");
         let mut framed = format!(
             "{}\n{}\n{}\n",
             e["server"].as_str().unwrap_or(""),
@@ -68,7 +66,7 @@ fn rdap_regressions_and_every_recorded_answer() {
     replay("rdap", checks::rdap);
     for e in index("rdap") {
         let body =
-            std::fs::read(shared_data().join("rdap").join(e["response_file"].as_str().expect("file"))).expect("sample");
+            std::fs::read(test_data().join("rdap").join(e["response_file"].as_str().expect("file"))).expect("sample");
         for status in [e["http_status"].as_u64().unwrap_or(200), 200, 404, 429, 500] {
             let mut framed = format!("{status}\n").into_bytes();
             framed.extend_from_slice(&body);
@@ -80,7 +78,7 @@ fn rdap_regressions_and_every_recorded_answer() {
 #[test]
 fn domain_regressions_and_real_names() {
     replay("domain", checks::domain);
-    let csv = std::fs::read_to_string(shared_data().join("domains/majestic-million-top15000.csv")).expect("csv");
+    let csv = std::fs::read_to_string(test_data().join("domains/majestic-million-top15000.csv")).expect("csv");
     let mut n = 0;
     for line in csv.lines().skip(1).step_by(7) {
         let columns: Vec<&str> = line.split(',').collect();

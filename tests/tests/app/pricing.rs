@@ -7,21 +7,15 @@ use rust_decimal::Decimal;
 use api::pricing::{CommissionPercent, PRICES_FORMAT, Price, PriceTable, PricingError, PricingMode, quote};
 use api::purchase::{CheckoutUrl, Purchase, PurchaseInputs, PurchaseSource, checkout_url, resolve_purchase};
 
-/// `shared/data` of the repository (or `$DSA_SHARED_DATA`), where the recorded real data lives.
-fn shared_data() -> PathBuf {
-    let dir = std::env::var_os("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
-    assert!(
-        dir.is_dir(),
-        "shared test data not found at {} (set DSA_SHARED_DATA to the shared/data directory)",
-        dir.display()
-    );
+/// `tests/data` of the repository (`DSA_TEST_DATA`), where the recorded real data lives.
+fn test_data() -> PathBuf {
+    let dir = PathBuf::from(env!("DSA_TEST_DATA"));
+    assert!(dir.is_dir(), "test data not found at {} (DSA_TEST_DATA)", dir.display());
     dir
 }
 
 fn porkbun_snapshot() -> String {
-    let path = shared_data().join("pricing/porkbun-pricing-2025-03-22.json");
+    let path = test_data().join("pricing/porkbun-pricing-2025-03-22.json");
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read the Porkbun snapshot {}: {e}", path.display()))
 }

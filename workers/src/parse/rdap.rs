@@ -499,7 +499,7 @@ fn read_domain(v: &RdapObject) -> DomainRecord {
 
 /// An RDAP `eventDate` as an instant: an RFC 3339 timestamp (RFC 9083 §4.5), read with `time`'s
 /// strict [`Rfc3339`] parser. `None` for anything else, with two narrow tolerances for what real
-/// registrars publish (seen in `shared/data/rdap`); without them the registered samples of
+/// registrars publish (seen in `tests/data/rdap`); without them the registered samples of
 /// bitcoin.org, deep.surf, google.com and google.pw would lose their dates:
 ///
 /// * no zone at all (`2019-11-24T13:58:35`, rdap.namecheap.com): read as UTC;
@@ -735,7 +735,7 @@ mod tests {
         let strict = OffsetDateTime::parse("2023-07-05T00:00:00Z", &Rfc3339).ok();
         assert_eq!(utc("2023-07-05T00:00:00Z"), strict);
         assert_eq!(utc("2023-07-05T02:00:00+02:00"), strict);
-        // Forms published in shared/data/rdap: read exactly as the fuzzy WHOIS reader read them.
+        // Forms published in tests/data/rdap: read exactly as the fuzzy WHOIS reader read them.
         for s in ["2023-07-05T00:00:00", "2023-07-05T00:00:00.000+0000", "2023-07-05T02:00:00+0200"] {
             assert_eq!(utc(s), strict, "{s}");
             assert_eq!(utc(s), crate::parse::whois::parse_date(s, crate::parse::whois::DateOrder::Dmy), "{s}");

@@ -1,10 +1,10 @@
-//! The labelled WHOIS and RDAP samples of `shared/data/whois/` and `shared/data/rdap/` (see
-//! `shared/data/PROVENANCE.md` §4 and §5), loaded once for every sample test of this crate, and
+//! The labelled WHOIS and RDAP samples of `tests/data/whois/` and `tests/data/rdap/` (see
+//! `tests/data/PROVENANCE.md` §4 and §5), loaded once for every sample test of this crate, and
 //! what each label asks of a reader.
 //!
-//! The data directory is `$DSA_SHARED_DATA`, else `../../shared/data` from this crate (CI runs in
-//! a clone next to `shared/`). A missing directory fails the test: these samples are the
-//! evidence that the readers work.
+//! The data directory is `DSA_TEST_DATA`: the repository's `tests/data` (set in
+//! `.cargo/config.toml`), or a newer copy of the data set named in the environment. A missing
+//! directory fails the test: these samples are the evidence that the readers work.
 
 #![allow(dead_code, reason = "each test binary uses only some of the loaders")]
 
@@ -14,15 +14,13 @@ use serde_json::Value;
 use workers::parse::rdap::RdapClass;
 use workers::parse::whois::WhoisClass;
 
-/// The shared data directory, checked to hold both labelled sets.
+/// The data directory, checked to hold both labelled sets.
 pub fn data_dir() -> PathBuf {
-    let dir = std::env::var("DSA_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")));
+    let dir = PathBuf::from(env!("DSA_TEST_DATA"));
     for index in ["whois/index.jsonl", "rdap/index.jsonl"] {
         assert!(
             dir.join(index).is_file(),
-            "labelled samples not found at {}/{index}; set DSA_SHARED_DATA to the shared data directory",
+            "labelled samples not found at {}/{index}; DSA_TEST_DATA names the data directory",
             dir.display()
         );
     }

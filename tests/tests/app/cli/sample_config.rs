@@ -36,7 +36,7 @@ fn environment_overrides_and_unrelated_variables() {
         .args(["--config", path.to_str().expect("utf-8"), "keys", "list"])
         .env("DSA_LOG", "warn")
         .env("DSA_LOG_FORMAT", "json")
-        .env("DSA_SHARED_DATA", "/nowhere")
+        .env("DSA_TEST_DATA", "/nowhere")
         .env("DSA_DATABASE__URL", format!("sqlite://{}?mode=rwc", dir.join("k.db").display()))
         .output()
         .expect("run dsa");
