@@ -50,6 +50,9 @@ pub use self::render::PortalError;
 pub const PORTAL_CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
 base-uri 'none'; frame-ancestors 'none'";
 
+/// Most keys (client addresses, e-mail addresses) a sign-in limiter map holds.
+const SIGN_IN_TRACKED_MAX: usize = 20_000;
+
 /// Longest display name and key label, characters.
 const MAX_NAME_CHARS: usize = 80;
 
@@ -107,6 +110,13 @@ impl Portal {
         };
         ip_ok && account_ok
     }
+
+    /// Keys held by the sign-in limiters (client addresses and e-mail addresses).
+    #[cfg(test)]
+    fn tracked(&self) -> usize {
+        self.per_ip.as_ref().map_or(0, governor::RateLimiter::len)
+            + self.per_account.as_ref().map_or(0, governor::RateLimiter::len)
+    }
 }
 
 /// The portal's routes (merged into the main router when `policy.portal.enabled`).
@@ -124,4 +134,22 @@ pub fn router() -> Router<AppState> {
         .route("/account/keys/{id}/disable", post(keys::disable_key))
         .route("/account/keys/{id}/enable", post(keys::enable_key))
         .route("/account/reset", get(auth::reset_page).post(auth::reset_password))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100,000 distinct short e-mail addresses from a handful of client addresses: the sign-in
+    /// limiters keep at most their bound, however many strings they were given.
+    #[test]
+    fn sign_in_limiters_stay_bounded() {
+        let portal = Portal::new(PortalConfig { signin_per_ip_per_minute: 1_000_000, ..PortalConfig::default() }, 0);
+        for i in 0..100_000u32 {
+            let addr = ClientAddr { peer: Some(std::net::IpAddr::from([192, 0, 2, (i % 8) as u8])), forwarded: vec![] };
+            let _ = portal.admit(&addr, Some(&format!("u{i}@example.com")));
+        }
+        let tracked = portal.tracked();
+        assert!(tracked <= SIGN_IN_TRACKED_MAX, "{tracked} keys tracked, bound {SIGN_IN_TRACKED_MAX}");
+    }
 }
