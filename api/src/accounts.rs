@@ -64,6 +64,10 @@ pub struct Account {
     pub state: AccountState,
     /// When it was created (RFC 3339, UTC).
     pub created_at: String,
+    /// The operator's cap on active keys of each kind (`dsa accounts set-key-cap`); `None`: the
+    /// plan's (`policy.portal.key_caps`).
+    #[serde(default)]
+    pub key_cap: Option<i64>,
 }
 
 /// An account being created.

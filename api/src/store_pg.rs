@@ -184,6 +184,7 @@ fn row_to_account(row: &PgRow) -> anyhow::Result<Account> {
         display_name: row.try_get("display_name")?,
         password_hash: row.try_get("password_hash")?,
         state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
+        key_cap: row.try_get("key_cap")?,
         created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
     })
 }
@@ -212,14 +213,23 @@ impl Store for PgStore {
         Box::pin(async move {
             // The current secret, or a rolled key's old secret within its grace period.
             let row = sqlx::query(
-                "SELECT * FROM client_keys WHERE key_hash = $1 \
-                 OR (previous_key_hash = $1 AND previous_valid_until > $2) LIMIT 1",
+                "SELECT k.*, a.state AS account_state FROM client_keys k LEFT JOIN accounts a ON a.id = k.account_id \
+                 WHERE k.key_hash = $1 OR (k.previous_key_hash = $1 AND k.previous_valid_until > $2) LIMIT 1",
             )
             .bind(key_hash)
             .bind(unix_now())
             .fetch_optional(&self.pool)
             .await?;
-            row.as_ref().map(row_to_key).transpose()
+            // A disabled account disables its keys (issue 32): they answer as disabled keys do.
+            let mut key = row.as_ref().map(row_to_key).transpose()?;
+            if let (Some(key), Some(row)) = (&mut key, &row)
+                && row
+                    .try_get::<Option<String>, _>("account_state")?
+                    .is_some_and(|s| s != AccountState::Active.as_str())
+            {
+                key.state = KeyState::Disabled;
+            }
+            Ok(key)
         })
     }
 
@@ -482,6 +492,18 @@ impl Store for PgStore {
                     .await?;
             }
             tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn set_account_key_cap(&self, account_id: &str, cap: Option<i64>) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let done = sqlx::query("UPDATE accounts SET key_cap = $1 WHERE id = $2")
+                .bind(cap)
+                .bind(account_id)
+                .execute(&self.pool)
+                .await?;
             Ok(done.rows_affected() > 0)
         })
     }

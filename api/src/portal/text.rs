@@ -17,6 +17,15 @@ pub const EN: &[(&str, &str)] = &[
     ("signin_failed", "The e-mail address or the password is wrong."),
     ("signin_disabled", "This account is disabled. Ask the operator of this dsa server."),
     ("signin_limited", "Too many sign-in attempts. Wait a minute, then try again."),
+    (
+        "signin_backoff",
+        "Too many failed sign-ins for this e-mail address from your network. Wait a moment, then try again.",
+    ),
+    ("signup_limited", "Too many accounts were created from your network today. Try again tomorrow."),
+    ("busy_title", "Busy"),
+    ("busy", "Too many passwords are being checked right now. Wait a moment, then try again."),
+    ("key_limit_title", "Key limit reached"),
+    ("key_rate_limited", "You created several keys in the last hour. Wait a while, then try again."),
     ("signup_title", "Create an account"),
     (
         "signup_lead",

@@ -42,7 +42,8 @@ impl Front {
         let mut s = Settings { engine: dsa_tests::harness::app::engine_config(&sim), ..Settings::default() };
         s.database.url = db_url.clone().into();
         s.jobs.workers = 4;
-        s.policy.per_minute = api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
+        s.policy.per_minute =
+            api::policy::PlanRates { free: 100_000, starter: 100_000, pro: 100_000, reseller: 100_000 };
         s.policy.per_ip_per_minute = 0;
         s.policy.shed_scheduling_lag_ms = 0;
         s.policy.trusted_proxy_hops = 1;
@@ -470,8 +471,9 @@ async fn huge_sign_in_posts_do_not_grow_the_front() {
     // Warm up: the pages, one ordinary failed sign-in (the dummy hash), allocator arenas.
     let csrf = b.get("/account/signin").await.csrf();
     for i in 0..20 {
-        let page =
-            b.post("/account/signin", &[("csrf", &csrf), ("email", &format!("warm{i}@example.com")), ("password", "x")]).await;
+        let page = b
+            .post("/account/signin", &[("csrf", &csrf), ("email", &format!("warm{i}@example.com")), ("password", "x")])
+            .await;
         assert_eq!(page.status, 401, "{}", page.body);
     }
     let before = rss();
@@ -480,7 +482,8 @@ async fn huge_sign_in_posts_do_not_grow_the_front() {
         // ~1.9 MB, distinct each time, lower-case already: what the limiter used to keep.
         let local = format!("{i:06}{}", "a".repeat(1_900_000));
         let email = format!("{local}@example.com");
-        let page = b.post("/account/signin", &[("csrf", &csrf), ("email", &email), ("password", "wrong-password-1")]).await;
+        let page =
+            b.post("/account/signin", &[("csrf", &csrf), ("email", &email), ("password", "wrong-password-1")]).await;
         *statuses.entry(page.status).or_default() += 1;
     }
     let after = rss();
