@@ -181,6 +181,22 @@ pub trait Store: Send + Sync + 'static {
         let _ = (token_hash, now);
         unsupported()
     }
+    /// Stores a one-time e-mail verification token for `account_id` (SHA-256 of the link's token).
+    fn create_verify_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let _ = (token_hash, account_id, expires_at);
+        unsupported()
+    }
+    /// Consumes a verification token: deletes it and, when it was still valid at `now`, marks its
+    /// account's address verified and returns the account.
+    fn take_verify_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let _ = (token_hash, now);
+        unsupported()
+    }
     /// Creates a key owned by an account.
     fn create_account_key(&self, account_id: &str, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
         let _ = (account_id, key);
@@ -299,6 +315,7 @@ fn row_to_account(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<Account> {
         password_hash: row.try_get("password_hash")?,
         state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
         key_cap: row.try_get("key_cap")?,
+        email_verified: row.try_get::<i64, _>("email_verified")? != 0,
         created_at: row.try_get("created_at")?,
     })
 }
@@ -554,14 +571,15 @@ impl Store for SqliteStore {
         Box::pin(async move {
             let id = uuid::Uuid::now_v7().to_string();
             let done = sqlx::query(
-                "INSERT INTO accounts (id, email, display_name, password_hash, state, created_at) \
-                 VALUES (?, ?, ?, ?, 'active', ?) ON CONFLICT (email) DO NOTHING",
+                "INSERT INTO accounts (id, email, display_name, password_hash, state, created_at, email_verified) \
+                 VALUES (?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (email) DO NOTHING",
             )
             .bind(&id)
             .bind(&account.email)
             .bind(&account.display_name)
             .bind(&account.password_hash)
             .bind(OffsetDateTime::now_utc().format(&Rfc3339)?)
+            .bind(i64::from(account.email_verified))
             .execute(&self.pool)
             .await?;
             if done.rows_affected() == 0 {
@@ -730,6 +748,43 @@ impl Store for SqliteStore {
                     .fetch_optional(&self.pool)
                     .await?;
             Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account))
+        })
+    }
+
+    fn create_verify_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
+        Box::pin(async move {
+            sqlx::query("INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES (?, ?, ?)")
+                .bind(token_hash)
+                .bind(account_id)
+                .bind(expires_at)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn take_verify_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let row: Option<(String, i64)> =
+                sqlx::query_as("DELETE FROM email_verifications WHERE token_hash = ? RETURNING account_id, expires_at")
+                    .bind(token_hash)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let Some(account) = row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account) else {
+                tx.commit().await?;
+                return Ok(None);
+            };
+            sqlx::query("UPDATE accounts SET email_verified = 1 WHERE id = ?").bind(&account).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(Some(account))
         })
     }
 

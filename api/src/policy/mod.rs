@@ -98,6 +98,12 @@ pub struct PortalConfig {
     /// The base URL printed in reset links (`dsa accounts reset-link`), e.g.
     /// `https://dsa.example`; unset: `http://` + `server.listen`.
     pub public_url: Option<String>,
+    /// Outgoing mail for e-mail verification. Set: a new account gets no key (so no credits)
+    /// until its owner follows the link sent to the address; unset (the default): no e-mail is
+    /// sent and sign-up shows the keys at once.
+    pub smtp: Option<SmtpConfig>,
+    /// A verification link works this many seconds, once.
+    pub verify_token_secs: u64,
     /// argon2id memory, KiB (OWASP minimum: 19456).
     pub password_memory_kib: u32,
     /// argon2id passes (OWASP minimum with 19 MiB: 2).
@@ -123,11 +129,60 @@ impl Default for PortalConfig {
             roll_grace_secs: 86_400,
             reset_token_secs: 3_600,
             public_url: None,
+            smtp: None,
+            verify_token_secs: 86_400,
             password_memory_kib: params.memory_kib,
             password_iterations: params.iterations,
             password_parallelism: params.parallelism,
         }
     }
+}
+
+/// The SMTP relay verification mail goes through (`[policy.portal.smtp]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SmtpConfig {
+    /// Host name of the relay (also the name its TLS certificate must carry).
+    pub host: String,
+    /// Port: 587 (submission, STARTTLS), 465 (implicit TLS) or 25.
+    pub port: u16,
+    /// `starttls` (required, RFC 3207), `tls` (implicit TLS, RFC 8314) or `none` (plain text:
+    /// only for a relay on the same host or a trusted network).
+    pub security: SmtpSecurity,
+    /// The sender, e.g. `dsa <noreply@dsa.example>`.
+    pub from: String,
+    /// User name for SMTP AUTH (unset: no authentication).
+    pub username: Option<String>,
+    /// Password for SMTP AUTH.
+    pub password: Option<crate::config::Secret>,
+    /// Longest wait for the relay to take one message, seconds.
+    pub timeout_secs: u64,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 587,
+            security: SmtpSecurity::Starttls,
+            from: "dsa <noreply@localhost>".into(),
+            username: None,
+            password: None,
+            timeout_secs: 10,
+        }
+    }
+}
+
+/// How the SMTP connection is protected.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SmtpSecurity {
+    /// Plain text, then STARTTLS, required (RFC 3207).
+    Starttls,
+    /// TLS from the first byte (RFC 8314).
+    Tls,
+    /// Plain text throughout.
+    None,
 }
 
 /// Active keys of each kind an account may hold, by plan (`[policy.portal.key_caps]`).

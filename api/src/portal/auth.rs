@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use time::OffsetDateTime;
 
 use super::keys::{keys_shown, make_key};
-use super::render::{PortalError, PortalResult, redirect, render, with_cookies, with_retry_after};
+use super::render::{PortalError, PortalResult, message_page, redirect, render, with_cookies, with_retry_after};
 use super::session::{
     SESSION_COOKIE, check_pre_csrf, clear_cookie, field, now_secs, pre_csrf, require_post, session, start_session,
 };
@@ -116,19 +116,26 @@ pub(super) async fn signup(
         return signup_error(&state, &headers, StatusCode::BAD_REQUEST, t(key), &form);
     }
     let password_hash = hash_password(portal, password).await?;
+    let verify = portal.mailer.is_some();
     let created = state
         .store()
         .create_account(NewAccount {
             email: email.as_str().to_owned(),
             display_name: display_name.to_owned(),
             password_hash,
+            email_verified: !verify,
         })
         .await?;
     let Some(account) = created else {
         return signup_error(&state, &headers, StatusCode::CONFLICT, t("signup_taken"), &form);
     };
     portal.limits.signed_up(ip, day);
-    tracing::info!(account_id = %account.id, "portal account created");
+    tracing::info!(account_id = %account.id, verify, "portal account created");
+    // With verification, no key (so no credits) and no session until the link is followed.
+    if verify {
+        let key = if send_verification(&state, &account).await? { "verify_sent" } else { "verify_send_failed" };
+        return Ok(message_page(StatusCode::OK, t("verify_sent_title"), t(key)));
+    }
     let (cookie, csrf) = start_session(&state, &account).await?;
     let shown =
         vec![make_key(&state, &account, KeyKind::Embed).await?, make_key(&state, &account, KeyKind::Server).await?];
@@ -147,6 +154,7 @@ pub(super) async fn signin_page(
     let notice = match q.get("done").map(String::as_str) {
         Some("signout") => Some(t("signed_out")),
         Some("reset") => Some(t("reset_done")),
+        Some("verified") => Some(t("verify_done")),
         _ => None,
     };
     let page = render("portal/signin.html", StatusCode::OK, minijinja::context! { csrf, notice })?;
@@ -207,6 +215,10 @@ pub(super) async fn signin(
     if account.state != AccountState::Active {
         return fail(StatusCode::FORBIDDEN, "signin_disabled", &typed);
     }
+    if !account.email_verified {
+        send_verification(&state, &account).await?;
+        return fail(StatusCode::FORBIDDEN, "verify_first", &typed);
+    }
     let (cookie, csrf) = start_session(&state, &account).await?;
     tracing::info!(account_id = %account.id, "portal sign-in");
     // An account without keys (all made by the operator, or none yet) gets its pair now.
@@ -216,6 +228,58 @@ pub(super) async fn signin(
         return keys_shown(&state, &headers, &csrf, t("keys_shown_title"), &shown, None, &[cookie]);
     }
     Ok(with_cookies(redirect("/account"), &[cookie]))
+}
+
+/// Mails `account` a one-time verification link, at most once per 10 minutes per account.
+/// Returns whether a mail went out; a relay failure is logged, not shown (the owner signs in
+/// later to get a new link).
+async fn send_verification(state: &AppState, account: &accounts::Account) -> Result<bool, PortalError> {
+    let portal = state.portal();
+    let (Some(mailer), Some(base)) = (&portal.mailer, &portal.config.public_url) else { return Ok(false) };
+    let mailer = match mailer {
+        Ok(m) => m,
+        Err(why) => {
+            tracing::error!(account_id = %account.id, %why, "verification mail not sent: SMTP is misconfigured");
+            return Ok(false);
+        }
+    };
+    if !portal.limits.verification_mail(&account.id) {
+        return Ok(false);
+    }
+    let token = accounts::new_token();
+    let valid = portal.config.verify_token_secs;
+    let expires = now_secs(state).saturating_add(i64::try_from(valid).unwrap_or(86_400));
+    state.store().create_verify_token(&accounts::token_hash(&token), &account.id, expires).await?;
+    let link = format!("{}/account/verify?token={token}", base.trim_end_matches('/'));
+    match mailer.send_verification(&account.email, &link, valid).await {
+        Ok(()) => {
+            tracing::info!(account_id = %account.id, "verification mail sent");
+            Ok(true)
+        }
+        Err(e) => {
+            tracing::warn!(account_id = %account.id, error = format!("{e:#}"), "verification mail not sent");
+            Ok(false)
+        }
+    }
+}
+
+/// `GET /account/verify?token=…`: the link of the verification mail. Marks the address verified
+/// (once) and sends the owner to sign in, where the account gets its keys.
+pub(super) async fn verify_email(
+    State(state): State<AppState>,
+    Query(q): Query<HashMap<String, String>>,
+) -> PortalResult {
+    let token = q.get("token").map(String::as_str).unwrap_or_default();
+    if token.is_empty() || token.len() > 128 {
+        return Ok(message_page(StatusCode::BAD_REQUEST, t("verify_sent_title"), t("verify_invalid")));
+    }
+    match state.store().take_verify_token(&accounts::token_hash(token), now_secs(&state)).await? {
+        Some(account_id) => {
+            tracing::info!(%account_id, "portal e-mail address verified");
+            Ok(redirect("/account/signin?done=verified"))
+        }
+        None => Ok(message_page(StatusCode::BAD_REQUEST, t("verify_sent_title"), t("verify_invalid"))),
+    }
 }
 
 pub(super) async fn signout(

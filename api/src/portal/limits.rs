@@ -24,6 +24,9 @@ use crate::policy::PortalConfig;
 /// 300 bytes an entry (an e-mail address is at most 254 bytes), a full map holds about 6 MiB.
 pub(super) const TRACKED_MAX: u64 = 20_000;
 
+/// At most one verification mail per account this often.
+const VERIFICATION_MAIL_EVERY: Duration = Duration::from_secs(600);
+
 /// A refusal: seconds until the client may try again (`Retry-After`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct RetryAfter(pub(super) u64);
@@ -60,6 +63,7 @@ pub(super) struct Limits {
     signups: Cache<(IpAddr, i64), u32>,
     key_creations_per_hour: u32,
     key_creations: Cache<String, Window>,
+    verification_mails: Cache<String, Window>,
 }
 
 fn bounded<K, V>(lifetime: Duration) -> Cache<K, V>
@@ -112,6 +116,7 @@ impl Limits {
             signups: bounded(Duration::from_secs(86_400)),
             key_creations_per_hour: config.key_creations_per_hour,
             key_creations: bounded(Duration::from_secs(3_600)),
+            verification_mails: bounded(VERIFICATION_MAIL_EVERY),
         }
     }
 
@@ -179,6 +184,12 @@ impl Limits {
             self.key_creations_per_hour,
             Duration::from_secs(3_600),
         )
+    }
+
+    /// Whether another verification mail may go to `account_id` now (one per
+    /// [`VERIFICATION_MAIL_EVERY`]), and counts it: the portal is no way to flood a mailbox.
+    pub(super) fn verification_mail(&self, account_id: &str) -> bool {
+        count_in_window(&self.verification_mails, account_id.to_owned(), 1, VERIFICATION_MAIL_EVERY).is_ok()
     }
 
     /// Entries held by the maps keyed by client input (after pending evictions).

@@ -29,6 +29,7 @@ pub mod chart;
 mod dashboard;
 mod keys;
 mod limits;
+mod mail;
 mod render;
 mod session;
 pub mod text;
@@ -71,6 +72,9 @@ pub struct Portal {
     /// Held from an account's key-cap check to its insert, so that concurrent posts cannot
     /// both pass the cap (per front; creations are rare).
     key_creation: tokio::sync::Mutex<()>,
+    /// Verification mail when `smtp` is set: `Some(Err(why))` when the settings could not make a
+    /// mailer (sign-ups then fail rather than skip verification).
+    mailer: Option<Result<mail::Mailer, String>>,
 }
 
 impl std::fmt::Debug for Portal {
@@ -82,6 +86,18 @@ impl std::fmt::Debug for Portal {
 impl Portal {
     /// The portal for these settings.
     pub fn new(config: PortalConfig, proxy_hops: u8) -> Self {
+        // The link in the mail must not come from the request's Host header, which the client
+        // writes: it would send the owner's token to any host an attacker names.
+        let mailer = config.smtp.as_ref().map(|smtp| {
+            let made = match &config.public_url {
+                Some(_) => mail::Mailer::new(smtp),
+                None => Err(anyhow::anyhow!("policy.portal.smtp needs policy.portal.public_url, the base of the link")),
+            };
+            made.map_err(|e| {
+                tracing::error!(error = format!("{e:#}"), "policy.portal.smtp: no verification mail can be sent");
+                format!("{e:#}")
+            })
+        });
         Self {
             params: config.password_params(),
             limits: limits::Limits::new(&config),
@@ -89,6 +105,7 @@ impl Portal {
             config,
             dummy_hash: tokio::sync::OnceCell::new(),
             key_creation: tokio::sync::Mutex::new(()),
+            mailer,
             hashing: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
             ),
@@ -121,6 +138,7 @@ pub fn router() -> Router<AppState> {
         .route("/account/keys/{id}/disable", post(keys::disable_key))
         .route("/account/keys/{id}/enable", post(keys::enable_key))
         .route("/account/reset", get(auth::reset_page).post(auth::reset_password))
+        .route("/account/verify", get(auth::verify_email))
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
 }
 

@@ -748,6 +748,7 @@ async fn signing_in_without_keys_creates_the_pair_once() {
             email: "nokeys@example.com".into(),
             display_name: String::new(),
             password_hash: hash,
+            email_verified: true,
         })
         .await
         .expect("store")
@@ -765,8 +766,12 @@ async fn signing_in_without_keys_creates_the_pair_once() {
 /// The portal's store methods, the same assertions on both stores.
 async fn store_methods(store: &dyn Store) {
     use api::accounts::{AccountState, NewAccount, SessionRecord};
-    let new =
-        |email: &str| NewAccount { email: email.into(), display_name: "N".into(), password_hash: "$argon2id$x".into() };
+    let new = |email: &str| NewAccount {
+        email: email.into(),
+        display_name: "N".into(),
+        password_hash: "$argon2id$x".into(),
+        email_verified: true,
+    };
     let a = store.create_account(new("a@example.com")).await.expect("store").expect("created");
     assert!(store.create_account(new("a@example.com")).await.expect("store").is_none(), "e-mail unique");
     assert_eq!(store.find_account("a@example.com").await.expect("store").expect("by e-mail").id, a.id);

@@ -1,3 +1,0 @@
--- Issue 32: the operator's per-account cap on active keys of each kind (`dsa accounts
--- set-key-cap`); NULL: the cap of the account's plan (`policy.portal.key_caps`).
-ALTER TABLE accounts ADD COLUMN key_cap INTEGER CHECK (key_cap IS NULL OR key_cap >= 0);
