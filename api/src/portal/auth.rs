@@ -25,7 +25,16 @@ use crate::state::AppState;
 /// # Errors
 /// [`PortalError::Busy`] when every slot is taken (never queued).
 async fn hash_password(portal: &Portal, password: String) -> Result<String, PortalError> {
-    let _slot = portal.hashing.try_acquire().map_err(|_| busy())?;
+    let slot = portal.hashing.try_acquire().map_err(|_| busy())?;
+    hash_in(portal, slot, password).await
+}
+
+/// Hashes a password in a slot of the budget already taken.
+async fn hash_in(
+    portal: &Portal,
+    _slot: tokio::sync::SemaphorePermit<'_>,
+    password: String,
+) -> Result<String, PortalError> {
     let params = portal.params;
     Ok(tokio::task::spawn_blocking(move || params.hash(&password)).await??)
 }
@@ -117,6 +126,11 @@ pub(super) async fn signup(
     }
     let password_hash = hash_password(portal, password).await?;
     let verify = portal.mailer.is_some();
+    // Counted before the insert (concurrent sign-ups cannot all pass), given back if none is made.
+    if !portal.limits.sign_up(ip, day) {
+        let page = signup_error(&state, &headers, StatusCode::TOO_MANY_REQUESTS, t("signup_limited"), &form)?;
+        return Ok(with_retry_after(page, crate::policy::secs_to_next_day(now)));
+    }
     let created = state
         .store()
         .create_account(NewAccount {
@@ -125,11 +139,12 @@ pub(super) async fn signup(
             password_hash,
             email_verified: !verify,
         })
-        .await?;
+        .await
+        .inspect_err(|_| portal.limits.sign_up_undone(ip, day))?;
     let Some(account) = created else {
+        portal.limits.sign_up_undone(ip, day);
         return signup_error(&state, &headers, StatusCode::CONFLICT, t("signup_taken"), &form);
     };
-    portal.limits.signed_up(ip, day);
     tracing::info!(account_id = %account.id, verify, "portal account created");
     // With verification, no key (so no credits) and no session until the link is followed.
     if verify {
@@ -318,12 +333,14 @@ pub(super) async fn reset_password(
     if let Err(key) = accounts::check_new_password(&password, "") {
         return again(StatusCode::BAD_REQUEST, key);
     }
-    // The token is consumed only once the new password passes the policy.
+    // The token is consumed only once the new password passes the policy and a hashing slot is
+    // held (a busy front answers 429 and the link still works).
+    let slot = state.portal().hashing.try_acquire().map_err(|_| busy())?;
     let Some(account_id) = state.store().take_reset_token(&accounts::token_hash(&token), now_secs(&state)).await?
     else {
         return again(StatusCode::BAD_REQUEST, "reset_invalid");
     };
-    let hash = hash_password(state.portal(), password).await?;
+    let hash = hash_in(state.portal(), slot, password).await?;
     state.store().set_password(&account_id, &hash).await?;
     tracing::info!(account_id = %account_id, "portal password reset");
     Ok(redirect("/account/signin?done=reset"))

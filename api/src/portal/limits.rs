@@ -169,10 +169,30 @@ impl Limits {
         }
     }
 
-    /// Counts an account created from `ip` on `day`.
-    pub(super) fn signed_up(&self, ip: Option<IpAddr>, day: i64) {
+    /// Counts an account about to be created from `ip` on `day`; false (nothing counted) when
+    /// the address has made its accounts of the day.
+    pub(super) fn sign_up(&self, ip: Option<IpAddr>, day: i64) -> bool {
+        let (Some(ip), limit) = (ip, self.signups_per_ip_per_day) else { return true };
+        if limit == 0 {
+            return true;
+        }
+        let mut admitted = false;
+        self.signups.entry((ip, day)).and_compute_with(|entry| {
+            let used = entry.map_or(0, |e| e.into_value());
+            admitted = used < limit;
+            if admitted { Op::Put(used + 1) } else { Op::Nop }
+        });
+        admitted
+    }
+
+    /// Gives back a sign-up counted by [`Limits::sign_up`] that made no account.
+    pub(super) fn sign_up_undone(&self, ip: Option<IpAddr>, day: i64) {
         if let Some(ip) = ip {
-            self.signups.entry((ip, day)).and_upsert_with(|e| e.map_or(0, |e| e.into_value()).saturating_add(1));
+            self.signups.entry((ip, day)).and_compute_with(|entry| match entry.map(|e| e.into_value()) {
+                Some(used) if used > 1 => Op::Put(used - 1),
+                Some(_) => Op::Remove,
+                None => Op::Nop,
+            });
         }
     }
 

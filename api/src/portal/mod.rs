@@ -157,7 +157,7 @@ mod tests {
             let _ = portal.limits.attempt(ip);
             let _ = portal.limits.may_try(&email, ip);
             portal.limits.failed(&email, ip);
-            portal.limits.signed_up(ip, 1);
+            let _ = portal.limits.sign_up(ip, 1);
         }
         let tracked = portal.limits.tracked();
         // The pairs' map is at its bound; the address maps hold the 8 addresses.
