@@ -113,6 +113,11 @@ pub(crate) async fn run(settings: Settings, action: Accounts, json: bool) -> any
             println!("e-mail    {}", a.email);
             println!("name      {}", a.display_name);
             println!("state     {}", a.state.as_str());
+            println!("verified  {}", if a.email_verified { "yes" } else { "no (the mailed link was not followed)" });
+            match a.key_cap {
+                Some(cap) => println!("key cap   {cap} active keys of each kind (set by the operator)"),
+                None => println!("key cap   the plan's (policy.portal.key_caps)"),
+            }
             println!("created   {}", a.created_at);
             for (k, u) in keys.iter().zip(&usages) {
                 println!(
