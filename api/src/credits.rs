@@ -164,6 +164,9 @@ impl Drop for Reservation {
     }
 }
 
+/// Entries of the per-key accounts map before past months' are dropped.
+const PRUNE_ACCOUNTS_AT: usize = 10_000;
+
 impl Credits {
     /// Accounting over `store` for the front instance `front` (unique per process), sending
     /// committed charges to `ledger`. `refresh`: how often other fronts' settled charges are
@@ -245,6 +248,11 @@ impl Credits {
         let period = billing_period(now);
         let account = {
             let mut accounts = self.accounts.lock().unwrap_or_else(|p| p.into_inner());
+            // One entry per key and month: drop past months' (a request in flight keeps its own
+            // `Arc`), so the map holds this month's active keys, not every month's.
+            if accounts.len() >= PRUNE_ACCOUNTS_AT && !accounts.contains_key(&(key.id.clone(), period.clone())) {
+                accounts.retain(|(_, p), _| *p == period);
+            }
             accounts
                 .entry((key.id.clone(), period.clone()))
                 .or_insert_with(|| {

@@ -56,8 +56,10 @@ impl KeyState {
     }
 }
 
-/// Plans and their monthly allowances in credits (spec §8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
+/// Plans and their monthly allowances in credits (spec §8), ordered from Free to Reseller.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum Plan {

@@ -128,6 +128,12 @@ pub trait Store: Send + Sync + 'static {
         let _ = (account_id, state);
         unsupported()
     }
+    /// Sets the operator's cap on an account's active keys of each kind (`None`: the plan's).
+    /// False when no such account.
+    fn set_account_key_cap(&self, account_id: &str, cap: Option<i64>) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (account_id, cap);
+        unsupported()
+    }
     /// Replaces an account's password hash and ends every session of the account.
     fn set_password(&self, account_id: &str, password_hash: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
         let _ = (account_id, password_hash);
@@ -172,6 +178,22 @@ pub trait Store: Send + Sync + 'static {
     /// Consumes a reset token: deletes it and returns its account when it was still valid at
     /// `now` (unix s). A second use finds nothing.
     fn take_reset_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let _ = (token_hash, now);
+        unsupported()
+    }
+    /// Stores a one-time e-mail verification token for `account_id` (SHA-256 of the link's token).
+    fn create_verify_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let _ = (token_hash, account_id, expires_at);
+        unsupported()
+    }
+    /// Consumes a verification token: deletes it and, when it was still valid at `now`, marks its
+    /// account's address verified and returns the account.
+    fn take_verify_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
         let _ = (token_hash, now);
         unsupported()
     }
@@ -292,6 +314,8 @@ fn row_to_account(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<Account> {
         display_name: row.try_get("display_name")?,
         password_hash: row.try_get("password_hash")?,
         state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
+        key_cap: row.try_get("key_cap")?,
+        email_verified: row.try_get::<i64, _>("email_verified")? != 0,
         created_at: row.try_get("created_at")?,
     })
 }
@@ -324,14 +348,23 @@ impl Store for SqliteStore {
         Box::pin(async move {
             // The current secret, or a rolled key's old secret within its grace period.
             let row = sqlx::query(
-                "SELECT * FROM client_keys WHERE key_hash = ?1 \
-                 OR (previous_key_hash = ?1 AND previous_valid_until > ?2) LIMIT 1",
+                "SELECT k.*, a.state AS account_state FROM client_keys k LEFT JOIN accounts a ON a.id = k.account_id \
+                 WHERE k.key_hash = ?1 OR (k.previous_key_hash = ?1 AND k.previous_valid_until > ?2) LIMIT 1",
             )
             .bind(key_hash)
             .bind(unix_now())
             .fetch_optional(&self.pool)
             .await?;
-            row.as_ref().map(row_to_key).transpose()
+            // A disabled account disables its keys (issue 32): they answer as disabled keys do.
+            let mut key = row.as_ref().map(row_to_key).transpose()?;
+            if let (Some(key), Some(row)) = (&mut key, &row)
+                && row
+                    .try_get::<Option<String>, _>("account_state")?
+                    .is_some_and(|s| s != AccountState::Active.as_str())
+            {
+                key.state = KeyState::Disabled;
+            }
+            Ok(key)
         })
     }
 
@@ -538,14 +571,15 @@ impl Store for SqliteStore {
         Box::pin(async move {
             let id = uuid::Uuid::now_v7().to_string();
             let done = sqlx::query(
-                "INSERT INTO accounts (id, email, display_name, password_hash, state, created_at) \
-                 VALUES (?, ?, ?, ?, 'active', ?) ON CONFLICT (email) DO NOTHING",
+                "INSERT INTO accounts (id, email, display_name, password_hash, state, created_at, email_verified) \
+                 VALUES (?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (email) DO NOTHING",
             )
             .bind(&id)
             .bind(&account.email)
             .bind(&account.display_name)
             .bind(&account.password_hash)
             .bind(OffsetDateTime::now_utc().format(&Rfc3339)?)
+            .bind(i64::from(account.email_verified))
             .execute(&self.pool)
             .await?;
             if done.rows_affected() == 0 {
@@ -590,6 +624,18 @@ impl Store for SqliteStore {
                     .await?;
             }
             tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn set_account_key_cap(&self, account_id: &str, cap: Option<i64>) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let done = sqlx::query("UPDATE accounts SET key_cap = ? WHERE id = ?")
+                .bind(cap)
+                .bind(account_id)
+                .execute(&self.pool)
+                .await?;
             Ok(done.rows_affected() > 0)
         })
     }
@@ -702,6 +748,43 @@ impl Store for SqliteStore {
                     .fetch_optional(&self.pool)
                     .await?;
             Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account))
+        })
+    }
+
+    fn create_verify_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
+        Box::pin(async move {
+            sqlx::query("INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES (?, ?, ?)")
+                .bind(token_hash)
+                .bind(account_id)
+                .bind(expires_at)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn take_verify_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let row: Option<(String, i64)> =
+                sqlx::query_as("DELETE FROM email_verifications WHERE token_hash = ? RETURNING account_id, expires_at")
+                    .bind(token_hash)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let Some(account) = row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account) else {
+                tx.commit().await?;
+                return Ok(None);
+            };
+            sqlx::query("UPDATE accounts SET email_verified = 1 WHERE id = ?").bind(&account).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(Some(account))
         })
     }
 

@@ -184,6 +184,8 @@ fn row_to_account(row: &PgRow) -> anyhow::Result<Account> {
         display_name: row.try_get("display_name")?,
         password_hash: row.try_get("password_hash")?,
         state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
+        key_cap: row.try_get("key_cap")?,
+        email_verified: row.try_get("email_verified")?,
         created_at: created_at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?,
     })
 }
@@ -212,14 +214,23 @@ impl Store for PgStore {
         Box::pin(async move {
             // The current secret, or a rolled key's old secret within its grace period.
             let row = sqlx::query(
-                "SELECT * FROM client_keys WHERE key_hash = $1 \
-                 OR (previous_key_hash = $1 AND previous_valid_until > $2) LIMIT 1",
+                "SELECT k.*, a.state AS account_state FROM client_keys k LEFT JOIN accounts a ON a.id = k.account_id \
+                 WHERE k.key_hash = $1 OR (k.previous_key_hash = $1 AND k.previous_valid_until > $2) LIMIT 1",
             )
             .bind(key_hash)
             .bind(unix_now())
             .fetch_optional(&self.pool)
             .await?;
-            row.as_ref().map(row_to_key).transpose()
+            // A disabled account disables its keys (issue 32): they answer as disabled keys do.
+            let mut key = row.as_ref().map(row_to_key).transpose()?;
+            if let (Some(key), Some(row)) = (&mut key, &row)
+                && row
+                    .try_get::<Option<String>, _>("account_state")?
+                    .is_some_and(|s| s != AccountState::Active.as_str())
+            {
+                key.state = KeyState::Disabled;
+            }
+            Ok(key)
         })
     }
 
@@ -435,13 +446,14 @@ impl Store for PgStore {
     fn create_account(&self, account: NewAccount) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
         Box::pin(async move {
             let row = sqlx::query(
-                "INSERT INTO accounts (id, email, display_name, password_hash, state) \
-                 VALUES ($1, $2, $3, $4, 'active') ON CONFLICT (email) DO NOTHING RETURNING *",
+                "INSERT INTO accounts (id, email, display_name, password_hash, state, email_verified) \
+                 VALUES ($1, $2, $3, $4, 'active', $5) ON CONFLICT (email) DO NOTHING RETURNING *",
             )
             .bind(uuid::Uuid::now_v7().to_string())
             .bind(&account.email)
             .bind(&account.display_name)
             .bind(&account.password_hash)
+            .bind(account.email_verified)
             .fetch_optional(&self.pool)
             .await?;
             row.as_ref().map(row_to_account).transpose()
@@ -482,6 +494,18 @@ impl Store for PgStore {
                     .await?;
             }
             tx.commit().await?;
+            Ok(done.rows_affected() > 0)
+        })
+    }
+
+    fn set_account_key_cap(&self, account_id: &str, cap: Option<i64>) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let account_id = account_id.to_owned();
+        Box::pin(async move {
+            let done = sqlx::query("UPDATE accounts SET key_cap = $1 WHERE id = $2")
+                .bind(cap)
+                .bind(account_id)
+                .execute(&self.pool)
+                .await?;
             Ok(done.rows_affected() > 0)
         })
     }
@@ -593,6 +617,47 @@ impl Store for PgStore {
                     .fetch_optional(&self.pool)
                     .await?;
             Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account))
+        })
+    }
+
+    fn create_verify_token(
+        &self,
+        token_hash: &str,
+        account_id: &str,
+        expires_at: i64,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
+        Box::pin(async move {
+            sqlx::query("INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES ($1, $2, $3)")
+                .bind(token_hash)
+                .bind(account_id)
+                .bind(expires_at)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn take_verify_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
+        let token_hash = token_hash.to_owned();
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let row: Option<(String, i64)> = sqlx::query_as(
+                "DELETE FROM email_verifications WHERE token_hash = $1 RETURNING account_id, expires_at",
+            )
+            .bind(token_hash)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(account) = row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account) else {
+                tx.commit().await?;
+                return Ok(None);
+            };
+            sqlx::query("UPDATE accounts SET email_verified = TRUE WHERE id = $1")
+                .bind(&account)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(Some(account))
         })
     }
 

@@ -18,7 +18,8 @@ pub(crate) enum Accounts {
         /// Id or e-mail address.
         account: String,
     },
-    /// Disables an account: it cannot sign in and its sessions end (its keys keep their state).
+    /// Disables an account: it cannot sign in, its sessions end and its keys answer as disabled
+    /// keys (403) until it is enabled again.
     Disable {
         /// Id or e-mail address.
         account: String,
@@ -27,6 +28,14 @@ pub(crate) enum Accounts {
     Enable {
         /// Id or e-mail address.
         account: String,
+    },
+    /// Sets how many active keys of each kind the account may hold in the portal, instead of its
+    /// plan's cap (`policy.portal.key_caps`); `default` goes back to the plan's.
+    SetKeyCap {
+        /// Id or e-mail address.
+        account: String,
+        /// Active keys of each kind (embed, server), or `default`.
+        cap: String,
     },
     /// Prints a one-time password-reset link (valid `policy.portal.reset_token_secs`). Give it to
     /// the account's owner over a channel you trust; dsa sends no e-mail.
@@ -104,6 +113,11 @@ pub(crate) async fn run(settings: Settings, action: Accounts, json: bool) -> any
             println!("e-mail    {}", a.email);
             println!("name      {}", a.display_name);
             println!("state     {}", a.state.as_str());
+            println!("verified  {}", if a.email_verified { "yes" } else { "no (the mailed link was not followed)" });
+            match a.key_cap {
+                Some(cap) => println!("key cap   {cap} active keys of each kind (set by the operator)"),
+                None => println!("key cap   the plan's (policy.portal.key_caps)"),
+            }
             println!("created   {}", a.created_at);
             for (k, u) in keys.iter().zip(&usages) {
                 println!(
@@ -126,6 +140,20 @@ pub(crate) async fn run(settings: Settings, action: Accounts, json: bool) -> any
             let a = find_account(store.as_ref(), &account).await?;
             store.set_account_state(&a.id, AccountState::Active).await?;
             eprintln!("account {} ({}) enabled", a.id, a.email);
+        }
+        Accounts::SetKeyCap { account, cap } => {
+            let cap = match cap.trim() {
+                "default" => None,
+                n => Some(n.parse::<u32>().map_err(|_| {
+                    anyhow::anyhow!("the cap must be a number of keys (0 or more) or `default`, not {n:?}")
+                })?),
+            };
+            let a = find_account(store.as_ref(), &account).await?;
+            store.set_account_key_cap(&a.id, cap.map(i64::from)).await?;
+            match cap {
+                Some(n) => eprintln!("account {} ({}) may hold {n} active keys of each kind", a.id, a.email),
+                None => eprintln!("account {} ({}) has its plan's key cap again", a.id, a.email),
+            }
         }
         Accounts::ResetLink { account } => {
             let a = find_account(store.as_ref(), &account).await?;

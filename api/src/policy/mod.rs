@@ -75,8 +75,22 @@ pub struct PortalConfig {
     pub session_absolute_secs: u64,
     /// Sign-in attempts per minute per client address (IPv6: per /64), per front.
     pub signin_per_ip_per_minute: u32,
-    /// Sign-in attempts per minute per e-mail address (existing or not), per front.
+    /// Deprecated and unused since sign-in failures count per (e-mail address, client address)
+    /// (`signin_free_failures`): a limit per e-mail address let anyone lock its owner out.
     pub signin_per_account_per_minute: u32,
+    /// Failed sign-ins of one e-mail address from one client address (IPv6: per /64) before
+    /// that pair backs off: 1 s, then 2, 4, … up to `signin_backoff_max_secs`, per front. A
+    /// success clears it; other addresses are not slowed, so nobody can lock an owner out.
+    pub signin_free_failures: u32,
+    /// Longest back-off of one (e-mail address, client address) pair, seconds.
+    pub signin_backoff_max_secs: u64,
+    /// Accounts created per client address (IPv6: per /64) per UTC day, per front; 0: no limit.
+    pub signups_per_ip_per_day: u32,
+    /// Keys an account may create in the portal per hour, per front; 0: no limit.
+    pub key_creations_per_hour: u32,
+    /// Active keys an account may hold, per kind, by the best plan among its keys; the operator
+    /// raises one account's cap with `dsa accounts set-key-cap`.
+    pub key_caps: KeyCaps,
     /// After "Roll", the old secret keeps working this many seconds (time to deploy the new one).
     pub roll_grace_secs: u64,
     /// A password-reset link works this many seconds, once.
@@ -84,6 +98,12 @@ pub struct PortalConfig {
     /// The base URL printed in reset links (`dsa accounts reset-link`), e.g.
     /// `https://dsa.example`; unset: `http://` + `server.listen`.
     pub public_url: Option<String>,
+    /// Outgoing mail for e-mail verification. Set: a new account gets no key (so no credits)
+    /// until its owner follows the link sent to the address; unset (the default): no e-mail is
+    /// sent and sign-up shows the keys at once.
+    pub smtp: Option<SmtpConfig>,
+    /// A verification link works this many seconds, once.
+    pub verify_token_secs: u64,
     /// argon2id memory, KiB (OWASP minimum: 19456).
     pub password_memory_kib: u32,
     /// argon2id passes (OWASP minimum with 19 MiB: 2).
@@ -101,12 +121,123 @@ impl Default for PortalConfig {
             session_absolute_secs: 7 * 86_400,
             signin_per_ip_per_minute: 20,
             signin_per_account_per_minute: 5,
+            signin_free_failures: 5,
+            signin_backoff_max_secs: 900,
+            signups_per_ip_per_day: 3,
+            key_creations_per_hour: 5,
+            key_caps: KeyCaps::default(),
             roll_grace_secs: 86_400,
             reset_token_secs: 3_600,
             public_url: None,
+            smtp: None,
+            verify_token_secs: 86_400,
             password_memory_kib: params.memory_kib,
             password_iterations: params.iterations,
             password_parallelism: params.parallelism,
+        }
+    }
+}
+
+/// The SMTP relay verification mail goes through (`[policy.portal.smtp]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SmtpConfig {
+    /// Host name of the relay (also the name its TLS certificate must carry).
+    pub host: String,
+    /// Port: 587 (submission, STARTTLS), 465 (implicit TLS) or 25.
+    pub port: u16,
+    /// `starttls` (required, RFC 3207), `tls` (implicit TLS, RFC 8314) or `none` (plain text:
+    /// only for a relay on the same host or a trusted network).
+    pub security: SmtpSecurity,
+    /// The sender, e.g. `dsa <noreply@dsa.example>`.
+    pub from: String,
+    /// User name for SMTP AUTH (unset: no authentication).
+    pub username: Option<String>,
+    /// Password for SMTP AUTH.
+    pub password: Option<crate::config::Secret>,
+    /// Longest wait for the relay to take one message, seconds.
+    pub timeout_secs: u64,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 587,
+            security: SmtpSecurity::Starttls,
+            from: "dsa <noreply@localhost>".into(),
+            username: None,
+            password: None,
+            timeout_secs: 10,
+        }
+    }
+}
+
+/// How the SMTP connection is protected.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SmtpSecurity {
+    /// Plain text, then STARTTLS, required (RFC 3207).
+    Starttls,
+    /// TLS from the first byte (RFC 8314).
+    Tls,
+    /// Plain text throughout.
+    None,
+}
+
+/// Active keys of each kind an account may hold, by plan (`[policy.portal.key_caps]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct KeyCaps {
+    /// Free Developer (spec §8: one allowance per account, so one key of each kind).
+    pub free: KindCaps,
+    /// Starter.
+    pub starter: KindCaps,
+    /// PRO.
+    pub pro: KindCaps,
+    /// Reseller.
+    pub reseller: KindCaps,
+}
+
+impl Default for KeyCaps {
+    fn default() -> Self {
+        Self {
+            free: KindCaps { embed: 1, server: 1 },
+            starter: KindCaps { embed: 2, server: 2 },
+            pro: KindCaps { embed: 5, server: 5 },
+            reseller: KindCaps { embed: 20, server: 20 },
+        }
+    }
+}
+
+impl KeyCaps {
+    /// The caps of a plan.
+    pub fn of(&self, plan: Plan) -> &KindCaps {
+        match plan {
+            Plan::Free => &self.free,
+            Plan::Starter => &self.starter,
+            Plan::Pro => &self.pro,
+            Plan::Reseller => &self.reseller,
+        }
+    }
+}
+
+/// Active keys per kind.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct KindCaps {
+    /// Embed keys.
+    pub embed: u32,
+    /// Server keys.
+    pub server: u32,
+}
+
+impl KindCaps {
+    /// The cap of a kind.
+    pub fn of(&self, kind: crate::keys::KeyKind) -> u32 {
+        match kind {
+            crate::keys::KeyKind::Embed => self.embed,
+            crate::keys::KeyKind::Server => self.server,
         }
     }
 }

@@ -12,7 +12,9 @@ use time::OffsetDateTime;
 use super::MAX_NAME_CHARS;
 use super::dashboard::KeyRow;
 use super::dashboard::key_row;
-use super::render::{PortalError, PortalResult, human_secs, message_page, redirect, render, ser, with_cookies};
+use super::render::{
+    PortalError, PortalResult, human_secs, message_page, redirect, render, ser, with_cookies, with_retry_after,
+};
 use super::session::{Signed, field, require_post, require_session};
 use super::text::t;
 use crate::accounts::Account;
@@ -91,6 +93,39 @@ pub(super) fn keys_shown(
     Ok(with_cookies(page, cookies))
 }
 
+/// The active keys of `kind` an account may hold (issue 32: each key carries its own monthly
+/// allowance, so more keys would be more free credits): the operator's cap for the account, else
+/// the cap of the best plan among its keys (`policy.portal.key_caps`).
+pub(super) fn key_cap(state: &AppState, account: &Account, keys: &[KeyRecord], kind: KeyKind) -> u32 {
+    if let Some(cap) = account.key_cap {
+        return u32::try_from(cap.max(0)).unwrap_or(u32::MAX);
+    }
+    let plan = keys.iter().map(|k| k.plan).max().unwrap_or(Plan::Free);
+    state.portal().config().key_caps.of(plan).of(kind)
+}
+
+/// The refusal page when one more active key of `kind` would pass the account's cap (a rolled
+/// key is the same key, so it is never counted twice; a disabled key frees its place).
+pub(super) fn over_cap(
+    state: &AppState,
+    account: &Account,
+    keys: &[KeyRecord],
+    kind: KeyKind,
+) -> Option<axum::response::Response> {
+    let cap = key_cap(state, account, keys, kind);
+    let active = keys.iter().filter(|k| k.kind == kind && k.state == KeyState::Active).count();
+    if active < usize::try_from(cap).unwrap_or(usize::MAX) {
+        return None;
+    }
+    tracing::info!(account_id = %account.id, kind = kind.as_str(), cap, "portal key refused: over the account's cap");
+    let noun = if cap == 1 { "key" } else { "keys" };
+    let message = format!(
+        "This account has reached its limit of {cap} {} {noun}. Disable one of them to create or enable another, or ask the operator of this dsa server to raise the limit.",
+        kind.as_str()
+    );
+    Some(message_page(StatusCode::FORBIDDEN, t("key_limit_title"), &message))
+}
+
 /// The key `id` if the signed-in account owns it (else 404, whether or not it exists).
 pub(super) async fn owned_key(state: &AppState, signed: &Signed, id: &str) -> Result<KeyRecord, PortalError> {
     state.store().account_keys(&signed.account.id).await?.into_iter().find(|k| k.id == id).ok_or(PortalError::NotFound)
@@ -103,6 +138,16 @@ pub(super) async fn create_key(
 ) -> PortalResult {
     let signed = require_post(&state, &headers, &form).await?;
     let kind = KeyKind::parse(field(&form, "kind")).unwrap_or(KeyKind::Embed);
+    let _one_at_a_time = state.portal().key_creation.lock().await;
+    let keys = state.store().account_keys(&signed.account.id).await?;
+    if let Some(refused) = over_cap(&state, &signed.account, &keys, kind) {
+        return Ok(refused);
+    }
+    if let Err(wait) = state.portal().limits.create_key(&signed.account.id) {
+        tracing::info!(account_id = %signed.account.id, "portal key creation rate limited");
+        let page = message_page(StatusCode::TOO_MANY_REQUESTS, t("key_limit_title"), t("key_rate_limited"));
+        return Ok(with_retry_after(page, wait.0));
+    }
     let shown = make_key(&state, &signed.account, kind).await?;
     keys_shown(&state, &headers, &signed.session.csrf_token, t("keys_shown_title"), &[shown], None, &[])
 }
@@ -297,6 +342,13 @@ pub(super) async fn set_state(
     let key = owned_key(state, &signed, id).await?;
     if key.state == KeyState::Suspended {
         return Ok(message_page(StatusCode::FORBIDDEN, t("key_title"), t("suspended_refused")));
+    }
+    let _one_at_a_time = state.portal().key_creation.lock().await;
+    if to == KeyState::Active && key.state != KeyState::Active {
+        let keys = state.store().account_keys(&signed.account.id).await?;
+        if let Some(refused) = over_cap(state, &signed.account, &keys, key.kind) {
+            return Ok(refused);
+        }
     }
     state.store().set_key_state(&key.id, to).await?;
     tracing::info!(account_id = %signed.account.id, key_id = %key.id, state = to.as_str(), "portal key state changed");

@@ -28,14 +28,14 @@ mod auth;
 pub mod chart;
 mod dashboard;
 mod keys;
+mod limits;
+mod mail;
 mod render;
 mod session;
 pub mod text;
 
-use std::num::NonZeroU32;
-use std::sync::OnceLock;
-
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
 use crate::accounts::PasswordParams;
@@ -50,20 +50,31 @@ pub use self::render::PortalError;
 pub const PORTAL_CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
 base-uri 'none'; frame-ancestors 'none'";
 
+/// Largest form body the portal reads, bytes: its longest field is a password (256 characters)
+/// or a list of allowed origins; axum's default (2 MiB) would let anonymous posts cost memory.
+const MAX_FORM_BYTES: usize = 16 * 1024;
+
 /// Longest display name and key label, characters.
 const MAX_NAME_CHARS: usize = 80;
 
-/// The portal's own state: its settings, sign-in limiters and the dummy hash.
+/// The portal's own state: its settings, limiters, the dummy hash and the hashing budget.
 pub struct Portal {
     config: PortalConfig,
     params: PasswordParams,
-    per_ip: Option<governor::DefaultKeyedRateLimiter<std::net::IpAddr>>,
-    per_account: Option<governor::DefaultKeyedRateLimiter<String>>,
+    limits: limits::Limits,
     proxy_hops: u8,
-    dummy_hash: OnceLock<String>,
-    /// Password hashes computed at once: each holds `password_memory_kib` of memory, so a burst
-    /// of sign-ins from many addresses queues here instead of exhausting memory.
+    dummy_hash: tokio::sync::OnceCell<String>,
+    /// Password hashes computed at once, one per core: each takes tens of milliseconds of CPU
+    /// and `password_memory_kib` of memory. A request that finds every slot taken gets 429 at
+    /// once (issue 32): a queue would let sign-ins from many addresses keep every core hashing
+    /// while paying traffic waits behind them.
     hashing: tokio::sync::Semaphore,
+    /// Held from an account's key-cap check to its insert, so that concurrent posts cannot
+    /// both pass the cap (per front; creations are rare).
+    key_creation: tokio::sync::Mutex<()>,
+    /// Verification mail when `smtp` is set: `Some(Err(why))` when the settings could not make a
+    /// mailer (sign-ups then fail rather than skip verification).
+    mailer: Option<Result<mail::Mailer, String>>,
 }
 
 impl std::fmt::Debug for Portal {
@@ -75,16 +86,28 @@ impl std::fmt::Debug for Portal {
 impl Portal {
     /// The portal for these settings.
     pub fn new(config: PortalConfig, proxy_hops: u8) -> Self {
-        let limiter = |n: u32| NonZeroU32::new(n).map(governor::Quota::per_minute);
+        // The link in the mail must not come from the request's Host header, which the client
+        // writes: it would send the owner's token to any host an attacker names.
+        let mailer = config.smtp.as_ref().map(|smtp| {
+            let made = match &config.public_url {
+                Some(_) => mail::Mailer::new(smtp),
+                None => Err(anyhow::anyhow!("policy.portal.smtp needs policy.portal.public_url, the base of the link")),
+            };
+            made.map_err(|e| {
+                tracing::error!(error = format!("{e:#}"), "policy.portal.smtp: no verification mail can be sent");
+                format!("{e:#}")
+            })
+        });
         Self {
             params: config.password_params(),
-            per_ip: limiter(config.signin_per_ip_per_minute).map(governor::RateLimiter::keyed),
-            per_account: limiter(config.signin_per_account_per_minute).map(governor::RateLimiter::keyed),
+            limits: limits::Limits::new(&config),
             proxy_hops,
             config,
-            dummy_hash: OnceLock::new(),
+            dummy_hash: tokio::sync::OnceCell::new(),
+            key_creation: tokio::sync::Mutex::new(()),
+            mailer,
             hashing: tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get).max(2),
+                std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
             ),
         }
     }
@@ -94,18 +117,9 @@ impl Portal {
         &self.config
     }
 
-    /// Counts a sign-in (or sign-up) attempt; false when the address or the e-mail address is
-    /// over its limit.
-    fn admit(&self, addr: &ClientAddr, email: Option<&str>) -> bool {
-        let ip_ok = match (&self.per_ip, addr.limit_ip(self.proxy_hops)) {
-            (Some(limiter), Some(ip)) => limiter.check_key(&ip).is_ok(),
-            _ => true,
-        };
-        let account_ok = match (&self.per_account, email) {
-            (Some(limiter), Some(email)) => limiter.check_key(&email.to_owned()).is_ok(),
-            _ => true,
-        };
-        ip_ok && account_ok
+    /// The address a client's limits count against (IPv6: its /64).
+    fn client_ip(&self, addr: &ClientAddr) -> Option<std::net::IpAddr> {
+        addr.limit_ip(self.proxy_hops)
     }
 }
 
@@ -124,4 +138,29 @@ pub fn router() -> Router<AppState> {
         .route("/account/keys/{id}/disable", post(keys::disable_key))
         .route("/account/keys/{id}/enable", post(keys::enable_key))
         .route("/account/reset", get(auth::reset_page).post(auth::reset_password))
+        .route("/account/verify", get(auth::verify_email))
+        .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100,000 distinct short e-mail addresses from a handful of client addresses: the sign-in
+    /// limiters keep at most their bound, however many strings they were given.
+    #[test]
+    fn sign_in_limiters_stay_bounded() {
+        let portal = Portal::new(PortalConfig { signin_per_ip_per_minute: 1_000_000, ..PortalConfig::default() }, 0);
+        for i in 0..100_000u32 {
+            let ip = Some(std::net::IpAddr::from([192, 0, 2, (i % 8) as u8]));
+            let email = format!("u{i}@example.com");
+            let _ = portal.limits.attempt(ip);
+            let _ = portal.limits.may_try(&email, ip);
+            portal.limits.failed(&email, ip);
+            let _ = portal.limits.sign_up(ip, 1);
+        }
+        let tracked = portal.limits.tracked();
+        // The pairs' map is at its bound; the address maps hold the 8 addresses.
+        assert!(tracked <= limits::TRACKED_MAX + 16, "{tracked} keys tracked, bound {}", limits::TRACKED_MAX);
+    }
 }

@@ -21,6 +21,9 @@ pub enum PortalError {
     SignIn,
     /// No such key in the account: 404.
     NotFound,
+    /// Every password-hashing slot is taken (the global argon2 budget): 429 with
+    /// `Retry-After: 1`, at once, instead of a queue.
+    Busy,
     /// A store or template failure: 500 (logged, not shown).
     Internal(anyhow::Error),
 }
@@ -37,6 +40,9 @@ impl IntoResponse for PortalError {
             PortalError::Csrf => message_page(StatusCode::FORBIDDEN, t("csrf_title"), t("csrf_failed")),
             PortalError::SignIn => redirect("/account/signin"),
             PortalError::NotFound => message_page(StatusCode::NOT_FOUND, t("not_found_title"), t("not_found")),
+            PortalError::Busy => {
+                with_retry_after(message_page(StatusCode::TOO_MANY_REQUESTS, t("busy_title"), t("busy")), 1)
+            }
             PortalError::Internal(e) => {
                 tracing::error!(error = format!("{e:#}"), "portal request failed");
                 message_page(
@@ -70,6 +76,12 @@ pub(super) fn redirect(to: &str) -> Response {
         response.headers_mut().insert(header::LOCATION, v);
     }
     secure(response)
+}
+
+/// Adds `Retry-After` (seconds, RFC 9110 §10.2.3) to a refusal.
+pub(super) fn with_retry_after(mut response: Response, secs: u64) -> Response {
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+    response
 }
 
 pub(super) fn with_cookies(mut response: Response, cookies: &[String]) -> Response {

@@ -17,6 +17,27 @@ pub const EN: &[(&str, &str)] = &[
     ("signin_failed", "The e-mail address or the password is wrong."),
     ("signin_disabled", "This account is disabled. Ask the operator of this dsa server."),
     ("signin_limited", "Too many sign-in attempts. Wait a minute, then try again."),
+    (
+        "signin_backoff",
+        "Too many failed sign-ins for this e-mail address from your network. Wait a moment, then try again.",
+    ),
+    ("signup_limited", "Too many accounts were created from your network today. Try again tomorrow."),
+    ("busy_title", "Busy"),
+    ("busy", "Too many passwords are being checked right now. Wait a moment, then try again."),
+    ("key_limit_title", "Key limit reached"),
+    ("key_rate_limited", "You created several keys in the last hour. Wait a while, then try again."),
+    ("verify_sent_title", "Check your mail"),
+    (
+        "verify_sent",
+        "We sent a link to your e-mail address. Follow it to confirm the address, then sign in: your keys are made at your first sign-in.",
+    ),
+    (
+        "verify_first",
+        "Confirm your e-mail address first: follow the link we sent you (we send a new one at most every 10 minutes when you sign in).",
+    ),
+    ("verify_send_failed", "We could not send the confirmation e-mail right now. Sign in later to get a new link."),
+    ("verify_invalid", "This confirmation link is invalid, used or expired. Sign in to get a new one."),
+    ("verify_done", "Your e-mail address is confirmed. Sign in to get your keys."),
     ("signup_title", "Create an account"),
     (
         "signup_lead",

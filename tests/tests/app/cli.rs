@@ -549,6 +549,7 @@ fn accounts_list_show_disable_enable_and_reset_link() {
                 email: "owner@example.com".into(),
                 display_name: "Owner".into(),
                 password_hash: hash.clone(),
+                email_verified: true,
             })
             .await
             .expect("store")

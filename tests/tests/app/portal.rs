@@ -4,7 +4,7 @@
 //!
 //! Covered: sign-up shows both keys once and stores only hashes; CSRF on every state-changing
 //! form (403); sign-in answers an unknown address like a wrong password (same page, similar
-//! time); sign-in limits per account and per address; sign-out revokes the session server-side;
+//! time); sign-in limits per (e-mail, address) pair with back-off and per address; sign-out revokes the session server-side;
 //! the dashboard shows usage and charges without key material; key settings validation; roll with
 //! a grace period; disable/enable; a suspended key stays suspended; password reset links are
 //! one-time; `__Host-` + `Secure` cookies when TLS is on.
@@ -58,7 +58,12 @@ fn settings(sim: &dsa_tests::sim::Simulator) -> Settings {
     p.password_memory_kib = 256;
     p.password_iterations = 1;
     p.signin_per_ip_per_minute = 1_000;
-    p.signin_per_account_per_minute = 1_000;
+    p.signin_free_failures = 1_000;
+    // Caps and rates on accounts and keys have their own tests (tests/abuse/accounts.rs).
+    p.signups_per_ip_per_day = 0;
+    p.key_creations_per_hour = 0;
+    let many = api::policy::KindCaps { embed: 100, server: 100 };
+    p.key_caps = api::policy::KeyCaps { free: many.clone(), starter: many.clone(), pro: many.clone(), reseller: many };
     p.roll_grace_secs = 2;
     s
 }
@@ -457,27 +462,31 @@ async fn sign_in_does_not_tell_unknown_addresses_from_wrong_passwords() {
 }
 
 #[tokio::test]
-async fn sign_in_is_limited_per_account_and_per_address() {
+async fn sign_in_is_limited_per_account_and_address_pair_and_per_address() {
     let portal = Portal::sqlite(|s| {
-        s.policy.portal.signin_per_account_per_minute = 3;
+        s.policy.portal.signin_free_failures = 3;
         s.policy.portal.signin_per_ip_per_minute = 6;
         s.policy.trusted_proxy_hops = 1;
     })
     .await;
     let mut b = portal.browser();
     assert_eq!(b.sign_up("limited@example.com", PASSWORD).await.status, 200);
-    // Per account: the 4th attempt within the minute is refused, even with the right password,
-    // and from another address.
+    // Per (e-mail, address): after 3 failures that address backs off, even with the right
+    // password; from another address the owner signs in (issue 32: no lock-out by a third party).
     let mut b = portal.browser();
     b.forwarded_for = Some("203.0.113.1".into());
     for _ in 0..3 {
         assert_eq!(b.sign_in("limited@example.com", "wrong-password-1").await.status, 401);
     }
-    b.forwarded_for = Some("203.0.113.2".into());
     let page = b.sign_in("limited@example.com", PASSWORD).await;
     assert_eq!(page.status, 429, "{}", page.body);
-    assert!(page.body.contains("Too many sign-in attempts. Wait a minute, then try again."));
-    // The same limit for an address nobody has (it reveals nothing).
+    assert!(page.body.contains("Too many failed sign-ins for this e-mail address from your network."));
+    assert!(page.headers.get("retry-after").is_some());
+    let mut owner = portal.browser();
+    owner.forwarded_for = Some("203.0.113.2".into());
+    assert_eq!(owner.sign_in("limited@example.com", PASSWORD).await.status, 303, "the owner is not locked out");
+    // The same back-off for an address nobody has (it reveals nothing).
+    b.forwarded_for = Some("203.0.113.5".into());
     for _ in 0..3 {
         assert_eq!(b.sign_in("ghost@example.com", "wrong-password-1").await.status, 401);
     }
@@ -487,7 +496,9 @@ async fn sign_in_is_limited_per_account_and_per_address() {
     for i in 0..6 {
         assert_eq!(b.sign_in(&format!("user{i}@example.com"), "wrong-password-1").await.status, 401);
     }
-    assert_eq!(b.sign_in("user9@example.com", "wrong-password-1").await.status, 429);
+    let page = b.sign_in("user9@example.com", "wrong-password-1").await;
+    assert_eq!(page.status, 429);
+    assert!(page.body.contains("Too many sign-in attempts. Wait a minute, then try again."));
     b.forwarded_for = Some("203.0.113.4".into());
     assert_eq!(b.sign_in("user9@example.com", "wrong-password-1").await.status, 401, "another address is not limited");
     portal.finish().await;
@@ -737,6 +748,7 @@ async fn signing_in_without_keys_creates_the_pair_once() {
             email: "nokeys@example.com".into(),
             display_name: String::new(),
             password_hash: hash,
+            email_verified: true,
         })
         .await
         .expect("store")
@@ -754,8 +766,12 @@ async fn signing_in_without_keys_creates_the_pair_once() {
 /// The portal's store methods, the same assertions on both stores.
 async fn store_methods(store: &dyn Store) {
     use api::accounts::{AccountState, NewAccount, SessionRecord};
-    let new =
-        |email: &str| NewAccount { email: email.into(), display_name: "N".into(), password_hash: "$argon2id$x".into() };
+    let new = |email: &str| NewAccount {
+        email: email.into(),
+        display_name: "N".into(),
+        password_hash: "$argon2id$x".into(),
+        email_verified: true,
+    };
     let a = store.create_account(new("a@example.com")).await.expect("store").expect("created");
     assert!(store.create_account(new("a@example.com")).await.expect("store").is_none(), "e-mail unique");
     assert_eq!(store.find_account("a@example.com").await.expect("store").expect("by e-mail").id, a.id);
