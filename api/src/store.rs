@@ -252,6 +252,11 @@ impl SqliteStore {
         Ok(Self { pool })
     }
 
+    /// The connection pool (tests read the schema through it).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
     /// Inserts a key, owned by `account_id` or by nobody (an operator key).
     async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
         let id = uuid::Uuid::now_v7().to_string();
