@@ -78,22 +78,25 @@ impl NatsServer {
     /// Starts a nats-server with JetStream (its store in a scratch directory) on a free port;
     /// returns once it accepts connections.
     pub async fn start() -> Self {
-        let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
-        std::fs::create_dir_all(&dir).expect("nats dir");
-        let mut server = Self { port: free_port(), dir, child: None, config: None };
-        server.resume().await;
-        server
+        Self::start_with_config("").await
     }
 
     /// Starts with a configuration file holding `extra` (e.g. an `authorization` block) besides
-    /// the port, address and JetStream store.
+    /// the port, address and JetStream store. JetStream syncs every write before its ack, as
+    /// the shipped `nats/nats.conf` does (`sync_interval: always`).
     pub async fn start_with_config(extra: &str) -> Self {
+        Self::start_with_jetstream("sync_interval: always", extra).await
+    }
+
+    /// Starts with `jetstream` added to the JetStream block (`""`: the server's defaults, which
+    /// sync every 2 minutes; for measuring what `sync_interval: always` costs) and `extra` after it.
+    pub async fn start_with_jetstream(jetstream: &str, extra: &str) -> Self {
         let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
         std::fs::create_dir_all(&dir).expect("nats dir");
         let port = free_port();
         let config = dir.join("nats.conf");
         let text = format!(
-            "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n}}\n{extra}",
+            "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  {jetstream}\n}}\n{extra}",
             dir.join("js").display()
         );
         std::fs::write(&config, text).expect("nats config");
@@ -590,7 +593,8 @@ impl Role {
         let settings = settings.clone();
         let task = tokio::spawn(async move {
             let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
-            let nats = api::fleet::connect_nats(settings.fleet.nats_url.expose()).await.expect("nats");
+            let inbox = common::nats_auth::FleetRole::Ledger.inbox(&names);
+            let nats = api::fleet::connect_nats(settings.fleet.nats_url.expose(), inbox).await.expect("nats");
             let js = async_nats::jetstream::new(nats);
             workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
             api::ledger::consume(js, names, store, stats, async {
