@@ -55,3 +55,119 @@ async fn dns_and_lookups_answer_public_names_only() {
     }
     assert_eq!(app.finish(Some(&key)).await, 1, "only the public lookup was charged");
 }
+
+/// A loopback HTTP server answering every request with `respond(path)`; returns its port.
+async fn loopback(respond: impl Fn(String) -> axum::response::Response + Clone + Send + Sync + 'static) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let respond = respond.clone();
+        async move { respond(uri.path().to_owned()) }
+    });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    port
+}
+
+fn rdap_not_found() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        [(axum::http::header::CONTENT_TYPE, "application/rdap+json")],
+        r#"{"errorCode":404,"title":"Not Found"}"#,
+    )
+        .into_response()
+}
+
+fn redirect_to(location: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (axum::http::StatusCode::FOUND, [(axum::http::header::LOCATION, location)]).into_response()
+}
+
+/// Issue 32, item 6: RDAP redirects went https → http and to any port of an allowed host. Now a
+/// redirect is followed only to `https://` on port 443 or within the same origin; a registry
+/// (loopback here) redirecting to http:// or to another port gets no answer (an upstream error,
+/// an `unknown` verdict), never the other server's.
+#[tokio::test]
+async fn rdap_redirects_stay_on_https_port_443() {
+    use workers::probe::rdap::RdapProbe;
+    let other = loopback(|_| rdap_not_found()).await;
+    let allowed: std::collections::BTreeSet<String> = ["127.0.0.1".to_owned(), "localhost".to_owned()].into();
+    let probe = RdapProbe::new(workers::config::RdapConfig::default()).expect("client");
+    for target in [format!("http://localhost:{other}"), format!("https://localhost:{other}")] {
+        let registry = loopback({
+            let target = target.clone();
+            move |path| redirect_to(format!("{target}{path}"))
+        })
+        .await;
+        let outcome = probe.lookup(&format!("http://127.0.0.1:{registry}/"), "dsa-redirected.com", &allowed).await;
+        match outcome {
+            Err(workers::probe::ProbeError::Upstream { message, .. }) => {
+                assert!(message.contains("refused"), "{target}: {message}");
+            }
+            other => panic!("a redirect to {target} must be refused, got {other:?}"),
+        }
+    }
+    // Within the same origin a redirect is still followed.
+    let same =
+        loopback(
+            |path| if path.starts_with("/moved/") { rdap_not_found() } else { redirect_to(format!("/moved{path}")) },
+        )
+        .await;
+    let answer = probe.lookup(&format!("http://127.0.0.1:{same}/"), "dsa-moved.com", &allowed).await.expect("followed");
+    assert_eq!(answer.status, 404);
+}
+
+/// Issue 32, item 6: the registry clients honoured `HTTPS_PROXY`/`HTTP_PROXY`, and a proxy
+/// resolves the host itself (the referral client's pinned, checked address was undone: DNS
+/// rebinding). The parent runs [`registry_clients_child`] in a child process whose proxy
+/// variables point at a loopback listener: the child's RDAP and referral requests reach their
+/// servers directly and the "proxy" sees no connection.
+#[tokio::test]
+async fn registry_clients_ignore_proxy_variables() {
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let proxy_url = format!("http://127.0.0.1:{}", proxy.local_addr().expect("addr").port());
+    proxy.set_nonblocking(true).expect("nonblocking");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"));
+    child.args(["--exact", "bus::network::registry_clients_child", "--include-ignored", "--nocapture"]);
+    for var in ["NO_PROXY", "no_proxy"] {
+        child.env_remove(var);
+    }
+    for var in ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"] {
+        child.env(var, &proxy_url);
+    }
+    let out = tokio::task::spawn_blocking(move || child.output()).await.expect("join").expect("child runs");
+    let mut through_proxy = 0;
+    while proxy.accept().is_ok() {
+        through_proxy += 1;
+    }
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("1 passed"), "the child test ran and passed:\n{text}");
+    assert_eq!(through_proxy, 0, "connections went to the proxy:\n{text}");
+}
+
+/// Run by [`registry_clients_ignore_proxy_variables`] in a child process with proxy variables.
+#[tokio::test]
+#[ignore = "run by registry_clients_ignore_proxy_variables in a child process with proxy variables set"]
+async fn registry_clients_child() {
+    let server = loopback(|_| rdap_not_found()).await;
+    let allowed: std::collections::BTreeSet<String> = ["127.0.0.1".to_owned()].into();
+    let probe = workers::probe::rdap::RdapProbe::new(workers::config::RdapConfig::default()).expect("client");
+    let answer = probe.lookup(&format!("http://127.0.0.1:{server}/"), "dsa-proxy.com", &allowed).await;
+    assert_eq!(answer.map(|a| a.status).ok(), Some(404), "the RDAP probe reached its server directly");
+    let rdap_ok = loopback(|_| {
+        use axum::response::IntoResponse;
+        ([(axum::http::header::CONTENT_TYPE, "application/rdap+json")], r#"{"objectClassName":"domain"}"#)
+            .into_response()
+    })
+    .await;
+    let mut config = workers::config::ReferralConfig::default();
+    config.test_only_allow.insert("registrar.test".into(), format!("127.0.0.1:{rdap_ok}"));
+    let body = workers::engine::registration::referral::fetch_rdap(
+        &format!("http://registrar.test:{rdap_ok}/domain/dsa-proxy.com"),
+        &config,
+    )
+    .await;
+    assert!(body.is_ok(), "the referral client reached its pinned address directly: {body:?}");
+}
