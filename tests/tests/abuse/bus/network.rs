@@ -171,3 +171,65 @@ async fn registry_clients_child() {
     .await;
     assert!(body.is_ok(), "the referral client reached its pinned address directly: {body:?}");
 }
+
+/// Starts `dsa serve` on a free port with `env` (standalone, a scratch SQLite file); returns the
+/// child, its port and its directory once `/healthz` answers.
+async fn dsa_serve(env: &[(&str, &str)]) -> (std::process::Child, u16, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("dsa-bus-serve-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    let mut command = std::process::Command::new(dsa_tests::harness::binary::dsa_binary());
+    command
+        .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .env("DSA_DATABASE__URL", format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display()))
+        .env("DSA_BOOTSTRAP__CREATE_DEV_KEY", "false")
+        .env("DSA_ENGINE__OVERRIDES_ONLY", "true")
+        .env_remove("DSA_CONFIG")
+        .env_remove("DSA_SERVER__ADMIN_LISTEN")
+        .env_remove("DSA_SERVER__PUBLIC_METRICS")
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let child = command.spawn().expect("start dsa");
+    for _ in 0..200 {
+        if reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.is_ok() {
+            return (child, port, dir);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("dsa serve did not start on {port}");
+}
+
+/// Issue 32, item 6: `/metrics` was public unless `admin_listen` was set, and the OpenAPI
+/// document promised a 200 that then was a 404. Now the public listener never serves it unless
+/// the operator opts in (`server.public_metrics`), and the served document does not list it.
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_are_not_public_by_default() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (mut child, port, dir) = dsa_serve(&[]).await;
+    let metrics = reqwest::get(format!("http://127.0.0.1:{port}/metrics")).await.expect("answers");
+    let status = metrics.status().as_u16();
+    let body: Value = metrics.json().await.unwrap_or(Value::Null);
+    let document: Value = reqwest::get(format!("http://127.0.0.1:{port}/v1/openapi.json"))
+        .await
+        .expect("doc")
+        .json()
+        .await
+        .expect("json");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((status, &body["success"]), (404, &Value::Bool(false)), "public /metrics by default: {body}");
+    assert!(document["paths"].get("/metrics").is_none(), "the public document lists /metrics");
+
+    let (mut child, port, dir) = dsa_serve(&[("DSA_SERVER__PUBLIC_METRICS", "true")]).await;
+    let metrics = reqwest::get(format!("http://127.0.0.1:{port}/metrics")).await.expect("answers");
+    let status = metrics.status().as_u16();
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(status, 200, "the operator opted in");
+}
