@@ -233,3 +233,46 @@ async fn metrics_are_not_public_by_default() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(status, 200, "the operator opted in");
 }
+
+/// Issue 32, item 6: the NDJSON bulk stream kept running after the request timeout (and the
+/// concurrency limit, which end with the response head) had let go of the request: a slow
+/// upstream held its checks for as long as they took. Now the stream keeps the request's
+/// deadline: past it the running checks are dropped, uncharged, and an error line in the spec's
+/// shape ends the stream.
+#[tokio::test]
+async fn streaming_bulk_stops_at_the_request_timeout() {
+    use dsa_tests::sim::{Knobs, Latency};
+    let app = TestApp::spawn_with(|s| {
+        s.server.request_timeout_secs = 1.0;
+        s.engine.check_deadline_secs = 8.0;
+        s.engine.rdap.timeout_secs = 8.0;
+    })
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    // Every registry answers after 4 s: no check can finish within the 1 s request timeout.
+    app.sim.set_knobs(Knobs { latency_ms: Latency { rdap: 4000, whois: 4000, dns: 4000 }, ..Knobs::default() });
+    let started = std::time::Instant::now();
+    let response = app
+        .http
+        .get(
+            app.url(&format!("/v1/domains/bulk?client_key={key}&domains=dsa-slow-1.com,dsa-slow-2.org,dsa-slow-3.net")),
+        )
+        .header("accept", "application/x-ndjson")
+        .timeout(std::time::Duration::from_secs(20))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status().as_u16(), 200);
+    let body = response.text().await.expect("the stream ends");
+    let ended = started.elapsed();
+    let lines: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert!(
+        ended < std::time::Duration::from_millis(2500),
+        "the stream ran {ended:?} past a 1 s request timeout: {lines:?}"
+    );
+    let last = lines.last().expect("a last line");
+    assert_eq!(last["success"], false, "{last}");
+    assert!(last["error"].as_str().is_some_and(|e| e.contains("timed out")), "{last}");
+    assert_eq!(last.as_object().map(|o| o.len()), Some(2), "the spec's error shape: {last}");
+    assert_eq!(app.finish(Some(&key)).await, 0, "nothing was charged for the unfinished checks");
+}
