@@ -270,3 +270,77 @@ async fn both_stores_refuse_non_positive_charges() {
     let _ = std::fs::remove_dir_all(&dir);
     db.drop_now().await;
 }
+
+/// Issue 32, item 6: `/v1/domains/suggest?check=1` committed its 5 credits before the pre-check
+/// and the pre-check's 5 after it, so a refused second commit answered 503 with 5 credits kept.
+/// Now one commit at the end covers what the answer charges: here NATS goes down during the
+/// pre-check, and whatever the front answers, the key is charged exactly what it said (nothing
+/// for a 503).
+#[tokio::test]
+async fn suggestions_charge_exactly_what_they_answer() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "bussuggest";
+    let mut nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    // example.com's verdict is in the front's cache: the pre-check answers it at once.
+    let r = http.get(front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"))).send().await;
+    assert_eq!(r.expect("check").status().as_u16(), 200);
+    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
+    // The other suggestions' NS lookups are slow; NATS dies while they wait.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 3000, ..Default::default() },
+        ..Default::default()
+    });
+    let url = front.url(&format!("/v1/domains/suggest?client_key={key}&keyword=example&tlds=.com,.net&check=1"));
+    let request = tokio::spawn(async move {
+        let r = reqwest::Client::new().get(url).send().await.expect("suggest");
+        let status = r.status().as_u16();
+        (status, r.json::<serde_json::Value>().await.unwrap_or_default())
+    });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    nats.kill();
+    let (status, body) = request.await.expect("join");
+    nats.resume().await;
+    sim.set_knobs(dsa_tests::sim::Knobs::default());
+    let charged = if status == 200 { body["credits_cost"].as_i64().expect("credits_cost") } else { 0 };
+    // A later check, settled, shows the ledger has caught up with everything before it.
+    let mut sentinel = 0;
+    for _ in 0..50 {
+        let r = http.get(front.url(&format!("/v1/domains/check?client_key={key}&domain=google.com"))).send().await;
+        if r.is_ok_and(|r| r.status().as_u16() == 200) {
+            sentinel = 1;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(sentinel, 1, "the fleet recovers");
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let settled_all = wait_until(Duration::from_secs(15), || {
+        let store = front.store.clone();
+        let (key_id, period) = (key_id.clone(), period.clone());
+        async move {
+            store
+                .usage_by_endpoint(&key_id, &period)
+                .await
+                .is_ok_and(|u| u.iter().any(|(e, n)| e == "check" && *n == 2))
+        }
+    })
+    .await;
+    assert!(settled_all, "the sentinel check settled");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let usage = front.store.usage_by_endpoint(&key_id, &period).await.expect("usage");
+    let suggest: i64 = usage.iter().filter(|(e, _)| e == "suggest").map(|(_, n)| n).sum();
+    assert_eq!(suggest, charged, "the front answered {status} ({body}) but the key was charged {suggest} for it");
+
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
