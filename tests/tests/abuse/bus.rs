@@ -96,7 +96,8 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
     // The attacker: the worker's credential, sniffing every inbox it can name.
     let (attacker, errors) = client_as(&nats, "dsa-worker", &passwords[1]).await;
     let role_inbox = |role: &str| {
-        if prefix.is_empty() { format!("_INBOX_{role}") } else { format!("_INBOX_{}_{role}", prefix.replace('-', "_")) }
+        // As `Names::with_prefix` builds them (written out: the test also ran before they existed).
+        format!("_INBOX_{}_{role}", prefix.replace('-', "_"))
     };
     let (mut sniffed, mut sniffers) = (Vec::new(), Vec::new());
     let caught = Arc::new(Mutex::new(Vec::new()));

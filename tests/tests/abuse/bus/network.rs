@@ -193,13 +193,15 @@ async fn dsa_serve(env: &[(&str, &str)]) -> (std::process::Child, u16, std::path
     for (k, v) in env {
         command.env(k, v);
     }
-    let child = command.spawn().expect("start dsa");
+    let mut child = command.spawn().expect("start dsa");
     for _ in 0..200 {
         if reqwest::get(format!("http://127.0.0.1:{port}/healthz")).await.is_ok() {
             return (child, port, dir);
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("dsa serve did not start on {port}");
 }
 
