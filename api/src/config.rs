@@ -169,9 +169,13 @@ pub struct ServerConfig {
     /// Longest time one request may take, seconds (beyond: 500 in the spec's shape).
     pub request_timeout_secs: f64,
     /// Where `/healthz` and `/metrics` are served for operators. For `dsa worker` and
-    /// `dsa ledger` (none: not served); for `dsa serve` and `dsa front`, setting it moves
-    /// `/metrics` off the public listener (none: `/metrics` stays on the public listener).
+    /// `dsa ledger` (none: not served); for `dsa serve` and `dsa front`, the only place
+    /// `/metrics` is served unless `public_metrics` is on.
     pub admin_listen: Option<SocketAddr>,
+    /// Also serve `/metrics` on the public listener (`dsa serve`, `dsa front`). Off by default:
+    /// the metrics are operational data (per-endpoint counts, upstream health, ledger lag), and
+    /// the public listener answers `/metrics` with a 404.
+    pub public_metrics: bool,
 }
 
 impl Default for ServerConfig {
@@ -183,6 +187,7 @@ impl Default for ServerConfig {
             hsts_max_age_secs: 31_536_000,
             request_timeout_secs: 30.0,
             admin_listen: None,
+            public_metrics: false,
         }
     }
 }

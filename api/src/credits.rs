@@ -154,6 +154,20 @@ impl Reservation {
     }
 }
 
+impl Reservation {
+    /// Takes `other`'s credits into this reservation, so that both are committed as one charge
+    /// (one ledger event) or released together: a handler that decides late whether an extra
+    /// part is charged (suggestions' pre-check) commits once, and a refused commit leaves nothing
+    /// charged. `other` must be of the same key and month (it is, from the same handler).
+    pub fn absorb(&mut self, mut other: Reservation) {
+        debug_assert!(other.key_id == self.key_id && other.period == self.period);
+        self.credits += other.credits;
+        // The account already holds and counts `other`'s credits: they move, not return.
+        other.credits = 0;
+        other.settled = true;
+    }
+}
+
 impl Drop for Reservation {
     fn drop(&mut self) {
         if !self.settled && self.credits > 0 {

@@ -15,6 +15,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::nats_auth::FleetRole;
 use common::subjects::Names;
 use workers::engine::Engine;
 
@@ -29,11 +30,13 @@ fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
-/// Connects to NATS with a bounded first connection and endless reconnects afterwards.
+/// Connects to NATS with a bounded first connection and endless reconnects afterwards, with
+/// `inbox` as the client's inbox prefix (the role's, [`FleetRole::inbox`]: the server lets each
+/// role subscribe to its own inboxes only, see `common::nats_auth`).
 ///
 /// # Errors
 /// When NATS cannot be reached within 5 s.
-pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
+pub async fn connect_nats(url: &str, inbox: &str) -> anyhow::Result<async_nats::Client> {
     let shown = common::nats_auth::redact_url(url);
     // Per-role credentials ride in the URL (`nats://dsa-worker:PASSWORD@host:4222`, see
     // nats/README.md); async-nats takes them as options, so they are moved out of the URL.
@@ -48,7 +51,11 @@ pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
         _ => (async_nats::ConnectOptions::new(), url.to_owned()),
     };
     let url = url.as_str();
-    let options = options.connection_timeout(Duration::from_secs(5)).retry_on_initial_connect().max_reconnects(None);
+    let options = options
+        .custom_inbox_prefix(inbox)
+        .connection_timeout(Duration::from_secs(5))
+        .retry_on_initial_connect()
+        .max_reconnects(None);
     let client = tokio::time::timeout(Duration::from_secs(5), async { options.connect(url).await })
         .await
         .map_err(|_| anyhow::anyhow!("fleet.nats_url {shown}: no connection within 5 s"))?
@@ -64,15 +71,18 @@ pub async fn connect_nats(url: &str) -> anyhow::Result<async_nats::Client> {
     Ok(client)
 }
 
-/// Connects to NATS and declares the streams, consumers and buckets every role relies on.
+/// Connects to NATS as `role` and declares the streams, consumers and buckets the role relies on.
 ///
 /// # Errors
 /// When NATS cannot be reached or refuses a definition.
-async fn join(settings: &Settings) -> anyhow::Result<(Names, async_nats::Client, async_nats::jetstream::Context)> {
+async fn join(
+    settings: &Settings,
+    role: FleetRole,
+) -> anyhow::Result<(Names, async_nats::Client, async_nats::jetstream::Context)> {
     let names = Names::with_prefix(&settings.fleet.prefix);
-    let nats = connect_nats(settings.fleet.nats_url.expose()).await?;
+    let nats = connect_nats(settings.fleet.nats_url.expose(), role.inbox(&names)).await?;
     let js = async_nats::jetstream::new(nats.clone());
-    workers::fleet::streams::declare(&js, &names, settings.fleet.tuning()).await?;
+    workers::fleet::streams::declare_role(&js, &names, settings.fleet.tuning(), role).await?;
     Ok((names, nats, js))
 }
 
@@ -113,7 +123,7 @@ pub struct FleetFront {
 /// # Errors
 /// NATS, Postgres, catalogue or configuration errors, naming the setting.
 pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFront> {
-    let (names, nats, js) = join(settings).await?;
+    let (names, nats, js) = join(settings, FleetRole::Front).await?;
     let store = connect_pg(settings).await?;
     let engine = Engine::new(settings.engine.clone())?;
     // `GET /v1/tlds/{tld}` shows the fleet's routing state (the workers write it).
@@ -160,7 +170,7 @@ pub async fn worker(
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let kinds = settings.fleet.worker_kinds()?;
-    let (names, nats, js) = join(settings).await?;
+    let (names, nats, js) = join(settings, FleetRole::Worker).await?;
     let engine = Engine::new(settings.engine.clone())?;
     if settings.fleet.fleet_rate_limits {
         engine.set_upstream_budget(Arc::new(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?));
@@ -189,7 +199,7 @@ pub async fn ledger(
     stats: Arc<crate::ledger::ConsumerStats>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let (names, _nats, js) = join(settings).await?;
+    let (names, _nats, js) = join(settings, FleetRole::Ledger).await?;
     let store = connect_pg(settings).await?;
     crate::ledger::consume(js, names, store, stats, shutdown).await
 }

@@ -415,10 +415,23 @@ pub async fn consume(
         let mut events = Vec::new();
         while let Some(message) = fetched.next().await {
             let Ok(message) = message else { continue };
+            if let Err(reason) = delivered_by_the_ledger_stream(&message, &names) {
+                // Not a delivery of our consumer: something published into this fetch inbox.
+                // Never applied, never acked (an ack would go to a subject of its choosing).
+                tracing::error!(subject = %message.subject, reply = ?message.reply, reason, "foreign message in the ledger's inbox dropped");
+                metrics::counter!("dsa_ledger_foreign_total").increment(1);
+                continue;
+            }
             match serde_json::from_slice::<LedgerEvent>(&message.payload) {
-                Ok(event) => {
+                Ok(event) if event.credits > 0 => {
                     events.push(event);
                     messages.push(message);
+                }
+                Ok(event) => {
+                    // A charge never gives credits back: a non-positive one is forged or broken.
+                    tracing::error!(event = %event.event_id, credits = event.credits, "non-positive ledger event terminated");
+                    metrics::counter!("dsa_ledger_poison_total").increment(1);
+                    let _ = message.ack_with(AckKind::Term).await;
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "poison ledger event terminated");
@@ -479,6 +492,27 @@ pub async fn consume(
             }
         }
     }
+}
+
+/// Whether `message` is a JetStream delivery of the ledger stream to the ledger consumer: its
+/// reply subject is the server's ack subject (`$JS.ACK.<stream>.<consumer>.…`, ADR-15) naming
+/// both. Anything else in the fetch inbox was published there by a client, which the NATS
+/// permissions should already refuse (nats/README.md "Credentials"); this is the second wall.
+///
+/// # Errors
+/// Why the message is not a delivery (for the log).
+fn delivered_by_the_ledger_stream(
+    message: &async_nats::jetstream::Message,
+    names: &common::subjects::Names,
+) -> Result<(), &'static str> {
+    let info = message.info().map_err(|_| "no JetStream ack subject")?;
+    if info.stream != names.ledger_stream {
+        return Err("another stream");
+    }
+    if info.consumer != names.ledger_consumer {
+        return Err("another consumer");
+    }
+    Ok(())
 }
 
 /// Whether the store refused an event as data, so that it can never be applied (a key that does

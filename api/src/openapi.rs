@@ -48,7 +48,8 @@ members marked as our additions) extend the service specification's fields witho
         routes::tlds::detail,
         routes::health::healthz,
         routes::health::readyz,
-        routes::health::metrics,
+        // No `/metrics`: the public listener serves it only when the operator opts in
+        // (`server.public_metrics`); it is operational data, documented in the README.
     ),
     components(schemas(routes::Flag)),
     modifiers(&ClientKeyScheme, &HttpConventions),
@@ -60,7 +61,7 @@ members marked as our additions) extend the service specification's fields witho
         (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
         (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms (spec §4.5)."),
         (name = "catalogue", description = "The suffixes dsa answers for, how it asks about each, and the live health of their registries (free)."),
-        (name = "operations", description = "Liveness, readiness and metrics for the operator (free)."),
+        (name = "operations", description = "Liveness and readiness for the operator (free)."),
     ),
 )]
 pub struct ApiDoc;
@@ -92,6 +93,7 @@ pub const UNDESCRIBED: &[(&str, &str)] = &[
     ("/v1/openapi.json", "this document"),
     ("/docs*", "the documentation page rendered from this document (Swagger UI, vendored)"),
     ("/account*", "the account portal's HTML pages and forms (spec §5.5)"),
+    ("/metrics", "operators' Prometheus text, not served on the public listener unless server.public_metrics"),
 ];
 
 /// Whether `path` (a router path such as `/docs/{*rest}`) is in [`UNDESCRIBED`].

@@ -245,7 +245,10 @@ impl SqliteStore {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
+            // FULL: a commit is on disk before the ledger confirms a charge (a client may have its
+            // 200); NORMAL in WAL mode may lose the last commits in a power loss (SQLite manual,
+            // "PRAGMA synchronous").
+            .synchronous(SqliteSynchronous::Full)
             .busy_timeout(std::time::Duration::from_secs(10))
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new().max_connections(max_connections.max(1)).connect_with(options).await?;
@@ -863,5 +866,22 @@ impl Store for SqliteStore {
                 .map(|(charged_at, key_id, endpoint, credits)| Charge { charged_at, key_id, endpoint, credits })
                 .collect())
         })
+    }
+}
+
+#[cfg(test)]
+mod durability {
+    use super::*;
+
+    /// Issue 32: a charge answered 200 must survive a power loss, so every connection of the
+    /// standalone store commits with `synchronous = FULL` (2), not NORMAL (1).
+    #[tokio::test]
+    async fn sqlite_commits_are_synchronous_full() {
+        let dir = std::env::temp_dir().join(format!("dsa-sync-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let store = SqliteStore::connect(&format!("sqlite://{}", dir.join("dsa.db").display()), 2).await.expect("open");
+        let level: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.pool).await.expect("pragma");
+        assert_eq!(level, 2, "PRAGMA synchronous");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

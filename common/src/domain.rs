@@ -75,6 +75,9 @@ pub enum DomainError {
     /// The last label is not a TLD of the IANA root zone.
     #[error("Unsupported TLD: .{0} is not a top-level domain.")]
     UnknownTld(String),
+    /// A special-use or internal name ([`crate::public_name`]), with why.
+    #[error("Unsupported domain: {0}.")]
+    NotPublic(String),
 }
 
 /// A normalised registrable domain: A-label form, lower case, within DNS length limits, exactly
@@ -102,6 +105,9 @@ impl DomainName {
             } else {
                 DomainError::UnknownTld(tld.to_owned())
             });
+        }
+        if let Some(why) = crate::public_name::refusal(&ascii, catalogue) {
+            return Err(DomainError::NotPublic(why));
         }
         let suffix = icann_suffix(&ascii);
         if suffix.len() >= ascii.len() {

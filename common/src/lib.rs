@@ -14,6 +14,7 @@ pub mod domain;
 pub mod lookup;
 pub mod messages;
 pub mod nats_auth;
+pub mod public_name;
 pub mod record;
 pub mod subjects;
 pub mod verdict;

@@ -1,17 +1,26 @@
 //! Per-role NATS users and their subject permissions: a front, a worker and the ledger consumer
 //! each get only the subjects their job needs, so reaching the NATS port is not enough to
-//! publish jobs, read charge events or forge charges.
+//! publish jobs, read charge events or forge charges, and one role's credential cannot read or
+//! forge another role's traffic.
+//!
+//! Each role has its own inbox prefix ([`FleetRole::inbox`], set with async-nats'
+//! `custom_inbox_prefix`) and may subscribe to that prefix only: with the client default
+//! `_INBOX` shared by every role, a worker subscribed to `_INBOX.>` received the ledger's charge
+//! deliveries and published forged charges into its fetch inbox (issue 32).
 //!
 //! | role | publishes | subscribes |
 //! |---|---|---|
-//! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket, JetStream info/create of the fleet's streams | its reply inbox |
-//! | worker | fetch/ack on the jobs stream's consumers, replies to fronts' inboxes, the rate, verdict, claims and routing KV buckets | its inboxes, the verdict and claims buckets' subjects (waiting on another worker's lookup) |
-//! | ledger | fetch/ack on the ledger stream's consumer | its inboxes |
+//! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket; looks up and declares the jobs and ledger streams and its buckets | its inboxes (`_INBOX_front.>`) |
+//! | worker | fetch/ack on its own consumers of the jobs stream, replies into fronts' inboxes (never reading them), the rate, verdict, claims and routing KV buckets; declares the jobs stream, its consumers and its buckets | its inboxes (`_INBOX_worker.>`), the verdict and claims buckets' subjects (waiting on another worker's lookup) |
+//! | ledger | fetch/ack on its consumer of the ledger stream; declares the ledger stream and its consumer | its inboxes (`_INBOX_ledger.>`) |
 //!
-//! Every role may create the fleet's streams, consumers and buckets (each role declares them
-//! idempotently at start) but none may update, purge or delete them. `nats/nats.conf` carries the
-//! block [`authorization`] renders for the production names (a test keeps the two equal).
+//! A role may create (idempotently, at start) the streams and buckets it uses and its own
+//! consumers only (`$JS.API.CONSUMER.CREATE.<stream>.<consumer>…`), never another role's; none
+//! may update, purge or delete a stream. No role may publish into the ledger's inboxes: only the
+//! server delivers there. `nats/nats.conf` carries the block [`authorization`] renders for the
+//! production names (a test keeps the two equal).
 
+use crate::lookup::LookupKind;
 use crate::subjects::Names;
 
 /// Where the server reads each role's password from.
@@ -27,26 +36,91 @@ pub enum Passwords {
 /// The NATS user names of the three roles.
 pub const ROLE_USERS: [&str; 3] = ["dsa-front", "dsa-worker", "dsa-ledger"];
 
-/// The subjects a role may publish to and subscribe to, under `names`.
+/// A role of the fleet; each connects as its own NATS user with its own inbox prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetRole {
+    /// `dsa front`: HTTP, publishes jobs and charges.
+    Front,
+    /// `dsa worker`: takes jobs, asks registries, replies to fronts.
+    Worker,
+    /// `dsa ledger`: settles charge events in Postgres.
+    Ledger,
+}
+
+impl FleetRole {
+    /// The role's NATS user (one of [`ROLE_USERS`]).
+    pub fn user(self) -> &'static str {
+        match self {
+            FleetRole::Front => ROLE_USERS[0],
+            FleetRole::Worker => ROLE_USERS[1],
+            FleetRole::Ledger => ROLE_USERS[2],
+        }
+    }
+
+    /// The role of a NATS user name.
+    pub fn from_user(user: &str) -> Option<Self> {
+        [FleetRole::Front, FleetRole::Worker, FleetRole::Ledger].into_iter().find(|r| r.user() == user)
+    }
+
+    /// The inbox prefix the role's client uses (`_INBOX_front` …, prefixed with `fleet.prefix`).
+    pub fn inbox(self, names: &Names) -> &str {
+        match self {
+            FleetRole::Front => &names.front_inbox,
+            FleetRole::Worker => &names.worker_inbox,
+            FleetRole::Ledger => &names.ledger_inbox,
+        }
+    }
+}
+
+/// The subjects a role (a user of [`ROLE_USERS`]) may publish to and subscribe to, under `names`;
+/// nothing for an unknown user.
 pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
+    let Some(role) = FleetRole::from_user(role) else { return (Vec::new(), Vec::new()) };
     let kv_stream = |bucket: &str| format!("KV_{bucket}");
-    let streams = [
-        names.jobs_stream.clone(),
-        names.ledger_stream.clone(),
-        kv_stream(&names.rate_bucket),
-        kv_stream(&names.demo_bucket),
-        kv_stream(&names.verdict_bucket),
-        kv_stream(&names.claim_bucket),
-        kv_stream(&names.routing_bucket),
-    ];
-    // Declaring (idempotent create) and inspecting the fleet's streams and consumers.
+    let jobs_consumers: Vec<(String, String)> = LookupKind::ALL
+        .into_iter()
+        .map(|kind| (names.jobs_stream.clone(), names.jobs_consumer(kind).to_owned()))
+        .collect();
+    // The streams a role looks up and declares (idempotent create), and its own consumers.
+    let (streams, consumers) = match role {
+        FleetRole::Front => (
+            vec![
+                names.jobs_stream.clone(),
+                names.ledger_stream.clone(),
+                kv_stream(&names.rate_bucket),
+                kv_stream(&names.demo_bucket),
+                kv_stream(&names.routing_bucket),
+            ],
+            Vec::new(),
+        ),
+        FleetRole::Worker => (
+            vec![
+                names.jobs_stream.clone(),
+                kv_stream(&names.rate_bucket),
+                kv_stream(&names.verdict_bucket),
+                kv_stream(&names.claim_bucket),
+                kv_stream(&names.routing_bucket),
+            ],
+            jobs_consumers,
+        ),
+        FleetRole::Ledger => {
+            (vec![names.ledger_stream.clone()], vec![(names.ledger_stream.clone(), names.ledger_consumer.clone())])
+        }
+    };
     let mut publish = vec!["$JS.API.INFO".to_owned()];
     for stream in &streams {
         publish.push(format!("$JS.API.STREAM.INFO.{stream}"));
         publish.push(format!("$JS.API.STREAM.CREATE.{stream}"));
-        publish.push(format!("$JS.API.CONSUMER.INFO.{stream}.>"));
-        publish.push(format!("$JS.API.CONSUMER.CREATE.{stream}.>"));
-        publish.push(format!("$JS.API.CONSUMER.DURABLE.CREATE.{stream}.>"));
+    }
+    // Creating, looking up, fetching from and acking the role's own consumers only: the create
+    // subject names the consumer (`CONSUMER.CREATE.<stream>.<name>[.<filter>]`, nats-server ≥
+    // 2.9), so no role can create or redefine another role's consumer.
+    for (stream, consumer) in &consumers {
+        publish.push(format!("$JS.API.CONSUMER.INFO.{stream}.{consumer}"));
+        publish.push(format!("$JS.API.CONSUMER.CREATE.{stream}.{consumer}"));
+        publish.push(format!("$JS.API.CONSUMER.CREATE.{stream}.{consumer}.>"));
+        publish.push(format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}"));
+        publish.push(format!("$JS.ACK.{stream}.{consumer}.>"));
     }
     let kv = |bucket: &str| {
         vec![
@@ -64,9 +138,10 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             format!("$JS.API.STREAM.MSG.GET.{}", kv_stream(bucket)),
         ]
     };
-    let consume = |stream: &str| vec![format!("$JS.API.CONSUMER.MSG.NEXT.{stream}.>"), format!("$JS.ACK.{stream}.>")];
+    let own_inbox = format!("{}.>", role.inbox(names));
+    let mut subscribe = vec![own_inbox];
     match role {
-        "dsa-front" => {
+        FleetRole::Front => {
             publish.push(names.jobs_subjects.clone());
             publish.push(names.ledger_subjects.clone());
             publish.extend(kv(&names.rate_bucket));
@@ -74,26 +149,21 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             // `GET /v1/tlds/{tld}` shows the fleet's routing state; only workers change it.
             publish.extend(kv_read(&names.routing_bucket));
         }
-        "dsa-worker" => {
-            publish.extend(consume(&names.jobs_stream));
+        FleetRole::Worker => {
             publish.extend(kv(&names.rate_bucket));
             publish.extend(kv(&names.verdict_bucket));
             publish.extend(kv(&names.claim_bucket));
             publish.extend(kv(&names.routing_bucket));
-            // Replies go to the fronts' inboxes.
-            publish.push("_INBOX.>".to_owned());
+            // Replies go to the fronts' inboxes (the job's `Dsa-Reply-To`); a worker never
+            // subscribes there, so it cannot read fronts' replies or JetStream answers.
+            publish.push(format!("{}.>", names.front_inbox));
             // A worker waiting on another's claim listens to the two buckets' subjects.
-            let subscribe = vec![
-                "_INBOX.>".to_owned(),
-                format!("$KV.{}.>", names.verdict_bucket),
-                format!("$KV.{}.>", names.claim_bucket),
-            ];
-            return (publish, subscribe);
+            subscribe.push(format!("$KV.{}.>", names.verdict_bucket));
+            subscribe.push(format!("$KV.{}.>", names.claim_bucket));
         }
-        "dsa-ledger" => publish.extend(consume(&names.ledger_stream)),
-        _ => {}
+        FleetRole::Ledger => {}
     }
-    (publish, vec!["_INBOX.>".to_owned()])
+    (publish, subscribe)
 }
 
 /// The `authorization { … }` block of a nats-server configuration with one user per role.
@@ -155,6 +225,35 @@ mod tests {
             assert_eq!(publish.contains(&"dsa.jobs.>".to_owned()), charges, "{role}");
             assert!(!publish.iter().any(|s| s.contains("DELETE") || s.contains("PURGE") || s.contains("UPDATE")));
         }
+    }
+
+    #[test]
+    fn each_role_reads_its_own_inboxes_and_creates_its_own_consumers_only() {
+        let names = Names::with_prefix("");
+        let (front_pub, front_sub) = permissions("dsa-front", &names);
+        let (worker_pub, worker_sub) = permissions("dsa-worker", &names);
+        let (ledger_pub, ledger_sub) = permissions("dsa-ledger", &names);
+        assert_eq!(front_sub, ["_INBOX_front.>"]);
+        assert_eq!(ledger_sub, ["_INBOX_ledger.>"]);
+        assert_eq!(worker_sub[0], "_INBOX_worker.>");
+        let all = [&front_pub, &front_sub, &worker_pub, &worker_sub, &ledger_pub, &ledger_sub];
+        // The client default inbox (shared by every role) is nowhere.
+        assert!(all.iter().all(|list| list.iter().all(|s| !s.starts_with("_INBOX."))), "{all:?}");
+        // Nobody publishes into the ledger's or the workers' inboxes; workers answer fronts.
+        for list in [&front_pub, &worker_pub, &ledger_pub] {
+            assert!(!list.iter().any(|s| s.starts_with("_INBOX_ledger") || s.starts_with("_INBOX_worker")));
+        }
+        assert!(worker_pub.contains(&"_INBOX_front.>".to_owned()));
+        // No wildcard consumer creation; the ledger consumer is the ledger's alone.
+        for list in [&front_pub, &worker_pub, &ledger_pub] {
+            assert!(!list.iter().any(|s| s.contains("CONSUMER.CREATE") && s.ends_with(".DSA_LEDGER.>")), "{list:?}");
+            assert!(!list.iter().any(|s| s.contains("DURABLE.CREATE")), "{list:?}");
+        }
+        let ledger_create = "$JS.API.CONSUMER.CREATE.DSA_LEDGER.dsa-ledger".to_owned();
+        assert!(ledger_pub.contains(&ledger_create));
+        assert!(!front_pub.contains(&ledger_create) && !worker_pub.contains(&ledger_create));
+        assert!(!worker_pub.iter().any(|s| s.contains("DSA_LEDGER")), "{worker_pub:?}");
+        assert!(!front_pub.iter().any(|s| s.contains("CONSUMER.CREATE")), "{front_pub:?}");
     }
 
     #[test]

@@ -52,6 +52,16 @@ pub const ROUTING_BUCKET: &str = "dsa_routing";
 /// Header carrying the inbox a worker must reply to (JetStream has no request-reply of its own).
 pub const REPLY_HEADER: &str = "Dsa-Reply-To";
 
+/// Inbox prefix of the fronts (job replies, JetStream API answers, publish acks). Each role has
+/// its own prefix instead of the client default `_INBOX`, so that the server's permissions
+/// (`common::nats_auth`) can let a role subscribe to its own inboxes only: with one shared
+/// `_INBOX.>` a worker read the ledger's charge deliveries and could publish into its fetch inbox.
+pub const FRONT_INBOX: &str = "_INBOX_front";
+/// Inbox prefix of the workers (job fetches, JetStream API answers, KV acks).
+pub const WORKER_INBOX: &str = "_INBOX_worker";
+/// Inbox prefix of the ledger consumer (charge-event fetches, JetStream API answers).
+pub const LEDGER_INBOX: &str = "_INBOX_ledger";
+
 /// The names with a per-test (or per-deployment) prefix, so tests on one server never share a
 /// stream: `prefix = ""` gives the names above.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +100,12 @@ pub struct Names {
     pub claim_bucket: String,
     /// Self-correcting routing KV bucket.
     pub routing_bucket: String,
+    /// Inbox prefix of the fronts.
+    pub front_inbox: String,
+    /// Inbox prefix of the workers.
+    pub worker_inbox: String,
+    /// Inbox prefix of the ledger consumer.
+    pub ledger_inbox: String,
 }
 
 impl Names {
@@ -103,6 +119,11 @@ impl Names {
         let consumer = |base: &str| if p.is_empty() { base.to_owned() } else { format!("{lower}-{base}") };
         let bucket =
             |base: &str| if p.is_empty() { base.to_owned() } else { format!("{lower}_{base}").replace('-', "_") };
+        // `_INBOX_front` → `_INBOX_t_42_front`: one token, never a prefix of another role's.
+        let inbox = |base: &str| match base.strip_prefix("_INBOX_") {
+            Some(role) if !p.is_empty() => format!("_INBOX_{}_{role}", lower.replace('-', "_")),
+            _ => base.to_owned(),
+        };
         Self {
             jobs_stream: stream(JOBS_STREAM),
             jobs_subjects: subject(JOBS_SUBJECTS),
@@ -121,6 +142,9 @@ impl Names {
             verdict_bucket: bucket(VERDICT_BUCKET),
             claim_bucket: bucket(CLAIM_BUCKET),
             routing_bucket: bucket(ROUTING_BUCKET),
+            front_inbox: inbox(FRONT_INBOX),
+            worker_inbox: inbox(WORKER_INBOX),
+            ledger_inbox: inbox(LEDGER_INBOX),
         }
     }
 }
@@ -165,5 +189,7 @@ mod tests {
         assert_eq!(t.jobs_subject(LookupKind::Dns), "t-42.dsa.jobs.dns");
         assert_eq!(t.jobs_consumer(LookupKind::Whois), "t-42-dsa-workers-whois");
         assert_eq!(plain.jobs_consumer(LookupKind::Check), "dsa-workers");
+        assert_eq!(plain.worker_inbox, "_INBOX_worker");
+        assert_eq!(t.ledger_inbox, "_INBOX_t_42_ledger");
     }
 }

@@ -33,7 +33,8 @@
 //! `policy.max_in_flight` / `policy.shed_scheduling_lag_ms`.
 //!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
-//! `BENCH_MODES` (`standalone,fleet`; add `flood`). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
+//! `BENCH_MODES` (`standalone,fleet`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
+//! the server's 2-minute fsync interval, to measure the cost of syncing every write). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
 //! everything it measures, so figures are lower bounds.
 
@@ -211,7 +212,12 @@ struct FleetFigures {
 
 async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<FleetFigures> {
     use dsa_tests::harness::fleet::{self as harness, Front, NatsServer, PgDatabase, Role};
-    let nats = NatsServer::start().await;
+    // `BENCH_NATS_SYNC=default`: the server's default fsync interval instead of the shipped
+    // `sync_interval: always`, to measure what syncing every charge costs.
+    let nats = match std::env::var("BENCH_NATS_SYNC").as_deref() {
+        Ok("default") => NatsServer::start_with_jetstream("", "").await,
+        _ => NatsServer::start().await,
+    };
     let db = PgDatabase::create().await;
     let mut settings = harness::settings(&nats, &db, sim, "bench");
     unlimited(&mut settings);

@@ -93,8 +93,13 @@ pub struct RdapConfig {
     pub connect_timeout_secs: f64,
     /// Largest response body read, bytes; a larger one is refused (unknown verdict).
     pub max_body_bytes: usize,
-    /// Redirects followed (only to hosts of the bootstrap set), at most.
+    /// Redirects followed (only to hosts of the bootstrap set, only to `https://` on port 443 or
+    /// within the same origin), at most.
     pub max_redirects: usize,
+    /// Tests only: also follow redirects to `http://` and to other ports (still only to hosts of
+    /// the bootstrap set), for loopback servers. Never set in production: a redirect off https
+    /// lets anyone on the path answer for the registry.
+    pub test_only_any_redirect: bool,
 }
 
 impl Default for RdapConfig {
@@ -106,6 +111,7 @@ impl Default for RdapConfig {
             connect_timeout_secs: 3.0,
             max_body_bytes: 1 << 20,
             max_redirects: 3,
+            test_only_any_redirect: false,
         }
     }
 }

@@ -55,9 +55,9 @@ async fn serve_http(
     let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
     let hsts = tls.then_some(settings.server.hsts_max_age_secs);
     let mut router = api::router(state, hsts);
-    if settings.server.admin_listen.is_some() {
-        // The metrics live on the admin listener: the public one does not serve them.
-        admin(settings).await?;
+    admin(settings).await?;
+    if !settings.server.public_metrics {
+        // The metrics live on the admin listener (if any): the public one does not serve them.
         router = router.layer(axum::middleware::from_fn(metrics_not_public));
     }
     if let (true, Some(cert), Some(key)) = (tls, &settings.server.tls_cert, &settings.server.tls_key) {
@@ -103,14 +103,13 @@ pub(crate) async fn ledger(settings: Settings) -> anyhow::Result<()> {
     api::fleet::ledger(&settings, stats, shutdown_signal()).await
 }
 
-/// Answers `/metrics` on the public listener with the 404 of an unknown path (spec §7 shape) once
-/// `server.admin_listen` serves it: operational data (per-endpoint counts, upstream health) is
-/// not for the public.
+/// Answers `/metrics` on the public listener with a 404 (spec §7 shape) unless
+/// `server.public_metrics` is on: operational data (per-endpoint counts, upstream health) is not
+/// for the public; operators read it on `server.admin_listen`.
 async fn metrics_not_public(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     use axum::response::IntoResponse;
     if request.uri().path() == "/metrics" {
-        let body =
-            serde_json::json!({"success": false, "error": "Not found: /metrics is served on the admin listener."});
+        let body = serde_json::json!({"success": false, "error": "Not found: /metrics is served to operators only."});
         return (axum::http::StatusCode::NOT_FOUND, axum::Json(body)).into_response();
     }
     next.run(request).await

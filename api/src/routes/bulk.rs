@@ -19,7 +19,9 @@
 //!   valid domain as its verdict arrives (completion order, each line carrying its `domain`), then
 //!   one summary line (`"summary": true`) with `total`, `invalid` and the credits. Each line's
 //!   credit is committed just before the line is written; a client that hangs up early is
-//!   charged only for the lines already written (the rest of the hold is given back).
+//!   charged only for the lines already written (the rest of the hold is given back). The stream
+//!   keeps the request's deadline (`server.request_timeout_secs`): past it, the checks still
+//!   running are dropped uncharged and an error line (`{"success":false,"error":…}`) ends it.
 //!
 //! Demo mode (spec §5.6) covers availability checks only: a bulk needs a key (the
 //! [`require_key`](super::keyed::require_key) prelude, 400 without `client_key`).
@@ -220,6 +222,10 @@ pub enum BulkStreamLine {
     Entry(BulkEntry),
     /// The last line.
     Summary(BulkSummary),
+    /// The last line instead of the summary when the request's time ran out
+    /// (`server.request_timeout_secs`) before every check finished, in the spec's error shape;
+    /// the domains without a line were not checked to the end and not charged.
+    TimedOut(crate::error::ErrorBody),
 }
 
 impl BulkEntry {
@@ -334,7 +340,7 @@ fn wants_stream(headers: &HeaderMap) -> bool {
     security(("client_key" = [])),
     responses(
         (status = 200, description = "The checks, in parallel. `domains` has one entry per distinct valid domain in request order; an entry without a definitive verdict has `success: false` and an `error`, and is not charged. \
-Rejected entries are in `invalid`. With `Accept: application/x-ndjson`: one line per domain in completion order, then a summary line.",
+Rejected entries are in `invalid`. With `Accept: application/x-ndjson`: one line per domain in completion order, then a summary line; when the request times out first, the stream ends with an error line (`{\"success\": false, \"error\": …}`) instead, and the domains without a line are not charged.",
             content(
                 (BulkResponse = "application/json", example = json!({"success": true, "total": 3,
                     "domains": [
@@ -465,7 +471,10 @@ async fn run(
     let hold = if wanted > 0 { Some(state.credits().reserve(&key, "bulk", wanted, state.now()).await?) } else { None };
     let checks = start_checks(&state, &key, &Arc::new(options), list.domains);
     if stream {
-        return Ok(streaming(state, key, list.total, list.invalid, hold, checks));
+        // The stream outlives the handler (and the request timeout and concurrency layers, which
+        // end with the response head): it keeps the request's deadline itself.
+        let deadline = tokio::time::Instant::now() + state.request_timeout();
+        return Ok(streaming(state, key, list.total, list.invalid, hold, checks, deadline));
     }
     let mut finished: Vec<Finished> = checks.collect().await;
     finished.sort_by_key(|(i, _, _)| *i);
@@ -528,7 +537,10 @@ async fn remaining(state: &AppState, key: &KeyRecord) -> i64 {
 
 /// The streaming form: one line per domain in completion order, each committed before it is
 /// written, then the summary. Dropping the body (the client hung up) drops the hold: the lines
-/// not yet written are not charged.
+/// not yet written are not charged. At `deadline` (the request's timeout) the checks still
+/// running are dropped, their credits given back, and a last error line ends the stream: the
+/// body would otherwise keep working after the timeout and the concurrency limit, which end
+/// with the response head, had let go of the request.
 fn streaming(
     state: AppState,
     key: Arc<KeyRecord>,
@@ -536,6 +548,7 @@ fn streaming(
     invalid: Vec<InvalidEntry>,
     hold: Option<Reservation>,
     checks: FuturesUnordered<futures::future::BoxFuture<'static, Finished>>,
+    deadline: tokio::time::Instant,
 ) -> Response {
     struct Progress {
         state: AppState,
@@ -549,11 +562,29 @@ fn streaming(
         done: bool,
     }
     let progress = Progress { state, key, total, invalid, hold, checks, checked: 0, credits_cost: 0, done: false };
-    let lines = futures::stream::unfold(progress, |mut p| async move {
+    let lines = futures::stream::unfold(progress, move |mut p| async move {
         if p.done {
             return None;
         }
-        let line = match p.checks.next().await {
+        let Ok(next) = tokio::time::timeout_at(deadline, p.checks.next()).await else {
+            p.done = true;
+            // Cancels the checks still running and gives back the credits of their lines.
+            p.checks = FuturesUnordered::new();
+            p.hold = None;
+            metrics::counter!("dsa_bulk_stream_timeouts_total").increment(1);
+            let line = BulkStreamLine::TimedOut(crate::error::ErrorBody {
+                success: false,
+                error: format!(
+                    "The request timed out after {} domain lines; those were charged, the other domains were not \
+                     checked to the end and not charged. Retry them.",
+                    p.checked
+                ),
+            });
+            let mut bytes = serde_json::to_vec(&line).unwrap_or_else(|_| b"{}".to_vec());
+            bytes.push(b'\n');
+            return Some((Ok::<_, std::convert::Infallible>(Bytes::from(bytes)), p));
+        };
+        let line = match next {
             Some((_, domain, result)) => {
                 p.checked += 1;
                 let entry = match result {

@@ -32,7 +32,9 @@ const MAX_NAME: usize = 253;
 #[into_params(parameter_in = Query)]
 pub struct DnsQuery {
     /// Host name to resolve: a registrable domain or any name under it (`www.example.com`,
-    /// `_sip._tcp.example.com`); U-labels are converted to A-labels. Not an IP address.
+    /// `_sip._tcp.example.com`); U-labels are converted to A-labels. Public names only: not an IP
+    /// address, not a special-use or internal name (`localhost`, `.local`, `.internal`, `.test`,
+    /// `.onion`, `.arpa`, or a top-level domain outside the public DNS such as `.corp` or `.lan`).
     #[param(required = true, value_type = String, min_length = 1, max_length = 253, example = "example.com")]
     pub domain: Option<String>,
     /// Record types, comma-separated, case-insensitive (default `A,MX,NS,TXT`); allowed A, AAAA,
@@ -161,7 +163,7 @@ A type whose lookup failed while others answered is named in `lookup.failed`.",
                     "CAA": [{"type": "CAA", "ttl": 300, "flags": 0, "tag": "issue", "value": "letsencrypt.org"}]},
                 "credits_cost": 1, "credits_remaining": 499, "checked_at": "2026-11-23T06:52:02.967675545Z",
                 "lookup": {"rcode": "NOERROR", "cname_chain": [], "failed": {}, "dnssec": null}})),
-        (status = 400, description = "Missing `client_key` or `domain`, an invalid host name (garbage, an IP address, over-long), or a record type that is not allowed (named in the message).", body = ErrorBody),
+        (status = 400, description = "Missing `client_key` or `domain`, an invalid host name (garbage, an IP address, over-long), a name that is not public (special-use or internal: `localhost`, `.local`, `.internal`, `.test`, `.example`, `.invalid`, `.onion`, `.alt`, `.arpa`, or a top-level domain outside the public DNS such as `.corp` or `.lan`; the message says why), or a record type that is not allowed (named in the message). Not charged.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended (`Invalid or disabled client key.`), or the request's origin is not allowed for the key.", body = ErrorBody),
         (status = 429, description = "Per-minute limit (`Retry-After`: the next window) or monthly credits (`Monthly credit limit reached`).", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
@@ -176,6 +178,11 @@ pub async fn dns(
 ) -> Result<Json<DnsResponse>, ApiError> {
     let input = required(&query.domain, "domain")?;
     let name = parse_dns_name(input).map_err(ApiError::BadRequest)?;
+    if let Some(why) = common::public_name::refusal(&name, state.engine().catalogue()) {
+        return Err(ApiError::BadRequest(format!(
+            "Unsupported domain {name:?}: {why}; only public names are looked up."
+        )));
+    }
     let types = DnsType::parse_list(optional(&query.types).unwrap_or("")).map_err(ApiError::BadRequest)?;
     let reservation = state.credits().reserve(&key, "dns", DNS_COST, state.now()).await?;
     let deadline = std::time::Duration::from_secs_f64(state.engine().config().records.dns_deadline_secs + 1.0);

@@ -3,7 +3,8 @@
 //! answer). The generation rules and ranking are in [`crate::suggest`].
 //!
 //! Order: key prelude (400/403/429) → `keyword`, `tlds`, `limit`, `check` (400) → credits (429) →
-//! generation → optional pre-check → commit.
+//! generation → optional pre-check → one commit of everything charged (a refused commit is a 503
+//! with nothing charged).
 
 use axum::Json;
 use axum::extract::State;
@@ -177,7 +178,7 @@ pub async fn suggest(
     let generated = generate(words, catalogue, &keyword, &tlds, limit);
     let mut items: Vec<SuggestionItem> = generated.items.iter().map(item).collect();
     let mut credits_cost = SUGGEST_COST;
-    let mut credits_remaining = reservation.commit().await?;
+    let mut reservation = reservation;
     if let Some(precheck) = precheck {
         let answers = join_all(generated.items.iter().map(|s| precheck_one(&state, s))).await;
         let answered = answers.iter().any(|a| a.2 != "none");
@@ -188,9 +189,13 @@ pub async fn suggest(
         }
         if answered {
             credits_cost += PRECHECK_COST;
-            credits_remaining = precheck.commit().await?;
+            reservation.absorb(precheck);
         }
+        // Not answered: the pre-check's reservation is dropped here, its credits released.
     }
+    // One commit for the whole answer, at the end: a refused commit (503) leaves nothing
+    // charged, never the suggestions' 5 credits without their answer.
+    let credits_remaining = reservation.commit().await?;
     Ok(Json(SuggestResponse {
         success: true,
         keyword: keyword.given,

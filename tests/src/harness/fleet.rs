@@ -78,22 +78,25 @@ impl NatsServer {
     /// Starts a nats-server with JetStream (its store in a scratch directory) on a free port;
     /// returns once it accepts connections.
     pub async fn start() -> Self {
-        let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
-        std::fs::create_dir_all(&dir).expect("nats dir");
-        let mut server = Self { port: free_port(), dir, child: None, config: None };
-        server.resume().await;
-        server
+        Self::start_with_config("").await
     }
 
     /// Starts with a configuration file holding `extra` (e.g. an `authorization` block) besides
-    /// the port, address and JetStream store.
+    /// the port, address and JetStream store. JetStream syncs every write before its ack, as
+    /// the shipped `nats/nats.conf` does (`sync_interval: always`).
     pub async fn start_with_config(extra: &str) -> Self {
+        Self::start_with_jetstream("sync_interval: always", extra).await
+    }
+
+    /// Starts with `jetstream` added to the JetStream block (`""`: the server's defaults, which
+    /// sync every 2 minutes; for measuring what `sync_interval: always` costs) and `extra` after it.
+    pub async fn start_with_jetstream(jetstream: &str, extra: &str) -> Self {
         let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
         std::fs::create_dir_all(&dir).expect("nats dir");
         let port = free_port();
         let config = dir.join("nats.conf");
         let text = format!(
-            "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n}}\n{extra}",
+            "listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{}\"\n  {jetstream}\n}}\n{extra}",
             dir.join("js").display()
         );
         std::fs::write(&config, text).expect("nats config");
@@ -220,6 +223,16 @@ impl Front {
     /// Starts a fleet front (`api::fleet::front`) on `settings` and serves it on 127.0.0.1:0.
     pub async fn start(settings: &Settings) -> Self {
         let app = api::fleet::front(settings, api::state::system_clock()).await.expect("fleet front starts");
+        // Every role declares only what it uses (a front: no consumer), but the tests inspect
+        // consumers before their role runs: on an open server the harness puts every definition
+        // in place, as an operator does with `nats/*.json`. A server with per-role users (a URL
+        // with credentials) is left to the roles themselves.
+        let url = settings.fleet.nats_url.expose();
+        if url::Url::parse(url).is_ok_and(|u| u.username().is_empty()) {
+            let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
+            let js = async_nats::jetstream::new(app.nats.clone());
+            workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare the fleet");
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let router = api::router(app.state.clone(), None);
@@ -549,9 +562,18 @@ pub async fn consumer_info(
     stream: &str,
     consumer: &str,
 ) -> async_nats::jetstream::consumer::Info {
-    let mut c: async_nats::jetstream::consumer::PullConsumer =
-        js.get_stream(stream).await.expect("stream").get_consumer(consumer).await.expect("consumer");
-    c.info().await.expect("consumer info").clone()
+    // Each role declares its own consumer as it starts (a worker or ledger task may still be
+    // starting): wait for it a little.
+    for _ in 0..250 {
+        if let Ok(s) = js.get_stream(stream).await
+            && let Ok(mut c) = s.get_consumer::<async_nats::jetstream::consumer::pull::Config>(consumer).await
+            && let Ok(info) = c.info().await
+        {
+            return info.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    panic!("consumer {consumer} of {stream} was never declared");
 }
 
 /// Deliveries beyond the first, over the life of a consumer whose stream's every message was
@@ -590,7 +612,8 @@ impl Role {
         let settings = settings.clone();
         let task = tokio::spawn(async move {
             let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
-            let nats = api::fleet::connect_nats(settings.fleet.nats_url.expose()).await.expect("nats");
+            let inbox = common::nats_auth::FleetRole::Ledger.inbox(&names);
+            let nats = api::fleet::connect_nats(settings.fleet.nats_url.expose(), inbox).await.expect("nats");
             let js = async_nats::jetstream::new(nats);
             workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
             api::ledger::consume(js, names, store, stats, async {

@@ -1,1 +1,347 @@
-//! See the suite's crate doc (`main.rs`).
+//! The fleet's bus and the network rules: one role's NATS credential cannot read or forge another
+//! role's traffic, the ledger applies only its own stream's deliveries and never a non-positive
+//! charge, `/v1/dns` resolves public names only, and the smaller network and durability rules
+//! (RDAP redirects, proxies, `/metrics`, streaming bulk deadlines, suggestions' charge).
+//!
+//! The NATS tests run a real nats-server with the authorization block the code generates
+//! (`common::nats_auth`, the same as `nats/nats.conf`) and each role on its own user.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use api::keys::Plan;
+use api::store::Store;
+use common::messages::LedgerEvent;
+use dsa_tests::harness::fleet::*;
+use futures::StreamExt;
+
+mod network;
+
+const PASSWORDS: [&str; 3] = ["front-pw", "worker-pw", "ledger-pw"];
+
+/// A forged charge for `key_id` of `credits`.
+fn forged(key_id: &str, credits: i64) -> LedgerEvent {
+    LedgerEvent {
+        event_id: uuid::Uuid::now_v7(),
+        key_id: key_id.to_owned(),
+        period: common::messages::billing_period(time::OffsetDateTime::now_utc()),
+        endpoint: "check".into(),
+        credits,
+        charged_at: time::OffsetDateTime::now_utc(),
+        front: "forged".into(),
+    }
+}
+
+/// The key's settled usage this month (`key_usage.used`).
+async fn used(store: &Arc<dyn Store>, key_id: &str) -> i64 {
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    store.settled_usage(key_id, &period).await.expect("usage")
+}
+
+/// A client of `user` whose server errors (permission violations) are collected.
+async fn client_as(nats: &NatsServer, user: &str, password: &str) -> (async_nats::Client, Arc<Mutex<Vec<String>>>) {
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let seen = errors.clone();
+    let client = async_nats::ConnectOptions::with_user_and_password(user.into(), password.into())
+        .event_callback(move |event| {
+            let seen = seen.clone();
+            async move {
+                if let async_nats::Event::ServerError(e) = event {
+                    seen.lock().expect("errors").push(e.to_string());
+                }
+            }
+        })
+        .connect(format!("127.0.0.1:{}", nats.port))
+        .await
+        .expect("connects");
+    (client, errors)
+}
+
+/// Issue 32, item 4. Connected as `dsa-worker` to a loaded fleet, a subscription to `_INBOX.>`
+/// received every charge delivery meant for the ledger, and forged `LedgerEvent`s of -1000
+/// credits published into the ledger's fetch inbox were applied. Now each role has its own inbox
+/// prefix and may subscribe only there: the worker's subscriptions to the shared `_INBOX.>` and
+/// to the fronts' and the ledger's inboxes are refused by the server and receive nothing, its
+/// publishes into the ledger's inboxes and charge subject are refused, and the key's usage stays
+/// what the real charges made it.
+#[tokio::test]
+async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "bus";
+    let names = common::subjects::Names::with_prefix(prefix);
+    let passwords = PASSWORDS.map(str::to_owned);
+    let block = common::nats_auth::authorization(&names, &common::nats_auth::Passwords::Literal(passwords.clone()));
+    let nats = NatsServer::start_with_config(&block).await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let base = settings(&nats, &db, &sim, prefix);
+    let as_role = |user: &str, password: &str| {
+        let mut s = base.clone();
+        s.fleet.nats_url = format!("nats://{user}:{password}@127.0.0.1:{}", nats.port).into();
+        s
+    };
+    let front = Front::start(&as_role("dsa-front", &passwords[0])).await;
+    let worker = Role::worker(&as_role("dsa-worker", &passwords[1]), Arc::new(workers::fleet::PoolStats::default()));
+    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
+    let ledger = Role::ledger(&as_role("dsa-ledger", &passwords[2]), ledger_stats.clone());
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    let check = |name: &'static str| {
+        let (http, url) = (http.clone(), front.url(&format!("/v1/domains/check?client_key={key}&domain={name}")));
+        async move { http.get(url).send().await.expect("request").status().as_u16() }
+    };
+    assert_eq!(check("example.com").await, 200, "the fleet works with per-role users");
+    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
+
+    // The attacker: the worker's credential, sniffing every inbox it can name.
+    let (attacker, errors) = client_as(&nats, "dsa-worker", &passwords[1]).await;
+    let role_inbox = |role: &str| {
+        // As `Names::with_prefix` builds them (written out: the test also ran before they existed).
+        format!("_INBOX_{}_{role}", prefix.replace('-', "_"))
+    };
+    let (mut sniffed, mut sniffers) = (Vec::new(), Vec::new());
+    let caught = Arc::new(Mutex::new(Vec::new()));
+    for subject in ["_INBOX.>".to_owned(), format!("{}.>", role_inbox("front")), format!("{}.>", role_inbox("ledger"))]
+    {
+        sniffed.push(subject.clone());
+        let sub = attacker.subscribe(subject.clone()).await.expect("subscribe call returns");
+        // Whatever arrives, forge a charge of -1000 into its subject at once (the ledger's fetch
+        // inbox lives only while its fetch waits): the attack of issue 32.
+        let (attacker, key_id, caught) = (attacker.clone(), key_id.clone(), caught.clone());
+        sniffers.push(tokio::spawn(async move {
+            let mut sub = sub;
+            while let Some(message) = sub.next().await {
+                let payload = serde_json::to_vec(&forged(&key_id, -1000)).expect("json");
+                let _ = attacker.publish(message.subject.clone(), payload.into()).await;
+                caught.lock().expect("caught").push(message.subject.to_string());
+            }
+        }));
+    }
+    attacker.flush().await.expect("flush");
+    // And blindly into the ledger's inbox prefix and the charge subject.
+    for target in [format!("{}.forged", role_inbox("ledger")), names.ledger_charge.clone()] {
+        let payload = serde_json::to_vec(&forged(&key_id, -1000)).expect("json");
+        attacker.publish(target, payload.into()).await.expect("publish call returns");
+    }
+    // Load: charges flow to the ledger while the attacker listens.
+    for _ in 0..10 {
+        assert_eq!(check("example.com").await, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for sniffer in sniffers {
+        sniffer.abort();
+    }
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    assert_eq!(settled(&front.store, &key_id, 11).await, 11);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let entries = front.store.ledger_count(&key_id, &period).await.expect("count");
+    let after = used(&front.store, &key_id).await;
+    assert_eq!((entries, after), (11, 11), "forged charges reached the ledger: (entries, key_usage.used)");
+    let caught = caught.lock().expect("caught").clone();
+    assert!(
+        caught.is_empty(),
+        "the worker's credential read {} messages of other roles: {:?}",
+        caught.len(),
+        &caught[..caught.len().min(5)]
+    );
+    let errors = errors.lock().expect("errors").clone();
+    for subject in &sniffed {
+        assert!(
+            errors.iter().any(|e| e.contains("Permissions Violation for Subscription") && e.contains(subject.as_str())),
+            "subscribing to {subject} must be refused by the server; errors: {errors:?}"
+        );
+    }
+    assert!(
+        errors.iter().any(|e| e.contains("Permissions Violation for Publish") && e.contains(&role_inbox("ledger"))),
+        "publishing into the ledger's inbox must be refused; errors: {errors:?}"
+    );
+    assert_eq!(check("example.com").await, 200, "the fleet still works");
+    assert_eq!(settled(&front.store, &key_id, 12).await, 12);
+
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
+/// The ledger's own checks, behind the permissions (a server run without them, or a credential
+/// that leaked): a message published into the ledger's fetch inbox is not a JetStream delivery of
+/// the ledger stream and is dropped, and a charge of zero or fewer credits, even one delivered
+/// by the stream, is terminated as poison. Neither changes the key's usage or ledger entries.
+#[tokio::test]
+async fn the_ledger_applies_only_its_streams_deliveries_of_positive_charges() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "busopen";
+    let names = common::subjects::Names::with_prefix(prefix);
+    // An open server: only the ledger's own checks stand between a client and the balance.
+    let nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
+    let ledger = Role::ledger(&settings, ledger_stats.clone());
+    let (_key, key_id) = key(&front.store, Plan::Free).await;
+    let attacker = async_nats::connect(nats.url()).await.expect("connect");
+    let js = async_nats::jetstream::new(attacker.clone());
+
+    // A real charge, published as a front does.
+    let real = forged(&key_id, 3);
+    js.publish(names.ledger_charge.clone(), serde_json::to_vec(&real).expect("json").into())
+        .await
+        .expect("publish")
+        .await
+        .expect("stored");
+    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
+    assert_eq!(used(&front.store, &key_id).await, 3);
+
+    // The ledger's fetch inbox, learnt from its pull requests (any client may listen on an open
+    // server), then charges published straight into it: with no reply subject, and with the ack
+    // subject of another stream.
+    let mut pulls = attacker
+        .subscribe(format!("$JS.API.CONSUMER.MSG.NEXT.{}.{}", names.ledger_stream, names.ledger_consumer))
+        .await
+        .expect("subscribe");
+    for _ in 0..10 {
+        // Each fetch has its own inbox, alive while the fetch waits (200 ms): publish at once.
+        let pull = tokio::time::timeout(Duration::from_secs(5), pulls.next()).await.expect("a pull").expect("message");
+        let inbox = pull.reply.expect("pull requests carry the fetch inbox").to_string();
+        let foreign = serde_json::to_vec(&forged(&key_id, 1000)).expect("json");
+        attacker.publish(inbox.clone(), foreign.clone().into()).await.expect("publish");
+        let other = format!("$JS.ACK.OTHER_STREAM.{}.1.1.1.1700000000000000000.0", names.ledger_consumer);
+        attacker.publish_with_reply(inbox, other, foreign.into()).await.expect("publish");
+        attacker.flush().await.expect("flush");
+    }
+    // Non-positive charges delivered by the stream itself (a front's credential, or a bug).
+    for credits in [-1000, 0] {
+        js.publish(names.ledger_charge.clone(), serde_json::to_vec(&forged(&key_id, credits)).expect("json").into())
+            .await
+            .expect("publish")
+            .await
+            .expect("stored");
+    }
+    let after_forging = forged(&key_id, 2);
+    js.publish(names.ledger_charge.clone(), serde_json::to_vec(&after_forging).expect("json").into())
+        .await
+        .expect("publish")
+        .await
+        .expect("stored");
+    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "the next real charge is applied");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    assert_eq!(
+        front.store.ledger_count(&key_id, &period).await.expect("count"),
+        2,
+        "only the two real charges are ledger entries"
+    );
+    assert_eq!(used(&front.store, &key_id).await, 5, "key_usage.used counts the real charges only");
+    // Every non-positive charge was terminated, not left to be redelivered.
+    let mut stream = js.get_stream(&names.ledger_stream).await.expect("stream");
+    let state = stream.info().await.expect("info").state.clone();
+    assert_eq!(state.messages, 0, "nothing left in the ledger stream: {state:?}");
+
+    front.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}
+
+/// `CHECK (credits > 0)` in both schemas (migration 0005): a store refuses a non-positive charge
+/// as data (the ledger consumer terminates it), so the balance can only grow from charges.
+#[tokio::test]
+async fn both_stores_refuse_non_positive_charges() {
+    let db = PgDatabase::create().await;
+    let pg: Arc<dyn Store> = Arc::new(api::store_pg::PgStore::connect(&db.url, 2).await.expect("pg"));
+    let dir = std::env::temp_dir().join(format!("dsa-bus-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let sqlite: Arc<dyn Store> = Arc::new(
+        api::store::SqliteStore::connect(&format!("sqlite://{}", dir.join("dsa.db").display()), 2)
+            .await
+            .expect("sqlite"),
+    );
+    for (name, store) in [("postgres", pg), ("sqlite", sqlite)] {
+        store.migrate().await.expect("migrate");
+        let (_key, key_id) = key(&store, Plan::Free).await;
+        store.apply_ledger(vec![forged(&key_id, 4)]).await.expect("a positive charge applies");
+        for credits in [-1000, 0] {
+            let outcome = store.apply_ledger(vec![forged(&key_id, credits)]).await;
+            assert!(outcome.is_err(), "{name}: a charge of {credits} credits was accepted: {outcome:?}");
+        }
+        assert_eq!(used(&store, &key_id).await, 4, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    db.drop_now().await;
+}
+
+/// Issue 32, item 6: `/v1/domains/suggest?check=1` committed its 5 credits before the pre-check
+/// and the pre-check's 5 after it, so a refused second commit answered 503 with 5 credits kept.
+/// Now one commit at the end covers what the answer charges: here NATS goes down during the
+/// pre-check, and whatever the front answers, the key is charged exactly what it said (nothing
+/// for a 503).
+#[tokio::test]
+async fn suggestions_charge_exactly_what_they_answer() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let prefix = "bussuggest";
+    let mut nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = sim().await;
+    let settings = settings(&nats, &db, &sim, prefix);
+    let front = Front::start(&settings).await;
+    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let http = reqwest::Client::new();
+    // example.com's verdict is in the front's cache: the pre-check answers it at once.
+    let r = http.get(front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"))).send().await;
+    assert_eq!(r.expect("check").status().as_u16(), 200);
+    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
+    // The other suggestions' NS lookups are slow; NATS dies while they wait.
+    sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 3000, ..Default::default() },
+        ..Default::default()
+    });
+    let url = front.url(&format!("/v1/domains/suggest?client_key={key}&keyword=example&tlds=.com,.net&check=1"));
+    let request = tokio::spawn(async move {
+        let r = reqwest::Client::new().get(url).send().await.expect("suggest");
+        let status = r.status().as_u16();
+        (status, r.json::<serde_json::Value>().await.unwrap_or_default())
+    });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    nats.kill();
+    let (status, body) = request.await.expect("join");
+    nats.resume().await;
+    sim.set_knobs(dsa_tests::sim::Knobs::default());
+    let charged = if status == 200 { body["credits_cost"].as_i64().expect("credits_cost") } else { 0 };
+    // A later check, settled, shows the ledger has caught up with everything before it.
+    let mut sentinel = 0;
+    for _ in 0..50 {
+        let r = http.get(front.url(&format!("/v1/domains/check?client_key={key}&domain=google.com"))).send().await;
+        if r.is_ok_and(|r| r.status().as_u16() == 200) {
+            sentinel = 1;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(sentinel, 1, "the fleet recovers");
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let settled_all = wait_until(Duration::from_secs(15), || {
+        let store = front.store.clone();
+        let (key_id, period) = (key_id.clone(), period.clone());
+        async move {
+            store
+                .usage_by_endpoint(&key_id, &period)
+                .await
+                .is_ok_and(|u| u.iter().any(|(e, n)| e == "check" && *n == 2))
+        }
+    })
+    .await;
+    assert!(settled_all, "the sentinel check settled");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let usage = front.store.usage_by_endpoint(&key_id, &period).await.expect("usage");
+    let suggest: i64 = usage.iter().filter(|(e, _)| e == "suggest").map(|(_, n)| n).sum();
+    assert_eq!(suggest, charged, "the front answered {status} ({body}) but the key was charged {suggest} for it");
+
+    front.stop().await;
+    worker.stop().await;
+    ledger.stop().await;
+    db.drop_now().await;
+}

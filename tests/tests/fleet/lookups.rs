@@ -199,7 +199,10 @@ async fn suggestions_with_a_precheck_through_the_fleet() {
     assert_eq!(example["checked_by"], "dns");
     assert!(items.iter().all(|s| s["available"] != true), "never available on DNS alone: {body}");
     assert!(worker_stats.answered.load(Ordering::Relaxed) >= 5, "the pre-checks ran on the worker");
-    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "suggestions + pre-check");
+    // One charge of 10: suggestions and their pre-check are committed together (issue 32).
+    assert_eq!(settled(&front.store, &key_id, 1).await, 1, "suggestions + pre-check, one event");
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    assert_eq!(front.store.settled_usage(&key_id, &period).await.expect("usage"), 10);
     front.stop().await;
     worker.stop().await;
     assert_drained(&nats, prefix).await;

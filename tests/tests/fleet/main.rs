@@ -375,9 +375,11 @@ async fn a_reply_about_another_domain_is_a_502() {
     let settings = settings(&nats, &db, &sim, prefix);
     let front = Front::start(&settings).await;
     let names = common::subjects::Names::with_prefix(prefix);
-    // A "worker" that answers every check job with a verdict about example.org.
+    // A "worker" that answers every check job with a verdict about example.org; it declares the
+    // workers' consumers as a worker does (a front declares none).
     let client = async_nats::connect(nats.url()).await.expect("connect");
     let js = async_nats::jetstream::new(client.clone());
+    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
     let consumer: async_nats::jetstream::consumer::PullConsumer = js
         .get_stream(&names.jobs_stream)
         .await
@@ -546,8 +548,10 @@ async fn workers_share_one_lookup_under_a_claim() {
     assert!(peers >= 1, "the second worker waited for the first's lookup (peer {peers}, fleet cache {fleet_hits})");
     // Released: no claim is left behind.
     let js = jetstream(&nats).await;
-    let claims =
-        js.get_key_value(common::subjects::Names::with_prefix(prefix).claim_bucket).await.expect("claims bucket");
+    // The worker declares the claims bucket as it starts (a front does not use it).
+    let bucket = common::subjects::Names::with_prefix(prefix).claim_bucket;
+    assert!(wait_until(Duration::from_secs(10), || async { js.get_key_value(&bucket).await.is_ok() }).await);
+    let claims = js.get_key_value(&bucket).await.expect("claims bucket");
     assert_eq!(claims.get(name).await.expect("get"), None, "the claim was released");
     assert_eq!(settled(&front_a.store, &key_id, 4).await, 4);
     for front in [front_a, front_b] {
@@ -576,8 +580,10 @@ async fn a_crashed_workers_claim_delays_but_never_fails_a_check() {
     let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
     let (key, _) = key(&front.store, Plan::Free).await;
     let js = jetstream(&nats).await;
-    let claims =
-        js.get_key_value(common::subjects::Names::with_prefix(prefix).claim_bucket).await.expect("claims bucket");
+    // The worker declares the claims bucket as it starts (a front does not use it).
+    let bucket = common::subjects::Names::with_prefix(prefix).claim_bucket;
+    assert!(wait_until(Duration::from_secs(10), || async { js.get_key_value(&bucket).await.is_ok() }).await);
+    let claims = js.get_key_value(&bucket).await.expect("claims bucket");
     let now_ms = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
     let claim =
         |void_after_ms: i64| serde_json::json!({"owner": "worker-crashed", "void_after_ms": void_after_ms}).to_string();

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, kv, stream};
 use common::lookup::LookupKind;
+use common::nats_auth::FleetRole;
 use common::subjects::Names;
 
 use super::{FleetError, js_err};
@@ -148,13 +149,63 @@ pub fn buckets(names: &Names) -> [kv::Config; 5] {
     ]
 }
 
-/// Creates (idempotently) the streams, consumers and KV buckets of `names`. The definitions are
-/// documented in `nats/README.md` and kept in `nats/*.json`.
+/// Creates (idempotently) the streams, consumers and KV buckets of `names`, every role's (an
+/// operator's or a test's connection). The definitions are documented in `nats/README.md` and
+/// kept in `nats/*.json`.
 ///
 /// # Errors
 /// When JetStream refuses a definition.
 pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> Result<(), FleetError> {
-    let jobs = js.get_or_create_stream(jobs_stream(names, tuning)).await.map_err(js_err)?;
+    for role in [FleetRole::Front, FleetRole::Worker, FleetRole::Ledger] {
+        declare_role(js, names, tuning, role).await?;
+    }
+    Ok(())
+}
+
+/// Creates (idempotently) what `role` uses: the streams it publishes to or reads, its own
+/// consumers, its KV buckets. Each role declares its own consumers only, since the NATS
+/// permissions (`common::nats_auth`) let no role create another role's.
+///
+/// # Errors
+/// When JetStream refuses a definition.
+pub async fn declare_role(
+    js: &jetstream::Context,
+    names: &Names,
+    tuning: Tuning,
+    role: FleetRole,
+) -> Result<(), FleetError> {
+    if matches!(role, FleetRole::Front | FleetRole::Worker) {
+        let jobs = js.get_or_create_stream(jobs_stream(names, tuning)).await.map_err(js_err)?;
+        if role == FleetRole::Worker {
+            declare_jobs_consumers(&jobs, names, tuning).await?;
+        }
+    }
+    if matches!(role, FleetRole::Front | FleetRole::Ledger) {
+        let ledger = js.get_or_create_stream(ledger_stream(names, tuning)).await.map_err(js_err)?;
+        if role == FleetRole::Ledger {
+            ledger
+                .get_or_create_consumer(&names.ledger_consumer, ledger_consumer(names, tuning))
+                .await
+                .map_err(js_err)?;
+        }
+    }
+    for config in buckets(names) {
+        let used = match role {
+            FleetRole::Front => {
+                [&names.rate_bucket, &names.demo_bucket, &names.routing_bucket].contains(&&config.bucket)
+            }
+            FleetRole::Worker => config.bucket != names.demo_bucket,
+            FleetRole::Ledger => false,
+        };
+        if used && js.get_key_value(&config.bucket).await.is_err() {
+            js.create_key_value(config).await.map_err(js_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// The workers' consumers of the jobs stream, one per kind of lookup.
+async fn declare_jobs_consumers(jobs: &stream::Stream, names: &Names, tuning: Tuning) -> Result<(), FleetError> {
     for kind in LookupKind::ALL {
         let config = jobs_consumer(names, kind, tuning);
         let name = names.jobs_consumer(kind).to_owned();
@@ -174,13 +225,6 @@ pub async fn declare(js: &jetstream::Context, names: &Names, tuning: Tuning) -> 
             })?;
         }
         jobs.get_or_create_consumer(&name, config).await.map_err(js_err)?;
-    }
-    let ledger = js.get_or_create_stream(ledger_stream(names, tuning)).await.map_err(js_err)?;
-    ledger.get_or_create_consumer(&names.ledger_consumer, ledger_consumer(names, tuning)).await.map_err(js_err)?;
-    for config in buckets(names) {
-        if js.get_key_value(&config.bucket).await.is_err() {
-            js.create_key_value(config).await.map_err(js_err)?;
-        }
     }
     Ok(())
 }

@@ -2,8 +2,12 @@
 //! RFC 9224).
 //!
 //! `GET {base}domain/{name}` with `Accept: application/rdap+json`. Redirects are followed by hand,
-//! at most `max_redirects` hops and only to hosts of the bootstrap set: a 404 from some other
-//! server says nothing about the registry. The body is read up to `max_body_bytes`.
+//! at most `max_redirects` hops, only to hosts of the bootstrap set (a 404 from some other server
+//! says nothing about the registry) and only to `https://` on port 443 or within the same origin
+//! (RFC 7480 §4.2 wants https; a redirect to http:// would let anyone on the path answer for the
+//! registry, one to another port reaches another service of that host). The body is read up to
+//! `max_body_bytes`. Proxy variables (`HTTPS_PROXY`…) are ignored: a proxy would resolve the
+//! host itself, out of dsa's control.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -43,6 +47,7 @@ impl RdapProbe {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .connect_timeout(Duration::from_secs_f64(config.connect_timeout_secs.max(0.001)))
             .timeout(Duration::from_secs_f64(config.timeout_secs.max(0.001)))
             .user_agent(concat!("dsa/", env!("CARGO_PKG_VERSION"), " (domain availability)"))
@@ -91,6 +96,15 @@ impl RdapProbe {
                     .ok_or_else(|| upstream(format!("HTTP {status} without Location")))?;
                 let next = url.join(location).map_err(|e| upstream(format!("bad redirect: {e}")))?;
                 let next_host = next.host_str().unwrap_or_default().to_ascii_lowercase();
+                let same_origin = next.origin() == url.origin();
+                let https_443 = next.scheme() == "https" && next.port_or_known_default() == Some(443);
+                if !(same_origin || https_443 || self.config.test_only_any_redirect) {
+                    return Err(upstream(format!(
+                        "redirect to {}://{next_host}:{} refused: RDAP redirects must stay on https, port 443",
+                        next.scheme(),
+                        next.port_or_known_default().unwrap_or(0)
+                    )));
+                }
                 if !allowed_hosts.contains(&next_host) {
                     return Err(upstream(format!(
                         "redirect to {next_host}, which is not an RDAP server of the bootstrap"

@@ -104,6 +104,8 @@ pub async fn fetch_rdap(link: &str, config: &ReferralConfig) -> Result<Vec<u8>, 
     let addr = checked_address(&host, port, config).await?;
     let client = reqwest::Client::builder()
         .resolve(&host, addr)
+        // A proxy (`HTTPS_PROXY`…) would resolve the host again and undo the pinned address.
+        .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(secs(config.timeout_secs))
         .connect_timeout(secs(config.timeout_secs))
