@@ -2,12 +2,12 @@
 //!
 //! Hostile registry bytes: a WHOIS server on loopback (anyone on a port-43 server's cleartext
 //! path, or a registrar named by a referral, can answer this) sends the three-line answer of
-//! issue 32, whose status line `Domain Status: İ untilΩ 2026-01-01` panicked the WHOIS reader
-//! (`İ` grows by a byte when lower-cased and `Ω` shrinks by one, so an offset found in the
-//! lower-cased copy fell inside a character of the line). Before the fix, 64 such answers left a
-//! standalone front with no check worker at all (every later check 502 in under a millisecond,
-//! `.com` included) while `/readyz` said ready; in the fleet each such job was never answered nor
-//! acked (the front waited out its deadline, the job came back to panic again).
+//! issue 32, whose status line `Domain Status: İ until<U+2126> 2026-01-01` panicked the WHOIS
+//! reader (`İ` grows by a byte when lower-cased and the OHM SIGN shrinks by one, so an offset
+//! found in the lower-cased copy fell inside a character of the line). Before the fix, 64 such
+//! answers left a standalone front with no check worker at all (every later check 502 in under a
+//! millisecond, `.com` included) while `/readyz` said ready; in the fleet each such job was never
+//! answered nor acked (the front waited out its deadline, the job came back to panic again).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,8 +22,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The answer of the finding (issue 32): it names a domain of its own, so for every other name
 /// it is no verdict once read correctly (an `unknown`, 502, not charged).
+///
+/// `\u{130}` is `İ`, `\u{2126}` the OHM SIGN (escaped: editors and copy-paste normalise it to the
+/// Greek capital omega U+03A9, whose lower case keeps its length and which never panicked).
 const HOSTILE_ANSWER: &str =
-    "Domain Name: F.IO\r\nRegistrar: Hostile Registrar\r\nDomain Status: İ untilΩ 2026-01-01\r\n";
+    "Domain Name: F.IO\r\nRegistrar: Hostile Registrar\r\nDomain Status: \u{130} until\u{2126} 2026-01-01\r\n";
 
 /// The WHOIS host of `.io` in the catalogue, pointed at the hostile server.
 const IO_WHOIS_HOST: &str = "whois.nic.io";

@@ -1,12 +1,14 @@
 //! Case-insensitive search that keeps offsets in the text itself.
 //!
 //! Lower-casing changes a text's length and moves every offset after a changed character:
-//! `İ` (U+0130, 2 bytes) lower-cases to `i̇` (3 bytes), `Ω` (U+2126 OHM SIGN, 3 bytes) to `ω`
-//! (2 bytes), `K` (U+212A KELVIN SIGN, 3 bytes) to `k` (1 byte), `Å` (U+212B) to `å`, `ẞ`
-//! (U+1E9E) to `ß`. An offset found in a lower-cased copy is therefore no offset in the
+//! U+0130 (`İ`, 2 bytes) lower-cases to `i` + U+0307 (3 bytes), U+2126 OHM SIGN (3 bytes) to
+//! U+03C9 `ω` (2 bytes), U+212A KELVIN SIGN (3 bytes) to `k` (1 byte), U+212B ANGSTROM SIGN to
+//! `å`, U+1E9E (`ẞ`) to `ß`. An offset found in a lower-cased copy is therefore no offset in the
 //! original: slicing the original with it reads the wrong bytes, or panics inside a character
-//! (the status line `Domain Status: İ untilΩ 2026-01-01` did, issue 32). Even equal lengths
-//! prove nothing: `İ` grows by one byte and `Ω` shrinks by one.
+//! (the status line `Domain Status: \u{130} until\u{2126} 2026-01-01` did, issue 32). Even
+//! equal lengths prove nothing: U+0130 grows by one byte and U+2126 shrinks by one. (The sign
+//! characters are named by code point here: editors normalise them to the letters they look
+//! like, whose lower case keeps its length.)
 //!
 //! [`Lowered`] lower-cases a text one character at a time (Unicode's full lower-case mapping,
 //! `char::to_lowercase`, without the word-final sigma rule of `str::to_lowercase`) and keeps, for
@@ -62,7 +64,10 @@ mod tests {
     use super::*;
 
     /// Characters whose lower-case form has another length in UTF-8, or more characters.
-    const SHIFTERS: &[&str] = &["İ", "Ω", "ẞ", "ﬁ", "Σ", "ς", "K", "Å", "ǅ", "ΐ"];
+    const SHIFTERS: &[&str] = &[
+        "\u{130}", "\u{2126}", "\u{1e9e}", "\u{fb01}", "\u{3a3}", "\u{3c2}", "\u{212a}", "\u{212b}", "\u{1c5}",
+        "\u{390}",
+    ];
 
     #[test]
     fn offsets_found_in_the_copy_map_back_to_the_same_text_in_the_original() {

@@ -267,7 +267,7 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
     // "Record created on 2005-04-15 21:43:27", "Registered on 30th April 2003": a date key
     // without a colon, recognised by a date following it.
     // Matched in a lower-cased copy, the value read from the line itself: through `Lowered`,
-    // since lower-casing may change lengths ("İ", "K") and so every offset after them.
+    // since lower-casing may change lengths (U+0130, U+212A KELVIN SIGN) and every offset after.
     let lowered = Lowered::new(t);
     let lower = lowered.as_str();
     let ordered = key_tables().as_ref().map(|t| t.ordered.as_slice()).unwrap_or_default();
