@@ -50,6 +50,16 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     }
 }
 
+/// A fleet worker's readiness (its admin listener's `/readyz`): 200 while every pull loop of its
+/// pool is alive and fetching jobs ([`workers::fleet::PoolStats::readiness`]), else 503 saying
+/// which is missing. `kinds` is the number of kinds of lookup the worker serves.
+pub fn worker_readyz(stats: &workers::fleet::PoolStats, kinds: usize) -> (StatusCode, Json<Value>) {
+    match stats.readiness(kinds) {
+        Ok(()) => (StatusCode::OK, Json(json!({ "success": true, "status": "ready" }))),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "success": false, "error": why }))),
+    }
+}
+
 /// Prometheus metrics in text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics",
     responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain")))]

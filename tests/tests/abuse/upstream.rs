@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use api::keys::Plan;
 use dsa_tests::harness::app::{KeyOpts, TestApp};
-use dsa_tests::harness::fleet::{self, Front, NatsServer, PgDatabase, Role};
+use dsa_tests::harness::fleet::{self, Front, NatsServer, PgDatabase, Role, WorkerProcess};
 use futures::StreamExt;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -205,11 +205,8 @@ async fn hostile_whois_bytes_cost_an_unknown_verdict_never_a_worker_in_the_fleet
         .collect();
     let ordinary = get_all(&http, ordinary_urls, ORDINARY_AT_ONCE).await;
     assert_ordinary_answers("fleet", &ordinary);
-    assert_eq!(
-        stats.live_loops.load(Ordering::SeqCst),
-        settings.fleet.worker_kinds().expect("kinds").len(),
-        "every pull loop of the pool is alive"
-    );
+    let kinds = settings.fleet.worker_kinds().expect("kinds").len();
+    assert_eq!(stats.readiness(kinds), Ok(()), "every pull loop of the pool is alive and fetching");
 
     let expected = 1 + ORDINARY_AT_ONCE as i64;
     assert_eq!(
@@ -266,4 +263,42 @@ async fn readiness_fails_while_a_kind_of_lookup_has_no_live_worker() {
     drop(state);
     let _ = tokio::time::timeout(Duration::from_secs(10), ledger).await;
     let _ = std::fs::remove_file(&db_path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_worker_is_ready_only_while_its_pool_can_take_work() {
+    let mut nats = NatsServer::start().await;
+    let db = PgDatabase::create().await;
+    let sim = fleet::sim().await;
+    let mut settings = fleet::settings(&nats, &db, &sim, "workerready");
+    let admin: SocketAddr = format!("127.0.0.1:{}", fleet::free_port()).parse().expect("address");
+    settings.server.admin_listen = Some(admin);
+    let worker = WorkerProcess::spawn(&settings);
+    let http = reqwest::Client::new();
+    let readyz = format!("http://{admin}/readyz");
+    let status = |wanted: u16| {
+        let (http, readyz) = (http.clone(), readyz.clone());
+        move || {
+            let (http, readyz) = (http.clone(), readyz.clone());
+            async move { http.get(readyz).send().await.is_ok_and(|r| r.status().as_u16() == wanted) }
+        }
+    };
+    assert!(
+        fleet::wait_until(Duration::from_secs(20), status(200)).await,
+        "the worker's /readyz says ready once its pool fetches"
+    );
+
+    // NATS goes away: the process runs, but its pool takes no work.
+    nats.kill();
+    assert!(fleet::wait_until(Duration::from_secs(10), status(503)).await, "not ready without NATS");
+    let (code, body, _) = get(&http, readyz.clone()).await;
+    assert_eq!(code, 503, "{body}");
+    assert!(body["error"].as_str().is_some_and(|e| e.contains("cannot fetch")), "{body}");
+    let (code, _, _) = get(&http, format!("http://{admin}/healthz")).await;
+    assert_eq!(code, 200, "the process itself still runs");
+
+    nats.resume().await;
+    assert!(fleet::wait_until(Duration::from_secs(20), status(200)).await, "ready again once NATS is back");
+    drop(worker);
+    db.drop_now().await;
 }

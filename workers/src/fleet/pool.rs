@@ -57,22 +57,61 @@ pub struct PoolStats {
     /// Pull loops running, one per kind served: fewer than the kinds served means a kind takes
     /// no work (readiness).
     pub live_loops: AtomicUsize,
+    /// Pull loops fetching jobs right now: their consumer answered and NATS is connected.
+    pub fetching_loops: AtomicUsize,
 }
 
-/// Counts a running pull loop in [`PoolStats::live_loops`] for as long as it lives, however it
-/// ends (return, panic, abort).
-struct LiveLoop(Arc<PoolStats>);
+impl PoolStats {
+    /// Whether a pool serving `kinds` kinds of lookup can take work (a worker's `/readyz`):
+    /// every pull loop alive and fetching.
+    ///
+    /// # Errors
+    /// Why not, in words for the operator.
+    pub fn readiness(&self, kinds: usize) -> Result<(), String> {
+        let live = self.live_loops.load(Ordering::SeqCst);
+        let fetching = self.fetching_loops.load(Ordering::SeqCst);
+        if live < kinds {
+            Err(format!("The worker pool is not running: {live} of {kinds} pull loops alive."))
+        } else if fetching < kinds {
+            Err(format!(
+                "The worker pool cannot fetch jobs: {fetching} of {kinds} pull loops reach NATS and their consumer."
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Counts a running pull loop in [`PoolStats::live_loops`] (and, while it fetches, in
+/// [`PoolStats::fetching_loops`]) for as long as it lives, however it ends (return, panic,
+/// abort).
+struct LiveLoop {
+    stats: Arc<PoolStats>,
+    fetching: bool,
+}
 
 impl LiveLoop {
     fn new(stats: Arc<PoolStats>) -> Self {
         stats.live_loops.fetch_add(1, Ordering::SeqCst);
-        Self(stats)
+        Self { stats, fetching: false }
+    }
+
+    fn fetching(&mut self, now: bool) {
+        if now != self.fetching {
+            self.fetching = now;
+            if now {
+                self.stats.fetching_loops.fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.stats.fetching_loops.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
     }
 }
 
 impl Drop for LiveLoop {
     fn drop(&mut self) {
-        self.0.live_loops.fetch_sub(1, Ordering::SeqCst);
+        self.fetching(false);
+        self.stats.live_loops.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -98,11 +137,10 @@ pub async fn run_pool(
         let mut stop = stop_rx.clone();
         let live = LiveLoop::new(stats.clone());
         loops.push(tokio::spawn(async move {
-            let _live = live;
             let stopped = async move {
                 let _ = stop.wait_for(|s| *s).await;
             };
-            kind_loop(client, names, lookups, kind, concurrency, stats, tuning, stopped).await;
+            kind_loop(client, names, lookups, kind, concurrency, stats, tuning, live, stopped).await;
         }));
     }
     shutdown.await;
@@ -123,6 +161,7 @@ async fn kind_loop(
     concurrency: usize,
     stats: Arc<PoolStats>,
     tuning: Tuning,
+    mut live: LiveLoop,
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
@@ -160,6 +199,7 @@ async fn kind_loop(
         }
     };
     loop {
+        live.fetching(client.connection_state() == async_nats::connection::State::Connected);
         let available = slots.available_permits();
         if available == 0 {
             tokio::select! {
@@ -174,6 +214,7 @@ async fn kind_loop(
         let mut batch = match batch {
             Ok(b) => b,
             Err(e) => {
+                live.fetching(false);
                 tracing::warn!(error = %e, kind = %kind, "fetching jobs failed; retrying");
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;
