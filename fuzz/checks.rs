@@ -89,13 +89,33 @@ const NEGATION_WORDS: &[&str] = &[
     "не", "ні", "нет", "غير", "لا", "ليس",
 ];
 
+/// The negations of every language of the reader's language table
+/// (`workers/data/whois-languages.json`, e.g. Spanish and Slovenian "ni"), folded: the reader
+/// reads a negated presence word in any of them, so the oracle accepts them too.
+fn language_negations() -> &'static Vec<String> {
+    static NEGATIONS: OnceLock<Vec<String>> = OnceLock::new();
+    NEGATIONS.get_or_init(|| {
+        let table: serde_json::Value =
+            serde_json::from_str(include_str!("../workers/data/whois-languages.json")).expect("language data");
+        table["languages"]
+            .as_object()
+            .expect("languages")
+            .values()
+            .filter_map(|l| l["negations"].as_array())
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(workers::parse::lexicon::fold)
+            .collect()
+    })
+}
+
 /// Whether `text` holds, in order, every part of some registry's not-found rule (or status
 /// word), or a negation word.
 fn has_not_found_answer(text: &str) -> bool {
     let folded = workers::parse::lexicon::fold(text);
-    let negated = folded
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w));
+    let negated = folded.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w) || language_negations().iter().any(|n| n == w)
+    });
     if negated {
         return true;
     }
