@@ -114,7 +114,8 @@ fn language_negations() -> &'static Vec<String> {
 fn has_not_found_answer(text: &str) -> bool {
     let folded = workers::parse::lexicon::fold(text);
     let negated = folded.split(|c: char| !c.is_alphanumeric()).any(|w| {
-        NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w) || language_negations().iter().any(|n| n == w)
+        NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w)
+            || language_negations().iter().any(|n| n == w)
     });
     if negated {
         return true;

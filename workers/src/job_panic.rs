@@ -77,8 +77,11 @@ impl Panicked {
 /// `AssertUnwindSafe`: after a panic nothing of the job's own state is used again; what it
 /// shares with other jobs (caches, limiters, maps) is behind locks that recover from poisoning
 /// or is only ever replaced whole.
+///
+/// The work is boxed: a job's future can be large (a DNSSEC-validating lookup), and wrapping it
+/// inline would grow every future around it; on the heap it costs one allocation per job.
 pub async fn catch<F: Future>(work: F) -> Result<F::Output, Panicked> {
-    AssertUnwindSafe(work).catch_unwind().await.map_err(|payload| Panicked::from_payload(payload.as_ref()))
+    AssertUnwindSafe(Box::pin(work)).catch_unwind().await.map_err(|payload| Panicked::from_payload(payload.as_ref()))
 }
 
 /// Runs a job's `work`; a panic is reported ([`Panicked::report`], with `kind` and `domain`) and
