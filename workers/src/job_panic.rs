@@ -74,9 +74,10 @@ impl Panicked {
 /// Runs `work`, catching a panic as [`Panicked`] without reporting it (the caller knows what to
 /// log, e.g. only once for a run shared by many waiters).
 ///
-/// `AssertUnwindSafe`: after a panic nothing of the job's own state is used again; what it
-/// shares with other jobs (caches, limiters, maps) is behind locks that recover from poisoning
-/// or is only ever replaced whole.
+/// `AssertUnwindSafe`: after a panic nothing of the job's own state is used again, and the code
+/// that panics on hostile bytes (the readers) is pure and holds no lock, so what jobs share
+/// (caches, limiters, the single-flight map, whose lock recovers from poisoning) is not left
+/// half-updated.
 ///
 /// The work is boxed: a job's future can be large (a DNSSEC-validating lookup), and wrapping it
 /// inline would grow every future around it; on the heap it costs one allocation per job.
