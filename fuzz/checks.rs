@@ -89,13 +89,34 @@ const NEGATION_WORDS: &[&str] = &[
     "не", "ні", "нет", "غير", "لا", "ليس",
 ];
 
+/// The negations of every language of the reader's language table
+/// (`workers/data/whois-languages.json`, e.g. Spanish and Slovenian "ni"), folded: the reader
+/// reads a negated presence word in any of them, so the oracle accepts them too.
+fn language_negations() -> &'static Vec<String> {
+    static NEGATIONS: OnceLock<Vec<String>> = OnceLock::new();
+    NEGATIONS.get_or_init(|| {
+        let table: serde_json::Value =
+            serde_json::from_str(include_str!("../workers/data/whois-languages.json")).expect("language data");
+        table["languages"]
+            .as_object()
+            .expect("languages")
+            .values()
+            .filter_map(|l| l["negations"].as_array())
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(workers::parse::lexicon::fold)
+            .collect()
+    })
+}
+
 /// Whether `text` holds, in order, every part of some registry's not-found rule (or status
 /// word), or a negation word.
 fn has_not_found_answer(text: &str) -> bool {
     let folded = workers::parse::lexicon::fold(text);
-    let negated = folded
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w));
+    let negated = folded.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        NEGATION_WORDS.iter().any(|n| workers::parse::lexicon::fold(n) == w)
+            || language_negations().iter().any(|n| n == w)
+    });
     if negated {
         return true;
     }
@@ -120,7 +141,7 @@ fn split_line(data: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// The WHOIS reader: never panics, and never says "available" for an answer that does not hold
-/// a registry's not-found text.
+/// a registry's not-found text. `data` is framed as `server\nsuffix\ncharset\n` + raw answer.
 pub fn whois(data: &[u8]) {
     let (server, rest) = split_line(data);
     let (suffix, rest) = split_line(rest);
@@ -130,7 +151,12 @@ pub fn whois(data: &[u8]) {
     let charset = String::from_utf8_lossy(charset);
     let server = Some(server.trim()).filter(|s| !s.is_empty());
     let charset = Some(charset.trim()).filter(|s| !s.is_empty());
-    let reading = read_whois(raw, server, &suffix, charset);
+    whois_answer(server, &suffix, charset, raw);
+}
+
+/// The invariants of [`whois`] on one answer.
+fn whois_answer(server: Option<&str>, suffix: &str, charset: Option<&str>, raw: &[u8]) {
+    let reading = read_whois(raw, server, suffix, charset);
     if reading.class == WhoisClass::Available {
         let text = decode(raw, charset);
         assert!(
@@ -142,6 +168,246 @@ pub fn whois(data: &[u8]) {
     if reading.pending_delete {
         assert_eq!(reading.class, WhoisClass::Registered, "pending delete is a kind of registered");
     }
+}
+
+// ----- structure-aware WHOIS answers ------------------------------------------------------------
+//
+// Random bytes rarely spell a `Key: value` line the reader acts on, and the recorded answers
+// used as seeds are kilobytes long (≈300 runs a second). [`whois_structured`] reads the fuzz
+// bytes as choices instead: a server, a suffix, a charset, then tokens — real WHOIS keys, status
+// and not-found words, dates, separators — interleaved with characters whose lower case has
+// another length (the class of issue 32: offsets found in a lower-cased copy used on the
+// original). Small inputs build dense answers, so each run is short and every line is one the
+// reader parses.
+
+/// WHOIS hosts with a marker family of their own, and none (generic markers, family by suffix).
+const WHOIS_SERVERS: &[&str] = &[
+    "",
+    "whois.verisign-grs.com",
+    "whois.denic.de",
+    "whois.nic.it",
+    "whois.dns.be",
+    "whois.nic.uk",
+    "whois.nic.fr",
+    "whois.iana.org",
+    "whois.jprs.jp",
+    "whois.nic.es",
+    "whois.registro.br",
+    "whois.tonic.to",
+    "whois.nic.org.uy",
+    "whois.nic.io",
+    "whois.nic.hu",
+    "whois.tcinet.ru",
+];
+
+const WHOIS_SUFFIXES: &[&str] =
+    &["com", "io", "de", "it", "uk", "co.uk", "fr", "jp", "es", "br", "to", "com.uy", "hu", "ru", "com.af", "tr"];
+
+const WHOIS_CHARSETS: &[&str] = &["", "", "utf-8", "windows-1252", "koi8-r", "iso-8859-1", "shift_jis"];
+
+/// Keys the field reader and the markers act on (ICANN RDDS, ccTLD wordings, RIPE style).
+const WHOIS_KEYS: &[&str] = &[
+    "Domain Name",
+    "domain",
+    "Registrar",
+    "Sponsoring Registrar",
+    "Registrar WHOIS Server",
+    "Domain Status",
+    "Status",
+    "state",
+    "Estado / Status",
+    "Registry Expiry Date",
+    "Expiration Date",
+    "paid-till",
+    "Expires on",
+    "Creation Date",
+    "created",
+    "Record created on",
+    "Registered on",
+    "Updated Date",
+    "changed",
+    "Name Server",
+    "nserver",
+    "Nameservers",
+    "DNS",
+    "DNSSEC",
+    "Registrant",
+    "Registrant Organization",
+    "Registrant Name",
+    "Registrant Country",
+    "holder-c",
+    "admin-c",
+    "tech-c",
+    "mnt-by",
+    "Holder",
+    "Titular",
+    "Inhaber",
+    "Domain",
+    "[Domain Name]",
+    "[Status]",
+    "Nome de domínio / Domain Name",
+    "Registration Date (dd/mm/yyyy)",
+    "Availability",
+    "Reserved",
+    "Address",
+    "Name",
+    "Organization",
+    "Country",
+    "Holder name",
+    "Registrant Contact Name",
+];
+
+/// Values and words: statuses, not-found and quota wordings, negations, placeholders, handles.
+const WHOIS_WORDS: &[&str] = &[
+    "until",
+    "OK-UNTIL",
+    "paid until",
+    "ok",
+    "active",
+    "clientTransferProhibited",
+    "redemptionPeriod",
+    "pendingDelete",
+    "free",
+    "available",
+    "AVAILABLE",
+    "No match for",
+    "NOT FOUND",
+    "No entries found",
+    "Status: free",
+    "no",
+    "not",
+    "nicht",
+    "kein",
+    "registered",
+    "reserved",
+    "Reserved by Registry",
+    "Too many queries",
+    "limit exceeded",
+    "try again later",
+    "if",
+    "may",
+    "example.com",
+    "F.IO",
+    "ns1.example.net",
+    "192.0.2.1",
+    "signedDelegation",
+    "unsigned",
+    "-",
+    "n/a",
+    "none",
+    "R22-LRCC",
+    "ACTI-0024",
+    "https://icann.org/epp#ok",
+    "(http",
+    "MarkMonitor Inc.",
+    "Nincs találat",
+    "не найден",
+    "bulunamadı",
+    "ないで",
+    "没有",
+    "فارغ",
+    "Object_Not_Found",
+    "DOM_HELD",
+    "Ni",
+    "match",
+    "domain",
+    "is",
+    "the",
+    "of",
+    "query",
+    "REDEMPTION",
+    "quarantine",
+    "Tonic whoisd V1.1",
+    "go",
+    "IT",
+    "FRANCE",
+];
+
+const WHOIS_DATES: &[&str] = &[
+    "2026-01-01",
+    "20131218000000",
+    "01.02.2026",
+    "2005-04-15 21:43:27",
+    "30th April 2003",
+    "28-May-2010",
+    "2026-01-01T00:00:00Z",
+    "99/99/9999 99:99:99 +99:99",
+    "1999",
+    "Mon Jan 01 2026",
+];
+
+/// Characters whose lower case has another UTF-8 length or more characters, and their
+/// neighbours (combining marks, final sigma, title case): the class of issue 32. Written by
+/// code point: editors normalise the signs (OHM, KELVIN, ANGSTROM) to the letters they look like.
+const CASE_SHIFTERS: &[&str] = &[
+    "\u{130}",
+    "\u{2126}",
+    "\u{1e9e}",
+    "\u{fb01}",
+    "\u{fb03}",
+    "\u{3a3}",
+    "\u{3c2}",
+    "\u{212a}",
+    "\u{212b}",
+    "\u{1c5}",
+    "\u{1c4}",
+    "\u{390}",
+    "\u{23a}",
+    "\u{23e}",
+    "\u{2c6f}",
+    "\u{1f88}",
+    "\u{307}",
+    "\u{149}",
+    "\u{10400}",
+    "\u{ff24}",
+    "\u{feff}",
+    "\u{200b}",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{ff1a}",
+];
+
+const WHOIS_SEPARATORS: &[&str] = &[
+    ":", ": ", " ", "  ", "\t", ".", "....", ". . . .", "-", " - ", "/", "(", ")", "[", "]", ",", ";", "%", "# ",
+    ">>> ", "\r\n", "*",
+];
+
+/// Picks from `list` by the next byte (the first entry when the bytes ran out).
+fn pick<'a>(bytes: &mut std::slice::Iter<'_, u8>, list: &[&'a str]) -> &'a str {
+    let i = bytes.next().map_or(0, |&b| usize::from(b) % list.len());
+    list[i]
+}
+
+/// Builds `(server, suffix, charset, answer)` from `data` read as choices (see above).
+pub fn whois_structured_answer(data: &[u8]) -> (&'static str, &'static str, &'static str, Vec<u8>) {
+    let mut bytes = data.iter();
+    let server = pick(&mut bytes, WHOIS_SERVERS);
+    let suffix = pick(&mut bytes, WHOIS_SUFFIXES);
+    let charset = pick(&mut bytes, WHOIS_CHARSETS);
+    let mut out: Vec<u8> = Vec::with_capacity(data.len() * 8);
+    while let Some(&op) = bytes.next() {
+        match op % 10 {
+            0 => out.push(b'\n'),
+            1 => {
+                out.extend_from_slice(pick(&mut bytes, WHOIS_KEYS).as_bytes());
+                out.extend_from_slice(b": ");
+            }
+            2 | 3 => out.extend_from_slice(pick(&mut bytes, WHOIS_WORDS).as_bytes()),
+            4 | 5 => out.extend_from_slice(pick(&mut bytes, CASE_SHIFTERS).as_bytes()),
+            6 => out.extend_from_slice(pick(&mut bytes, WHOIS_DATES).as_bytes()),
+            7 => out.extend_from_slice(pick(&mut bytes, WHOIS_SEPARATORS).as_bytes()),
+            8 => out.push(b' '),
+            // A raw byte: stray Latin-1, broken UTF-8, control characters.
+            _ => out.push(bytes.next().copied().unwrap_or(0xc3)),
+        }
+    }
+    (server, suffix, charset, out)
+}
+
+/// [`whois`]'s invariants on an answer built from `data` as choices ([`whois_structured_answer`]).
+pub fn whois_structured(data: &[u8]) {
+    let (server, suffix, charset, raw) = whois_structured_answer(data);
+    whois_answer(Some(server).filter(|s| !s.is_empty()), suffix, Some(charset).filter(|s| !s.is_empty()), &raw);
 }
 
 /// The RDAP reader: never panics; "not found" only for an HTTP 404, or an HTTP 200 carrying an

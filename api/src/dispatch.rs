@@ -5,7 +5,14 @@
 //! [`InProcessBus`]: one bounded channel per kind consumed by that kind's worker tasks. The fleet
 //! implements the same [`JobBus`] over NATS JetStream request-reply, one subject per kind. The
 //! front answers check cache hits itself, without a round trip to a worker.
+//!
+//! A panic inside a job ([`workers::job_panic`]) is answered like a registry that gave no
+//! definitive answer (an `unknown` verdict, a failed lookup: 502, not charged); the worker task
+//! lives on. Each in-process worker task is counted while it lives, so readiness fails when a
+//! kind has none left.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::domain::DomainName;
@@ -14,6 +21,7 @@ use common::verdict::Verdict;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 use workers::engine::registration::RegistrationError;
+use workers::job_panic;
 use workers::lookup::Lookups;
 use workers::lookup::dns::DnsLookupError;
 
@@ -53,11 +61,23 @@ pub trait JobBus: Send + Sync + 'static {
         deadline: Duration,
     ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>>;
 
-    /// Whether jobs can be handed over right now (readiness): the fleet's bus is connected to
-    /// NATS; the in-process bus always can.
-    fn ready(&self) -> bool {
-        true
+    /// Whether jobs can be handed over and answered right now (readiness): the fleet's bus is
+    /// connected to NATS; the in-process bus has live worker tasks for every kind it serves.
+    ///
+    /// # Errors
+    /// Why not, in words for the operator reading `/readyz`.
+    fn readiness(&self) -> Result<(), String>;
+
+    /// Worker tasks alive now per kind, when the workers run in this process (the in-process
+    /// bus); empty when they run elsewhere (the fleet's bus).
+    fn live_workers(&self) -> Vec<(LookupKind, usize)> {
+        Vec::new()
     }
+
+    /// Stops this bus's in-process worker tasks at once, as a crash would, so tests can see
+    /// readiness fail; a bus whose workers run elsewhere has none to stop.
+    #[doc(hidden)]
+    fn abort_workers(&self) {}
 
     /// Whether the workers' probes run in this process, so its engine sees every upstream
     /// exchange (the in-process bus); false for the fleet's bus, whose workers probe elsewhere.
@@ -82,24 +102,37 @@ impl Job {
         }
     }
 
+    /// Runs the job and replies. A panic in its work is contained ([`job_panic::contain`]) and
+    /// answered: `unknown` for a check, no answer for a lookup.
     async fn run(self, lookups: &Lookups) {
         match self {
             Job::Check { domain, reply } => {
-                let result = lookups.engine().check_uncached(&domain).await.map(|r| r.verdict);
-                let _ = reply.send(result.map_err(DispatchError::from));
+                let work = lookups.engine().check_uncached(&domain);
+                let result = match job_panic::contain(LookupKind::Check, domain.as_str(), work).await {
+                    Ok(checked) => checked.map(|r| r.verdict).map_err(DispatchError::from),
+                    Err(panicked) => Ok(panicked.verdict(&domain)),
+                };
+                let _ = reply.send(result);
             }
             Job::Whois { domain, reply } => {
-                let result = lookups.whois(&domain).await.map_err(|e| match e {
-                    RegistrationError::Engine(e) => DispatchError::Engine(e),
-                    RegistrationError::NoAnswer(why) => DispatchError::NoAnswer(why),
-                });
+                let result = match job_panic::contain(LookupKind::Whois, domain.as_str(), lookups.whois(&domain)).await
+                {
+                    Ok(found) => found.map_err(|e| match e {
+                        RegistrationError::Engine(e) => DispatchError::Engine(e),
+                        RegistrationError::NoAnswer(why) => DispatchError::NoAnswer(why),
+                    }),
+                    Err(panicked) => Err(DispatchError::NoAnswer(panicked.to_string())),
+                };
                 let _ = reply.send(result);
             }
             Job::Dns { name, types, reply } => {
-                let result = lookups.dns(&name, &types).await.map_err(|e| match e {
-                    DnsLookupError::NoAnswer(why) => DispatchError::NoAnswer(why),
-                    other => DispatchError::Rejected(other.to_string()),
-                });
+                let result = match job_panic::contain(LookupKind::Dns, &name, lookups.dns(&name, &types)).await {
+                    Ok(found) => found.map_err(|e| match e {
+                        DnsLookupError::NoAnswer(why) => DispatchError::NoAnswer(why),
+                        other => DispatchError::Rejected(other.to_string()),
+                    }),
+                    Err(panicked) => Err(DispatchError::NoAnswer(panicked.to_string())),
+                };
                 let _ = reply.send(result);
             }
         }
@@ -110,6 +143,27 @@ impl Job {
 #[derive(Debug, Clone)]
 pub struct InProcessBus {
     queues: std::collections::BTreeMap<LookupKind, mpsc::Sender<Job>>,
+    /// Worker tasks alive, per kind (readiness).
+    live: std::collections::BTreeMap<LookupKind, Arc<AtomicUsize>>,
+    /// Every worker task, for [`JobBus::abort_workers`].
+    tasks: Arc<Vec<tokio::task::AbortHandle>>,
+}
+
+/// Counts a worker task in its kind's live count for as long as it lives, however it ends
+/// (queue closed, panic, abort).
+struct LiveWorker(Arc<AtomicUsize>);
+
+impl LiveWorker {
+    fn new(count: Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for LiveWorker {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl InProcessBus {
@@ -117,13 +171,18 @@ impl InProcessBus {
     /// queue of `queue` jobs. A kind not listed has no queue (its requests get 502 at once).
     pub fn start(lookups: Lookups, kinds: &[(LookupKind, usize)], queue: usize) -> Self {
         let mut queues = std::collections::BTreeMap::new();
+        let mut live = std::collections::BTreeMap::new();
+        let mut tasks = Vec::new();
         for &(kind, workers) in kinds {
             let (tx, rx) = mpsc::channel::<Job>(queue.max(1));
-            let rx = std::sync::Arc::new(tokio::sync::Mutex::new(rx));
+            let rx = Arc::new(tokio::sync::Mutex::new(rx));
+            let alive = Arc::new(AtomicUsize::new(0));
             for _ in 0..workers.max(1) {
                 let rx = rx.clone();
                 let lookups = lookups.clone();
-                tokio::spawn(async move {
+                let worker = LiveWorker::new(alive.clone());
+                let task = tokio::spawn(async move {
+                    let _alive = worker;
                     loop {
                         let job = { rx.lock().await.recv().await };
                         let Some(job) = job else { return };
@@ -133,10 +192,12 @@ impl InProcessBus {
                         job.run(&lookups).await;
                     }
                 });
+                tasks.push(task.abort_handle());
             }
             queues.insert(kind, tx);
+            live.insert(kind, alive);
         }
-        Self { queues }
+        Self { queues, live, tasks: Arc::new(tasks) }
     }
 
     async fn ask<T>(
@@ -157,6 +218,23 @@ impl InProcessBus {
 }
 
 impl JobBus for InProcessBus {
+    fn readiness(&self) -> Result<(), String> {
+        match self.live.iter().find(|(_, n)| n.load(Ordering::SeqCst) == 0) {
+            Some((kind, _)) => Err(format!("No live {kind} workers: {kind} jobs cannot be answered.")),
+            None => Ok(()),
+        }
+    }
+
+    fn live_workers(&self) -> Vec<(LookupKind, usize)> {
+        self.live.iter().map(|(kind, n)| (*kind, n.load(Ordering::SeqCst))).collect()
+    }
+
+    fn abort_workers(&self) {
+        for task in self.tasks.iter() {
+            task.abort();
+        }
+    }
+
     fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
@@ -304,8 +382,11 @@ fn lookup_result<T>(outcome: LookupOutcome<T>) -> Result<T, DispatchError> {
 }
 
 impl JobBus for NatsBus {
-    fn ready(&self) -> bool {
-        self.client.connection_state() == async_nats::connection::State::Connected
+    fn readiness(&self) -> Result<(), String> {
+        match self.client.connection_state() {
+            async_nats::connection::State::Connected => Ok(()),
+            _ => Err("Job bus (NATS) unavailable.".to_owned()),
+        }
     }
 
     fn probes_in_process(&self) -> bool {

@@ -18,6 +18,10 @@
 //! and every definitive verdict is kept in the cache's last known store, from which
 //! [`Engine::stale`] answers (flagged) when the registry gives no definitive answer.
 
+// Registry text is read here too (registration fields, referrals): no string is sliced with an
+// offset found in another (house rule 15).
+#![deny(clippy::string_slice)]
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;

@@ -19,6 +19,7 @@
 //! * [`politeness`], [`cache`]: rate limits and the verdict cache (with its last known store for
 //!   serve-stale).
 //! * [`health`]: per-suffix, per-method outcomes of the last hour (`GET /v1/tlds/{tld}`).
+//! * [`job_panic`]: a panic in one job becomes an `unknown` answer; the worker lives on.
 //! * [`routing`]: self-correcting routing decisions (WHOIS first while RDAP fails), in process or
 //!   shared by the fleet.
 //! * [`fleet`]: the NATS side — stream/consumer/bucket declarations, the worker pool, and the
@@ -32,6 +33,7 @@ pub mod config;
 pub mod engine;
 pub mod fleet;
 pub mod health;
+pub mod job_panic;
 pub mod lookup;
 pub mod parse;
 pub mod politeness;

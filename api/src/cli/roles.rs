@@ -91,8 +91,15 @@ pub(crate) async fn worker(mut settings: Settings, kinds: Option<String>) -> any
         common::lookup::LookupKind::parse_list(&kinds).map_err(|e| anyhow::anyhow!("--kinds: {e}"))?;
         settings.fleet.worker_kinds = kinds;
     }
-    admin(&settings).await?;
     let stats = std::sync::Arc::new(workers::fleet::PoolStats::default());
+    // The worker's own readiness: its pool's pull loops alive and fetching.
+    let kinds = settings.fleet.worker_kinds()?.len();
+    let pool = stats.clone();
+    let readyz = axum::routing::get(move || {
+        let pool = pool.clone();
+        async move { api::routes::health::worker_readyz(&pool, kinds) }
+    });
+    admin_with(&settings, Some(readyz)).await?;
     api::fleet::worker(&settings, stats, shutdown_signal()).await
 }
 
@@ -118,12 +125,20 @@ async fn metrics_not_public(request: axum::extract::Request, next: axum::middlew
 /// Serves `/healthz` and `/metrics` on `server.admin_listen` (every role; for `serve` and `front`
 /// the public listener then no longer serves `/metrics`).
 async fn admin(settings: &Settings) -> anyhow::Result<()> {
+    admin_with(settings, None).await
+}
+
+/// [`admin`], plus `/readyz` for a role without a public listener (a worker).
+async fn admin_with(settings: &Settings, readyz: Option<axum::routing::MethodRouter>) -> anyhow::Result<()> {
     let Some(addr) = settings.server.admin_listen else { return Ok(()) };
     let listener = TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("server.admin_listen {addr}: {e}"))?;
     api::telemetry::prometheus();
-    let router = axum::Router::new()
+    let mut router = axum::Router::new()
         .route("/healthz", axum::routing::get(api::routes::health::healthz))
         .route("/metrics", axum::routing::get(api::routes::health::metrics));
+    if let Some(readyz) = readyz {
+        router = router.route("/readyz", readyz);
+    }
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, router).await {
             tracing::error!(error = %e, "admin listener stopped");

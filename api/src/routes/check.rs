@@ -408,8 +408,11 @@ async fn fresh_verdict(state: &AppState, domain: &DomainName) -> Result<Answer, 
     let (verdict, cached) = if let Some(v) = state.engine().cached(domain).await {
         (v, true)
     } else {
-        let (result, joined) =
+        let (outcome, joined) =
             state.lookups().run(domain.as_str().to_owned(), || lookup(state.clone(), domain.clone())).await;
+        // `lookup` runs the job in its own task, so a panic there is already its JoinError; this
+        // arm is for the single-flight's own guarantee.
+        let result = outcome.unwrap_or_else(|panicked| Err(LookupError::Upstream(panicked.to_string())));
         if joined {
             metrics::counter!("dsa_coalesced_lookups_total").increment(1);
         }

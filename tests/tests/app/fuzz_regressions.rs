@@ -39,7 +39,10 @@ fn index(kind: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn whois_regressions_and_every_recorded_answer() {
+    // The fuzz target reads its bytes as choices; inputs saved by hand may be framed answers:
+    // every saved input is replayed both ways.
     replay("whois", checks::whois);
+    replay("whois", checks::whois_structured);
     let entries = index("whois");
     assert!(entries.len() > 100);
     for e in entries {
@@ -59,6 +62,19 @@ fn whois_regressions_and_every_recorded_answer() {
         anonymous.extend_from_slice(&raw);
         checks::whois(&anonymous);
     }
+}
+
+/// The structure-aware WHOIS generator can spell the answer of issue 32 (the class it exists to
+/// find): a status line with U+0130 and U+2126 around `until`.
+#[test]
+fn the_whois_generator_spells_the_case_shifting_status_line() {
+    // server "", suffix "com", charset none; then key "Domain Status", İ, space, "until", Ω,
+    // space, a date, a newline (opcodes: 1 key, 4 shifter, 8 space, 2 word, 6 date, 0 newline).
+    let choices = [0, 0, 0, 1, 5, 4, 0, 8, 2, 0, 4, 1, 8, 6, 0, 0];
+    let (server, suffix, charset, answer) = checks::whois_structured_answer(&choices);
+    assert_eq!((server, suffix, charset), ("", "com", ""));
+    assert_eq!(String::from_utf8_lossy(&answer), "Domain Status: \u{130} until\u{2126} 2026-01-01\n");
+    checks::whois_structured(&choices);
 }
 
 #[test]

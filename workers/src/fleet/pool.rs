@@ -13,7 +13,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer};
@@ -31,6 +31,7 @@ use super::shared::{Claimed, SharedVerdicts};
 use super::{FleetError, Tuning};
 use crate::engine::registration::RegistrationError;
 use crate::engine::{Engine, Report};
+use crate::job_panic::{self, Panicked};
 use crate::lookup::Lookups;
 use crate::lookup::dns::DnsLookupError;
 use crate::singleflight::SingleFlight;
@@ -53,6 +54,65 @@ pub struct PoolStats {
     /// Check jobs answered by another worker's lookup in flight, waited for under its claim on
     /// the name (no registry query by this worker).
     pub peer_lookups: AtomicU64,
+    /// Pull loops running, one per kind served: fewer than the kinds served means a kind takes
+    /// no work (readiness).
+    pub live_loops: AtomicUsize,
+    /// Pull loops fetching jobs right now: their consumer answered and NATS is connected.
+    pub fetching_loops: AtomicUsize,
+}
+
+impl PoolStats {
+    /// Whether a pool serving `kinds` kinds of lookup can take work (a worker's `/readyz`):
+    /// every pull loop alive and fetching.
+    ///
+    /// # Errors
+    /// Why not, in words for the operator.
+    pub fn readiness(&self, kinds: usize) -> Result<(), String> {
+        let live = self.live_loops.load(Ordering::SeqCst);
+        let fetching = self.fetching_loops.load(Ordering::SeqCst);
+        if live < kinds {
+            Err(format!("The worker pool is not running: {live} of {kinds} pull loops alive."))
+        } else if fetching < kinds {
+            Err(format!(
+                "The worker pool cannot fetch jobs: {fetching} of {kinds} pull loops reach NATS and their consumer."
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Counts a running pull loop in [`PoolStats::live_loops`] (and, while it fetches, in
+/// [`PoolStats::fetching_loops`]) for as long as it lives, however it ends (return, panic,
+/// abort).
+struct LiveLoop {
+    stats: Arc<PoolStats>,
+    fetching: bool,
+}
+
+impl LiveLoop {
+    fn new(stats: Arc<PoolStats>) -> Self {
+        stats.live_loops.fetch_add(1, Ordering::SeqCst);
+        Self { stats, fetching: false }
+    }
+
+    fn fetching(&mut self, now: bool) {
+        if now != self.fetching {
+            self.fetching = now;
+            if now {
+                self.stats.fetching_loops.fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.stats.fetching_loops.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+impl Drop for LiveLoop {
+    fn drop(&mut self) {
+        self.fetching(false);
+        self.stats.live_loops.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
@@ -75,11 +135,12 @@ pub async fn run_pool(
     for &(kind, concurrency) in kinds {
         let (client, names, lookups, stats) = (client.clone(), names.clone(), lookups.clone(), stats.clone());
         let mut stop = stop_rx.clone();
+        let live = LiveLoop::new(stats.clone());
         loops.push(tokio::spawn(async move {
             let stopped = async move {
                 let _ = stop.wait_for(|s| *s).await;
             };
-            kind_loop(client, names, lookups, kind, concurrency, stats, tuning, stopped).await;
+            kind_loop(client, names, lookups, kind, concurrency, stats, tuning, live, stopped).await;
         }));
     }
     shutdown.await;
@@ -100,6 +161,7 @@ async fn kind_loop(
     concurrency: usize,
     stats: Arc<PoolStats>,
     tuning: Tuning,
+    mut live: LiveLoop,
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
@@ -137,6 +199,7 @@ async fn kind_loop(
         }
     };
     loop {
+        live.fetching(client.connection_state() == async_nats::connection::State::Connected);
         let available = slots.available_permits();
         if available == 0 {
             tokio::select! {
@@ -151,6 +214,7 @@ async fn kind_loop(
         let mut batch = match batch {
             Ok(b) => b,
             Err(e) => {
+                live.fetching(false);
                 tracing::warn!(error = %e, kind = %kind, "fetching jobs failed; retrying");
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;
@@ -162,14 +226,23 @@ async fn kind_loop(
             let (client, lookups, stats, inflight) = (client.clone(), lookups.clone(), stats.clone(), inflight.clone());
             let shared = shared.clone();
             tokio::spawn(async move {
-                match kind {
-                    LookupKind::Check => {
-                        let pool = CheckPool { engine: lookups.engine(), inflight: &inflight, shared, stats: &stats };
-                        handle(&client, pool, message, progress_every).await;
+                let work = async {
+                    match kind {
+                        LookupKind::Check => {
+                            let pool =
+                                CheckPool { engine: lookups.engine(), inflight: &inflight, shared, stats: &stats };
+                            handle(&client, pool, message, progress_every).await;
+                        }
+                        LookupKind::Whois | LookupKind::Dns => {
+                            handle_lookup(&client, &lookups, kind, &stats, message, progress_every).await;
+                        }
                     }
-                    LookupKind::Whois | LookupKind::Dns => {
-                        handle_lookup(&client, &lookups, kind, &stats, message, progress_every).await;
-                    }
+                };
+                // The last line: the handlers answer a panic in a job's work themselves; one
+                // anywhere else ends this job only (unanswered, redelivered after its ack wait),
+                // never the pool, and its slot comes back.
+                if let Err(panicked) = job_panic::catch(work).await {
+                    panicked.report(kind, "(outside the lookup)");
                 }
                 drop(permit);
             });
@@ -235,13 +308,13 @@ async fn handle_lookup(
             let outcome = match lookups.whois_domain(&job.domain) {
                 Err(reason) => LookupOutcome::Rejected { reason },
                 Ok(domain) => {
-                    match tokio::time::timeout(left, with_progress(&message, progress_every, lookups.whois(&domain)))
-                        .await
-                    {
+                    let work = job_panic::contain(kind, domain.as_str(), lookups.whois(&domain));
+                    match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
                         Err(_) => return terminate(stats, &message, "expired").await,
-                        Ok(Ok(answer)) => LookupOutcome::Answer { answer },
-                        Ok(Err(RegistrationError::Engine(e))) => LookupOutcome::Rejected { reason: e.to_string() },
-                        Ok(Err(e)) => LookupOutcome::Failed { reason: e.to_string() },
+                        Ok(Ok(Ok(answer))) => LookupOutcome::Answer { answer },
+                        Ok(Ok(Err(RegistrationError::Engine(e)))) => LookupOutcome::Rejected { reason: e.to_string() },
+                        Ok(Ok(Err(e))) => LookupOutcome::Failed { reason: e.to_string() },
+                        Ok(Err(panicked)) => LookupOutcome::Failed { reason: panicked.to_string() },
                     }
                 }
             };
@@ -253,16 +326,13 @@ async fn handle_lookup(
                 return terminate(stats, &message, "bad_payload").await;
             };
             let Some(left) = time_left(job.deadline) else { return terminate(stats, &message, "expired").await };
-            let outcome = match tokio::time::timeout(
-                left,
-                with_progress(&message, progress_every, lookups.dns(&job.name, &job.types)),
-            )
-            .await
-            {
+            let work = job_panic::contain(kind, &job.name, lookups.dns(&job.name, &job.types));
+            let outcome = match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
                 Err(_) => return terminate(stats, &message, "expired").await,
-                Ok(Ok(answer)) => LookupOutcome::Answer { answer },
-                Ok(Err(DnsLookupError::NoAnswer(reason))) => LookupOutcome::Failed { reason },
-                Ok(Err(e)) => LookupOutcome::Rejected { reason: e.to_string() },
+                Ok(Ok(Ok(answer))) => LookupOutcome::Answer { answer },
+                Ok(Ok(Err(DnsLookupError::NoAnswer(reason)))) => LookupOutcome::Failed { reason },
+                Ok(Ok(Err(e))) => LookupOutcome::Rejected { reason: e.to_string() },
+                Ok(Err(panicked)) => LookupOutcome::Failed { reason: panicked.to_string() },
             };
             reply_and_ack(client, stats, &message, reply_to, &DnsReply { job_id: job.job_id, outcome }).await;
         }
@@ -313,7 +383,12 @@ async fn decide(
         return Ok((report(verdict), Source::Cache));
     }
     let Some(shared) = shared else {
-        return Ok((engine.check_uncached(&domain).await.map_err(|e| e.to_string())?, Source::Registry));
+        let checked = job_panic::contain(LookupKind::Check, domain.as_str(), engine.check_uncached(&domain)).await;
+        let report = match checked {
+            Ok(checked) => checked.map_err(|e| e.to_string())?,
+            Err(panicked) => panicked_report(&panicked, &domain),
+        };
+        return Ok((report, Source::Registry));
     };
     if let Some(verdict) = shared.fresh(&engine, &domain).await {
         engine.remember(&verdict).await;
@@ -327,7 +402,12 @@ async fn decide(
         Claimed::Owned(claim) => Some(claim),
         Claimed::Ask => None,
     };
-    let checked = engine.check_uncached(&domain).await.map_err(|e| e.to_string());
+    // A panic while reading the registry's answer must not leave the claim held until its
+    // deadline (other workers would wait on it): contained here, answered unknown, released.
+    let checked = match job_panic::contain(LookupKind::Check, domain.as_str(), engine.check_uncached(&domain)).await {
+        Ok(checked) => checked.map_err(|e| e.to_string()),
+        Err(panicked) => Ok(panicked_report(&panicked, &domain)),
+    };
     if let Ok(report) = &checked {
         shared.share(&report.verdict).await;
     }
@@ -335,6 +415,12 @@ async fn decide(
         shared.release(claim).await;
     }
     Ok((checked?, Source::Registry))
+}
+
+/// The report of a check whose work panicked: unknown, and not worth a retry (the same answer
+/// would panic again), so the front gets it at once.
+fn panicked_report(panicked: &Panicked, domain: &DomainName) -> Report {
+    Report { verdict: panicked.verdict(domain), steps: Vec::new(), record: None, retryable: false }
 }
 
 async fn handle(
@@ -373,8 +459,8 @@ async fn handle(
         Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
         Ok(domain) => {
             let key = domain.as_str().to_owned();
-            let (engine, shared) = (engine.clone(), pool.shared.clone());
-            let work = pool.inflight.run(key, move || decide(engine, shared, domain).boxed());
+            let (engine, shared, asked) = (engine.clone(), pool.shared.clone(), domain.clone());
+            let work = pool.inflight.run(key, move || decide(engine, shared, asked).boxed());
             match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
                 Err(_) => {
                     // The deadline passed while probing: the front has given up; end the job.
@@ -383,8 +469,16 @@ async fn handle(
                     let _ = message.ack_with(AckKind::Term).await;
                     return;
                 }
-                Ok((Err(reason), _)) => CheckOutcome::Rejected { reason },
-                Ok((Ok((report, source)), joined)) => {
+                // A panic outside the registry read (caches, claims): every job of the name
+                // answers unknown; the leader reports it once.
+                Ok((Err(panicked), joined)) => {
+                    if !joined {
+                        panicked.report(LookupKind::Check, domain.as_str());
+                    }
+                    CheckOutcome::Verdict { verdict: panicked.verdict(&domain) }
+                }
+                Ok((Ok(Err(reason)), _)) => CheckOutcome::Rejected { reason },
+                Ok((Ok(Ok((report, source))), joined)) => {
                     if source == Source::Cache {
                         stats.cache_hits.fetch_add(1, Ordering::Relaxed);
                         metrics::counter!("dsa_worker_cache_hits_total").increment(1);

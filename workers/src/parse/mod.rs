@@ -12,6 +12,12 @@
 //! - [`whois`]: charset decoding, marker-based classification, key/value and block field reader.
 //! - [`rdap`]: RDAP domain object reader (status values per RFC 9083 §10.2.2).
 
+// No string is sliced with an offset found in another string (a lower-cased or folded copy):
+// slices go through `get` or carry a reason why the offset is the same string's boundary
+// (house rule 15; issue 32).
+#![deny(clippy::string_slice)]
+
 pub mod lexicon;
+pub(crate) mod lowered;
 pub mod rdap;
 pub mod whois;

@@ -522,10 +522,13 @@ pub fn rdap_date(s: &str) -> Option<OffsetDateTime> {
         Some(19 + frac)
     };
     let n = local_len(b)?;
-    let fixed = match &s[n..] {
+    // `n` counts ASCII bytes only, so it is a character boundary; `get` all the same.
+    let (local, offset) = s.split_at_checked(n)?;
+    let fixed = match offset {
         "" => format!("{s}Z"),
         off if off.len() == 5 && (off.starts_with('+') || off.starts_with('-')) => {
-            format!("{}{}:{}", &s[..n], &off[..3], &off[3..])
+            let (hours, minutes) = off.split_at_checked(3)?;
+            format!("{local}{hours}:{minutes}")
         }
         _ => return None,
     };

@@ -51,9 +51,9 @@ pub fn epp_status(label: &str, from_rdap: bool) -> String {
     let first = label.split_whitespace().next().unwrap_or_default();
     // WHOIS: "clientTransferProhibited https://icann.org/epp#clientTransferProhibited" or "ok".
     if let Some((epp, _)) = EPP_RDAP.iter().find(|(epp, _)| epp.eq_ignore_ascii_case(first)) {
-        let rest_is_link = label[first.len()..].trim().is_empty()
-            || label[first.len()..].trim_start().starts_with("http")
-            || label[first.len()..].trim_start().starts_with('(');
+        // `first` is the trimmed label's first word, so its length is a boundary of the label.
+        let rest = label.get(first.len()..).unwrap_or_default().trim_start();
+        let rest_is_link = rest.is_empty() || rest.starts_with("http") || rest.starts_with('(');
         if rest_is_link {
             return (*epp).to_owned();
         }

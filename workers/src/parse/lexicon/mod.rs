@@ -178,7 +178,7 @@ impl FieldLexicon {
         }
         if v.ends_with(')')
             && let Some(open) = v.rfind('(')
-            && let Some(code) = two(&v[open + 1..v.len() - 1])
+            && let Some(code) = v.get(open + 1..v.len() - 1).and_then(two)
         {
             return Some(code);
         }

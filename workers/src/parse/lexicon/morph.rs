@@ -39,11 +39,11 @@ pub(super) fn turkish_negative(prev: Option<&str>, word: &str) -> Option<(&'stat
         });
     let (stem, rest) = stem_rest?;
     let conditional = |tail: &str| tail.starts_with("sa") || tail.starts_with("se");
-    if let Some(s) = m.turkish_cannot.iter().find(|s| rest.starts_with(s.as_str())) {
-        return (!conditional(&rest[s.len()..])).then_some((stem, true));
+    if let Some(tail) = m.turkish_cannot.iter().find_map(|s| rest.strip_prefix(s.as_str())) {
+        return (!conditional(tail)).then_some((stem, true));
     }
-    if let Some(s) = m.turkish_not.iter().find(|s| rest.starts_with(s.as_str())) {
-        return (!conditional(&rest[s.len()..])).then_some((stem, false));
+    if let Some(tail) = m.turkish_not.iter().find_map(|s| rest.strip_prefix(s.as_str())) {
+        return (!conditional(tail)).then_some((stem, false));
     }
     None
 }
@@ -297,7 +297,8 @@ pub(super) fn sentences(line: &str) -> impl Iterator<Item = &str> {
     cuts.push(line.len());
     let mut from = 0;
     cuts.into_iter().map(move |to| {
-        let s = &line[from..to];
+        // Both cuts are character boundaries of `line` (from `char_indices`).
+        let s = line.get(from..to).unwrap_or_default();
         from = to;
         s
     })
@@ -407,22 +408,21 @@ pub(super) fn script_absence(line: &str) -> Option<String> {
     }
     for p in &m.script_patterns {
         for first in &p.first {
-            let mut from = 0;
-            while let Some(rel) = line[from..].find(first.as_str()) {
-                let start = from + rel + first.len();
-                let window: String = line[start..].chars().take(p.gap + 6).collect();
+            for (at, _) in line.match_indices(first.as_str()) {
+                let after = line.get(at + first.len()..).unwrap_or_default();
+                let window: String = after.chars().take(p.gap + 6).collect();
                 for then in &p.then {
-                    if let Some(at) = window.find(then.as_str()) {
-                        let gap = &window[..at];
+                    if let Some((gap, from_then)) =
+                        window.find(then.as_str()).and_then(|at| window.split_at_checked(at))
+                    {
                         let ok = gap.chars().count() <= p.gap
                             && !p.not_between.iter().any(|n| gap.contains(n.as_str()))
-                            && !(then == "ない" && window[at..].starts_with("ないで"));
+                            && !(then == "ない" && from_then.starts_with("ないで"));
                         if ok {
                             return Some(format!("{first} … {then}"));
                         }
                     }
                 }
-                from = start;
             }
         }
     }
@@ -436,7 +436,7 @@ pub(super) fn script_absence(line: &str) -> Option<String> {
 /// says withheld ("Reserved: yes") is withheld too.
 pub(super) fn status_key_value(line: &str) -> Option<(bool, &'static str)> {
     let key = line_key(line)?;
-    let value = line[line.find(':')? + 1..].trim().trim_end_matches(['.', '!']);
+    let value = line.split_once(':')?.1.trim().trim_end_matches(['.', '!']);
     let m = morph_lists();
     let key_words: Vec<&str> = key.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let aside = &word_lists().aside;
@@ -552,10 +552,9 @@ pub(super) fn pending(line: &str) -> Option<String> {
         }
         if !s.is_ascii() {
             for d in m.delete_stems.iter().filter(|d| !d.is_ascii()) {
-                if let Some(at) = s.find(d) {
-                    let mut near: String =
-                        s[..at].chars().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
-                    near.extend(s[at..].chars().take(10));
+                if let Some((head, tail)) = s.find(d).and_then(|at| s.split_at_checked(at)) {
+                    let mut near: String = head.chars().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
+                    near.extend(tail.chars().take(10));
                     if let Some(x) = m.waiting.iter().filter(|x| !x.is_ascii()).find(|x| near.contains(x.as_str())) {
                         return Some(format!("{x} … {d}"));
                     }
@@ -568,16 +567,9 @@ pub(super) fn pending(line: &str) -> Option<String> {
 
 /// The first occurrence of `t` in `s` at word boundaries (for scripts without spaces, anywhere).
 fn find_word(s: &str, t: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(rel) = s[from..].find(t) {
-        let at = from + rel;
-        let left = s[..at].chars().next_back().is_none_or(|c| !is_word_char(c)) || !t.is_ascii();
-        if left {
-            return Some(at);
-        }
-        from = at + t.len();
-    }
-    None
+    s.match_indices(t)
+        .map(|(at, _)| at)
+        .find(|&at| !t.is_ascii() || s.get(..at).and_then(|h| h.chars().next_back()).is_none_or(|c| !is_word_char(c)))
 }
 
 // ----- quota refusals ------------------------------------------------------------------------
@@ -599,10 +591,10 @@ pub(super) fn refusal(line: &str) -> Option<String> {
         let ws: Vec<&str> = words(s).collect();
         let query = |w: &&str| starts_any(w, &m.queries);
         for t in &m.too_many {
-            if let Some(at) = find_word(s, t) {
-                let after: Vec<&str> = words(&s[at + t.len()..]).take(5).collect();
-                let cjk_after: String = s[at..].chars().take(12).collect();
-                let cjk_before: String = s[..at].chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+            if let Some((head, tail)) = find_word(s, t).and_then(|at| s.split_at_checked(at)) {
+                let after: Vec<&str> = words(tail.get(t.len()..).unwrap_or_default()).take(5).collect();
+                let cjk_after: String = tail.chars().take(12).collect();
+                let cjk_before: String = head.chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
                 if after.iter().any(query)
                     || (!t.is_ascii()
                         && m.queries.iter().any(|q| {

@@ -9,6 +9,7 @@ use super::keys::*;
 use super::lines::Line;
 use super::markers::DateOrder;
 use crate::parse::lexicon::field_lexicon;
+use crate::parse::lowered::Lowered;
 
 #[derive(Default)]
 pub(super) struct FieldState {
@@ -392,24 +393,20 @@ pub(super) fn apply(st: &mut FieldState, field: Field, value: &str, order: DateO
 }
 
 /// The date in a status value that carries the expiry ("OK-UNTIL 20131218000000").
+///
+/// The word is searched in a lower-cased copy and the date read from the value itself, through
+/// [`Lowered`]: lower-casing may change the text's length ("İ", "Ω"), so an offset in the copy is
+/// no offset in the value.
 pub(super) fn status_until(value: &str) -> Option<&str> {
-    let lower = value.to_lowercase();
-    if lower.len() != value.len() {
-        return None;
-    }
+    let lowered = Lowered::new(value);
+    let lower = lowered.as_str();
     field_lexicon().status_until_words.iter().find_map(|w| {
-        let mut from = 0;
-        while let Some(rel) = lower[from..].find(w.as_str()) {
-            let start = from + rel;
-            let end = start + w.len();
-            let before_ok = lower[..start].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-            let rest = value[end..].trim_start();
-            if before_ok && value[end..].starts_with([' ', ':']) && parse_date(rest, DateOrder::Dmy).is_some() {
-                return Some(rest);
-            }
-            from = end;
-        }
-        None
+        lower.match_indices(w.as_str()).find_map(|(start, _)| {
+            let before_ok = lower.get(..start)?.chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            let after = lowered.original_from(start + w.len())?;
+            let rest = after.trim_start();
+            (before_ok && after.starts_with([' ', ':']) && parse_date(rest, DateOrder::Dmy).is_some()).then_some(rest)
+        })
     })
 }
 
@@ -476,7 +473,7 @@ pub(super) fn clean_status(s: &str) -> String {
 pub(super) fn cut_url(s: &str) -> String {
     let s = s.trim();
     let cut = ["(http", "http://", "https://"].iter().filter_map(|p| s.find(p)).min().unwrap_or(s.len());
-    s[..cut].trim().to_owned()
+    s.get(..cut).unwrap_or(s).trim().to_owned()
 }
 
 /// Drops a registry's handle after a registrar name: "MarkMonitor Inc. (R22-LRCC)", "(292)",
@@ -486,17 +483,17 @@ pub(super) fn strip_registrar_id(v: &str) -> String {
     loop {
         let before = v;
         if v.ends_with(']')
-            && let Some(open) = v.rfind('[')
+            && let Some((head, _)) = v.rsplit_once('[')
         {
-            v = v[..open].trim_end();
+            v = head.trim_end();
         }
         if v.ends_with(')')
-            && let Some(open) = v.rfind('(')
+            && let Some((head, inner)) = v.rsplit_once('(')
+            && !inner.contains(char::is_whitespace)
+            && inner.contains(|c: char| c.is_ascii_digit())
+            && !head.is_empty()
         {
-            let inner = &v[open..];
-            if !inner.contains(char::is_whitespace) && inner.contains(|c: char| c.is_ascii_digit()) && open > 0 {
-                v = v[..open].trim_end();
-            }
+            v = head.trim_end();
         }
         if v == before {
             break;

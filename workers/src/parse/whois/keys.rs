@@ -13,6 +13,7 @@ use super::fields::is_host_name;
 use super::lines::Line;
 use super::markers::DateOrder;
 use crate::parse::lexicon::field_lexicon;
+use crate::parse::lowered::Lowered;
 
 /// A registration fact a key can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +71,8 @@ pub(super) fn key_candidates(key: &str) -> Vec<String> {
         let k = k.trim();
         if !k.is_empty() {
             out.push(k.to_owned());
-            if let Some(open) = k.rfind(" (").filter(|_| k.ends_with(')')) {
-                out.push(k[..open].trim().to_owned());
+            if let Some((head, _)) = k.rsplit_once(" (").filter(|_| k.ends_with(')')) {
+                out.push(head.trim().to_owned());
             }
         }
     };
@@ -236,15 +237,14 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
     let t = strip_enumeration(text.trim_start_matches(['*', ' ']));
     // "[Domain Name]   GOOGLE.JP" (JPRS, MYNIC).
     if let Some(rest) = t.strip_prefix('[')
-        && let Some(close) = rest.find(']')
+        && let Some((key, value)) = rest.split_once(']')
     {
-        let key = normalise_key(&rest[..close]);
+        let key = normalise_key(key);
         if !key.is_empty() && key.len() <= 60 {
-            return Some((key, rest[close + 1..].trim().to_owned()));
+            return Some((key, value.trim().to_owned()));
         }
     }
-    if let Some(colon) = t.find(':') {
-        let (k, v) = (&t[..colon], &t[colon + 1..]);
+    if let Some((k, v)) = t.split_once(':') {
         let k = strip_dot_leader(k);
         // "Record created on 2000-08-29 10:22:50": the colon of a time, not of a key.
         let time_colon = k.ends_with(|c: char| c.is_ascii_digit()) && v.starts_with(|c: char| c.is_ascii_digit());
@@ -258,54 +258,55 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
         }
     }
     // "Domain Name........ x" or "Nom de domaine#. . . . .x" without a colon.
-    if let Some((start, end)) = find_leader(t) {
-        let k = &t[..start];
-        if key_is_plausible(k) {
-            return Some((normalise_key(k), t[end..].trim().to_owned()));
-        }
+    if let Some((start, end)) = find_leader(t)
+        && let (Some(k), Some(v)) = (t.get(..start), t.get(end..))
+        && key_is_plausible(k)
+    {
+        return Some((normalise_key(k), v.trim().to_owned()));
     }
     // "Record created on 2005-04-15 21:43:27", "Registered on 30th April 2003": a date key
     // without a colon, recognised by a date following it.
-    let lower = t.to_lowercase();
-    if lower.len() == t.len() {
-        let ordered = key_tables().as_ref().map(|t| t.ordered.as_slice()).unwrap_or_default();
-        for (name, field) in ordered {
-            if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_))
-                && let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' '))
-            {
-                // `get`: lower-casing may shift char boundaries in exotic scripts.
-                let value = t.get(t.len() - rest.len()..).unwrap_or_default().trim();
+    // Matched in a lower-cased copy, the value read from the line itself: through `Lowered`,
+    // since lower-casing may change lengths (U+0130, U+212A KELVIN SIGN) and every offset after.
+    let lowered = Lowered::new(t);
+    let lower = lowered.as_str();
+    let ordered = key_tables().as_ref().map(|t| t.ordered.as_slice()).unwrap_or_default();
+    for (name, field) in ordered {
+        if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_))
+            && let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' '))
+        {
+            let value = lowered.original_from(lower.len() - rest.len()).unwrap_or_default().trim();
+            if parse_date(value, DateOrder::Dmy).is_some() {
+                return Some(((*name).to_owned(), value.to_owned()));
+            }
+        }
+    }
+    // The same with the lexicon's date keys ("Record changed on 28-May-2010").
+    let lex = field_lexicon();
+    for (field, keys) in &lex.keys {
+        if !matches!(field.as_str(), "created" | "updated" | "expires") {
+            continue;
+        }
+        for name in keys {
+            if let Some(rest) = lower.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(' ')) {
+                let value = lowered.original_from(lower.len() - rest.len()).unwrap_or_default().trim();
                 if parse_date(value, DateOrder::Dmy).is_some() {
-                    return Some(((*name).to_owned(), value.to_owned()));
+                    return Some((name.clone(), value.to_owned()));
                 }
             }
         }
-        // The same with the lexicon's date keys ("Record changed on 28-May-2010").
-        let lex = field_lexicon();
-        for (field, keys) in &lex.keys {
-            if !matches!(field.as_str(), "created" | "updated" | "expires") {
-                continue;
-            }
-            for name in keys {
-                if let Some(rest) = lower.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(' ')) {
-                    let value = t.get(t.len() - rest.len()..).unwrap_or_default().trim();
-                    if parse_date(value, DateOrder::Dmy).is_some() {
-                        return Some((name.clone(), value.to_owned()));
-                    }
-                }
-            }
-        }
-        // "Domain GOOGLE.KG (ACTIVE)"
-        if let Some(rest) = lower.strip_prefix("domain ") {
-            let first = rest.split_whitespace().next().unwrap_or_default();
-            if first.contains('.') && is_host_name(first.trim_end_matches('.')) {
-                return Some(("domain".to_owned(), first.to_owned()));
-            }
+    }
+    // "Domain GOOGLE.KG (ACTIVE)"
+    if let Some(rest) = lower.strip_prefix("domain ") {
+        let first = rest.split_whitespace().next().unwrap_or_default();
+        if first.contains('.') && is_host_name(first.trim_end_matches('.')) {
+            return Some(("domain".to_owned(), first.to_owned()));
         }
     }
     // "Domain-status       DOM_HELD": key, a tab or two spaces, value.
     let split = t.find('\t').or_else(|| t.find("  "))?;
-    let (k, v) = (&t[..split], t[split..].trim());
+    let (k, v) = t.split_at_checked(split)?;
+    let v = v.trim();
     if !v.is_empty() && k.chars().all(|c| c.is_alphabetic() || c == ' ' || c == '-' || c == '_') && key_is_plausible(k)
     {
         return Some((normalise_key(k), v.to_owned()));

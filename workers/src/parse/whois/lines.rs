@@ -43,7 +43,8 @@ pub(super) fn prepare_lines(text: &str) -> Vec<Line<'_>> {
                 None => (raw, false),
             };
             let trimmed = raw.trim_start();
-            let indent = raw[..raw.len() - trimmed.len()].chars().map(|c| if c == '\t' { 8 } else { 1 }).sum();
+            let indent =
+                raw.strip_suffix(trimmed).unwrap_or_default().chars().map(|c| if c == '\t' { 8 } else { 1 }).sum();
             let here = content(raw);
             // Lower-case "key: value" lines (RIPE style) are statements, not wrapped text.
             let key_like = here.find(':').is_some_and(|i| i < 40);

@@ -324,14 +324,14 @@ impl Marker {
             if self.anchor == Anchor::Whole && i == n - 1 {
                 return line.len() >= pos + part.len() && line.ends_with(part.as_str());
             }
-            match line[pos..].find(part.as_str()) {
+            match line.get(pos..).and_then(|rest| rest.find(part.as_str())) {
                 Some(p) => pos += p + part.len(),
                 None => return false,
             }
         }
         match self.anchor {
             Anchor::Whole => pos == line.len(),
-            _ if self.needs_value => !is_placeholder_value(&line[pos..]),
+            _ if self.needs_value => !is_placeholder_value(line.get(pos..).unwrap_or_default()),
             _ => true,
         }
     }

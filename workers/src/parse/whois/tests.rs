@@ -147,8 +147,9 @@ fn odd_input_never_panics() {
     ];
     for text in odd {
         for (i, _) in text.char_indices() {
-            let _ = read(&text[..i], None, "com");
-            let _ = read(&text[i..], Some("whois.nic.uk"), "co.uk");
+            let (head, tail) = text.split_at(i);
+            let _ = read(head, None, "com");
+            let _ = read(tail, Some("whois.nic.uk"), "co.uk");
         }
     }
     for b in 0..=255u8 {
@@ -438,5 +439,66 @@ fn a_not_found_statement_about_another_name_gives_no_verdict_for_the_name_asked(
     ] {
         let r = read_whois_for(asked, answer.as_bytes(), None, asked.rsplit('.').next().unwrap_or(""), None);
         assert_eq!(r.class, WhoisClass::Available, "{asked}: {answer} → {:?}", r.marker);
+    }
+}
+
+/// Characters whose lower-case form has another UTF-8 length or more characters (issue 32):
+/// offsets found in a lower-cased copy of a line must never slice the line itself.
+const CASE_SHIFTERS: &[&str] = &[
+    "\u{130}", "\u{2126}", "\u{1e9e}", "\u{fb01}", "\u{3a3}", "\u{3c2}", "\u{212a}", "\u{212b}", "\u{1c5}", "\u{390}",
+];
+
+#[test]
+fn a_status_with_case_shifting_letters_before_until_reads_without_panicking() {
+    // The answer of the finding: `İ` (U+0130) grows by a byte when lower-cased, `Ω` (U+2126 OHM
+    // SIGN, written escaped: an editor's normalisation turns it into U+03A9) shrinks by one, so
+    // the lengths agree and the old length check let the shifted offset through.
+    let answer = "Domain Name: f.com\nRegistrar: Example Registrar\nDomain Status: \u{130} until\u{2126} 2026-01-01\n";
+    let reading = read(answer, None, "com");
+    assert_eq!(reading.class, WhoisClass::Registered);
+    for a in CASE_SHIFTERS {
+        for b in CASE_SHIFTERS {
+            for status in [
+                format!("{a} until{b} 2026-01-01"),
+                format!("{a}{a} UNTIL {b} 2026-01-01"),
+                format!("ok-{a}until 2026-01-01{b}"),
+                format!("{a} until 2026-01-01"),
+                format!("{a}{b}-until: 01.02.2026"),
+            ] {
+                let answer = format!("Domain Name: f.com\nRegistrar: R\nDomain Status: {status}\n");
+                let reading = read(&answer, None, "com");
+                assert_eq!(reading.class, WhoisClass::Registered, "{status:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_status_until_date_after_case_shifting_letters_is_the_expiry() {
+    // Offsets map back to the value, so the date is read whatever precedes the word.
+    for a in CASE_SHIFTERS {
+        let answer = format!("Domain Name: f.com\nRegistrar: R\nDomain Status: {a}K OK-UNTIL 2026-01-01\n");
+        let reading = read(&answer, None, "com");
+        let expires = reading.record.expires_at.map(|d| d.date());
+        assert_eq!(expires, Some(time::macros::date!(2026 - 01 - 01)), "{answer:?}");
+    }
+}
+
+#[test]
+fn a_date_key_without_colon_after_case_shifting_letters_reads_the_date_from_the_line() {
+    // "Record created on <date>" found in the lower-cased line; the value comes from the line.
+    for a in CASE_SHIFTERS {
+        let line = format!("Record created on 2005-04-15 {a}");
+        let (key, value) = keys::split_key_value(&line).expect("a date key");
+        assert!(key.starts_with("record created"), "{line:?} → {key:?}");
+        assert!(value.contains("2005-04-15"), "{line:?} → {value:?}");
+    }
+    // A key whose own letters shift ("İ" in a Turkish key) still yields the value after it.
+    for a in CASE_SHIFTERS {
+        for b in CASE_SHIFTERS {
+            let line = format!("{a}{b} record created on 2005-04-15");
+            let _ = keys::split_key_value(&line);
+            let _ = read(&format!("Domain Name: f.com\n{line}\n"), None, "com");
+        }
     }
 }
