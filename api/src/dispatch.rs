@@ -301,7 +301,8 @@ impl NatsBus {
     /// When the subscription fails.
     pub async fn start(client: async_nats::Client, names: &common::subjects::Names) -> anyhow::Result<Self> {
         use futures::StreamExt;
-        let inbox = client.new_inbox();
+        // In the job-reply space, not the client's inbox prefix (`common::subjects::JOB_REPLIES`).
+        let inbox = format!("{}.{}", names.job_replies, uuid::Uuid::new_v4().simple());
         let mut replies = client.subscribe(format!("{inbox}.*")).await?;
         let bus = Self {
             js: async_nats::jetstream::new(client.clone()),

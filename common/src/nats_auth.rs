@@ -10,8 +10,8 @@
 //!
 //! | role | publishes | subscribes |
 //! |---|---|---|
-//! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket; looks up and declares the jobs and ledger streams and its buckets | its inboxes (`_INBOX_front.>`) |
-//! | worker | fetch/ack on its own consumers of the jobs stream, replies into fronts' inboxes (never reading them), the rate, verdict, claims and routing KV buckets; declares the jobs stream, its consumers and its buckets | its inboxes (`_INBOX_worker.>`), the verdict and claims buckets' subjects (waiting on another worker's lookup) |
+//! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket; looks up and declares the jobs and ledger streams and its buckets | its inboxes (`_INBOX_front.>`), job replies (`dsa.replies.>`) |
+//! | worker | fetch/ack on its own consumers of the jobs stream, job replies into `dsa.replies.>` (never reading them; never into the fronts' inboxes), the rate, verdict, claims and routing KV buckets; declares the jobs stream, its consumers and its buckets | its inboxes (`_INBOX_worker.>`), the verdict and claims buckets' subjects (waiting on another worker's lookup) |
 //! | ledger | fetch/ack on its consumer of the ledger stream; declares the ledger stream and its consumer | its inboxes (`_INBOX_ledger.>`) |
 //!
 //! A role may create (idempotently, at start) the streams and buckets it uses and its own
@@ -148,15 +148,18 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             publish.extend(kv(&names.demo_bucket));
             // `GET /v1/tlds/{tld}` shows the fleet's routing state; only workers change it.
             publish.extend(kv_read(&names.routing_bucket));
+            // Its job replies arrive in the job-reply space.
+            subscribe.push(format!("{}.>", names.job_replies));
         }
         FleetRole::Worker => {
             publish.extend(kv(&names.rate_bucket));
             publish.extend(kv(&names.verdict_bucket));
             publish.extend(kv(&names.claim_bucket));
             publish.extend(kv(&names.routing_bucket));
-            // Replies go to the fronts' inboxes (the job's `Dsa-Reply-To`); a worker never
-            // subscribes there, so it cannot read fronts' replies or JetStream answers.
-            publish.push(format!("{}.>", names.front_inbox));
+            // Replies go to the job-reply space (the job's `Dsa-Reply-To`), never into the
+            // fronts' inboxes: a worker can neither read fronts' replies nor forge their
+            // JetStream answers (publish acks of charges, rate-limit KV reads).
+            publish.push(format!("{}.>", names.job_replies));
             // A worker waiting on another's claim listens to the two buckets' subjects.
             subscribe.push(format!("$KV.{}.>", names.verdict_bucket));
             subscribe.push(format!("$KV.{}.>", names.claim_bucket));

@@ -52,7 +52,15 @@ pub const ROUTING_BUCKET: &str = "dsa_routing";
 /// Header carrying the inbox a worker must reply to (JetStream has no request-reply of its own).
 pub const REPLY_HEADER: &str = "Dsa-Reply-To";
 
-/// Inbox prefix of the fronts (job replies, JetStream API answers, publish acks). Each role has
+/// Subject space of job replies: a front subscribes to `dsa.replies.<front>.*` and names
+/// `dsa.replies.<front>.<job id>` in each job's [`REPLY_HEADER`]. Apart from the fronts' inboxes
+/// on purpose: a worker may publish here and nowhere under [`FRONT_INBOX`], so it can answer the
+/// jobs it was given but cannot forge a front's JetStream answers (publish acks of charges, KV
+/// reads of the rate limiter), whose inbox names it would learn from a job's reply subject if
+/// both shared one prefix.
+pub const JOB_REPLIES: &str = "dsa.replies";
+
+/// Inbox prefix of the fronts (JetStream API answers, publish acks, KV reads). Each role has
 /// its own prefix instead of the client default `_INBOX`, so that the server's permissions
 /// (`common::nats_auth`) can let a role subscribe to its own inboxes only: with one shared
 /// `_INBOX.>` a worker read the ledger's charge deliveries and could publish into its fetch inbox.
@@ -100,6 +108,8 @@ pub struct Names {
     pub claim_bucket: String,
     /// Self-correcting routing KV bucket.
     pub routing_bucket: String,
+    /// Subject space of job replies ([`JOB_REPLIES`]).
+    pub job_replies: String,
     /// Inbox prefix of the fronts.
     pub front_inbox: String,
     /// Inbox prefix of the workers.
@@ -142,6 +152,7 @@ impl Names {
             verdict_bucket: bucket(VERDICT_BUCKET),
             claim_bucket: bucket(CLAIM_BUCKET),
             routing_bucket: bucket(ROUTING_BUCKET),
+            job_replies: subject(JOB_REPLIES),
             front_inbox: inbox(FRONT_INBOX),
             worker_inbox: inbox(WORKER_INBOX),
             ledger_inbox: inbox(LEDGER_INBOX),
@@ -191,5 +202,7 @@ mod tests {
         assert_eq!(plain.jobs_consumer(LookupKind::Check), "dsa-workers");
         assert_eq!(plain.worker_inbox, "_INBOX_worker");
         assert_eq!(t.ledger_inbox, "_INBOX_t_42_ledger");
+        assert_eq!(plain.job_replies, "dsa.replies");
+        assert_eq!(t.job_replies, "t-42.dsa.replies");
     }
 }

@@ -62,7 +62,8 @@ async fn client_as(nats: &NatsServer, user: &str, password: &str) -> (async_nats
 /// credits published into the ledger's fetch inbox were applied. Now each role has its own inbox
 /// prefix and may subscribe only there: the worker's subscriptions to the shared `_INBOX.>` and
 /// to the fronts' and the ledger's inboxes are refused by the server and receive nothing, its
-/// publishes into the ledger's inboxes and charge subject are refused, and the key's usage stays
+/// publishes into the ledger's inboxes, the charge subject and the fronts' inboxes (job replies have
+/// a subject space of their own) are refused, and the key's usage stays
 /// what the real charges made it.
 #[tokio::test]
 async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
@@ -118,8 +119,14 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
         }));
     }
     attacker.flush().await.expect("flush");
-    // And blindly into the ledger's inbox prefix and the charge subject.
-    for target in [format!("{}.forged", role_inbox("ledger")), names.ledger_charge.clone()] {
+    // And blindly into the ledger's inbox prefix, the charge subject, and the fronts' inboxes,
+    // where a front waits for the publish acks that make its charges durable (a forged ack would
+    // let a charge vanish unnoticed): a worker may publish job replies only, in their own space.
+    for target in [
+        format!("{}.forged", role_inbox("ledger")),
+        names.ledger_charge.clone(),
+        format!("{}.forged", role_inbox("front")),
+    ] {
         let payload = serde_json::to_vec(&forged(&key_id, -1000)).expect("json");
         attacker.publish(target, payload.into()).await.expect("publish call returns");
     }
@@ -154,6 +161,10 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
     assert!(
         errors.iter().any(|e| e.contains("Permissions Violation for Publish") && e.contains(&role_inbox("ledger"))),
         "publishing into the ledger's inbox must be refused; errors: {errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("Permissions Violation for Publish") && e.contains(&role_inbox("front"))),
+        "publishing into a front's inbox must be refused; errors: {errors:?}"
     );
     assert_eq!(check("example.com").await, 200, "the fleet still works");
     assert_eq!(settled(&front.store, &key_id, 12).await, 12);
