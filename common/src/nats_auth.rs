@@ -236,17 +236,19 @@ mod tests {
         let (front_pub, front_sub) = permissions("dsa-front", &names);
         let (worker_pub, worker_sub) = permissions("dsa-worker", &names);
         let (ledger_pub, ledger_sub) = permissions("dsa-ledger", &names);
-        assert_eq!(front_sub, ["_INBOX_front.>"]);
+        assert_eq!(front_sub, ["_INBOX_front.>", "dsa.replies.>"]);
         assert_eq!(ledger_sub, ["_INBOX_ledger.>"]);
         assert_eq!(worker_sub[0], "_INBOX_worker.>");
         let all = [&front_pub, &front_sub, &worker_pub, &worker_sub, &ledger_pub, &ledger_sub];
         // The client default inbox (shared by every role) is nowhere.
         assert!(all.iter().all(|list| list.iter().all(|s| !s.starts_with("_INBOX."))), "{all:?}");
-        // Nobody publishes into the ledger's or the workers' inboxes; workers answer fronts.
+        // Nobody publishes into any role's inboxes (only the server answers there); workers
+        // answer fronts' jobs in the job-reply space, which only fronts read.
         for list in [&front_pub, &worker_pub, &ledger_pub] {
-            assert!(!list.iter().any(|s| s.starts_with("_INBOX_ledger") || s.starts_with("_INBOX_worker")));
+            assert!(!list.iter().any(|s| s.starts_with("_INBOX_")), "{list:?}");
         }
-        assert!(worker_pub.contains(&"_INBOX_front.>".to_owned()));
+        assert!(worker_pub.contains(&"dsa.replies.>".to_owned()));
+        assert!(!worker_sub.iter().any(|s| s.starts_with("dsa.replies")));
         // No wildcard consumer creation; the ledger consumer is the ledger's alone.
         for list in [&front_pub, &worker_pub, &ledger_pub] {
             assert!(!list.iter().any(|s| s.contains("CONSUMER.CREATE") && s.ends_with(".DSA_LEDGER.>")), "{list:?}");
