@@ -156,3 +156,34 @@ fn morphology_rules_on_other_wordings() {
     assert!(false_available.is_empty(), "read available: {false_available:#?}");
     assert!(misses.is_empty(), "{} cases not read as wanted", misses.len());
 }
+
+/// A fused negation counts only inside one script: Cyrillic "не" (or "нё", folded to "не")
+/// glued to a Latin word is mixed-script noise, not "not registered" or "not available". The
+/// fuzzer found the class (`fuzz/regressions/whois/crash-56f0…`, `crash-74cb…`, `crash-eaff…`:
+/// koi8-r bytes `ce a3`, "нё", before "Registrant"/"Registrar"); every answer below was misread
+/// before the fix.
+#[test]
+fn a_fused_negation_never_crosses_scripts() {
+    let mut wrong = Vec::new();
+    // The shortest such answer read "not found" (a false "available").
+    for text in ["Domain Name: неregistrar:\n", "Domain Name: нёRegistrant\n"] {
+        let r = read_whois_generic(text.as_bytes(), None, "uk", None);
+        if r.class == WhoisClass::Available {
+            wrong.push(format!("{text:?} read available ({:?})", r.marker));
+        }
+    }
+    // The same class on the withheld reading: "неavailable" is no "недоступен".
+    let text = "Domain неavailable for registration\n";
+    let r = read_whois_generic(text.as_bytes(), None, "uk", None);
+    if r.class == WhoisClass::Reserved {
+        wrong.push(format!("{text:?} read reserved ({:?})", r.marker));
+    }
+    // The same-script readings still hold.
+    for text in ["Doména qwtt-x.cz nenalezena v registru\n", "Domain Name: незарегистрирован\n"] {
+        let r = read_whois_generic(text.as_bytes(), None, "", None);
+        if r.class != WhoisClass::Available {
+            wrong.push(format!("{text:?} no longer read available ({:?}, {:?})", r.class, r.marker));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -32,6 +32,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use aho_corasick::AhoCorasick;
 use morph::*;
 use presence::*;
 use serde::Deserialize;
@@ -230,6 +231,75 @@ fn lexicon() -> &'static Lexicon {
     })
 }
 
+/// One phrase list of the lexicon with an Aho-Corasick automaton over it (issue 32).
+///
+/// Every line is tried against thousands of phrases and most are absent: one pass of the
+/// automaton finds every phrase that occurs anywhere in the lines (overlapping matches, so none is
+/// hidden by another), and only those go through [`find_phrase`]'s word-boundary and negation
+/// rules, in list order. `find_phrase` accepts only an occurrence the automaton also reports, so
+/// every verdict is the one a scan of the whole list gives.
+struct Phrases {
+    list: &'static [String],
+    /// `None` only if the automaton cannot be built (it never fails on these lists; the linear
+    /// scan then keeps the same verdicts).
+    automaton: Option<AhoCorasick>,
+}
+
+impl Phrases {
+    fn new(list: &'static [String]) -> Self {
+        Self { list, automaton: AhoCorasick::new(list).ok() }
+    }
+
+    /// The first phrase, in list order, that counts under `reading` in one of `lines`.
+    fn first_hit(&self, lines: &[&str], reading: Reading) -> Option<&'static str> {
+        let counts = |p: &&'static str| lines.iter().any(|l| find_phrase(l, p, reading));
+        let Some(automaton) = &self.automaton else {
+            return self.list.iter().map(String::as_str).find(counts);
+        };
+        let mut present: Vec<usize> = Vec::new();
+        for line in lines {
+            // The builder's default match kind is `Standard`, the one overlapping search needs.
+            if let Ok(matches) = automaton.try_find_overlapping_iter(*line) {
+                present.extend(matches.map(|m| m.pattern().as_usize()));
+            } else {
+                return self.list.iter().map(String::as_str).find(counts);
+            }
+        }
+        present.sort_unstable();
+        present.dedup();
+        present.into_iter().filter_map(|i| self.list.get(i)).map(String::as_str).find(counts)
+    }
+
+    /// Whether a phrase counts under `reading` in `line`.
+    fn any(&self, line: &str, reading: Reading) -> bool {
+        self.first_hit(&[line], reading).is_some()
+    }
+}
+
+/// The lexicon's phrase lists that are searched in lines, each with its automaton, built once.
+struct PhraseLists {
+    quota: Phrases,
+    pending_delete: Phrases,
+    reserved: Phrases,
+    not_found: Phrases,
+    error: Phrases,
+}
+
+/// The searched phrase lists ([`PhraseLists`]), built on first use.
+fn phrases() -> &'static PhraseLists {
+    static PHRASES: OnceLock<PhraseLists> = OnceLock::new();
+    PHRASES.get_or_init(|| {
+        let lex = lexicon();
+        PhraseLists {
+            quota: Phrases::new(&lex.quota),
+            pending_delete: Phrases::new(&lex.pending_delete),
+            reserved: Phrases::new(&lex.reserved),
+            not_found: Phrases::new(&lex.not_found),
+            error: Phrases::new(&lex.error),
+        }
+    })
+}
+
 /// Whether a status value alone says the name is withheld (`RESERVED`, `Reservado`,
 /// `reserved (by registry)`; not `blocked`, which AFNIC prints on registered names): the lexicon's `reserved_status` word, as the whole value or
 /// followed by a blank or punctuation. Returns the word.
@@ -275,7 +345,7 @@ pub fn says_pending_delete(text: &str) -> Option<&'static str> {
     if t.chars().count() > 100 || is_aside(&t) || is_hypothetical(&t) {
         return None;
     }
-    lexicon().pending_delete.iter().map(String::as_str).find(|p| find_phrase(&t, p, Reading::Claim)).or_else(|| {
+    phrases().pending_delete.first_hit(&[&t], Reading::Claim).or_else(|| {
         // A deletion word after a waiting word ("pending release", "wird gelöscht"): see
         // `morph::pending`.
         pending(&t).map(|_| "pending deletion (morphology)")
@@ -286,14 +356,14 @@ pub fn says_pending_delete(text: &str) -> Option<&'static str> {
 /// query or domain name not known" is no answer about the name.
 pub fn mentions_error(line: &str) -> bool {
     let line = fold(line);
-    line.chars().count() <= MAX_LINE && lexicon().error.iter().any(|p| find_phrase(&line, p, Reading::Plain))
+    line.chars().count() <= MAX_LINE && phrases().error.any(&line, Reading::Plain)
 }
 
 /// Whether a value (any case) says "not found" in the lexicon's words: `Registrant: not found`
 /// is no registrant.
 pub fn says_not_found(value: &str) -> bool {
     let v = fold(value.trim());
-    lexicon().not_found.iter().any(|p| find_phrase(&v, p, Reading::Statement))
+    phrases().not_found.any(&v, Reading::Statement)
 }
 
 /// Folds text for phrase matching, so that one phrase covers the spellings registries print:
@@ -427,14 +497,9 @@ pub fn lexicon_is_valid() -> bool {
         && languages::table_is_valid()
 }
 
-fn first_hit<'a>(phrases: &'a [String], lines: &[&str], reading: Reading) -> Option<&'a str> {
-    phrases.iter().map(String::as_str).find(|p| lines.iter().any(|l| find_phrase(l, p, reading)))
-}
-
 /// Reads normalised lines (lower case, whitespace collapsed; continuation lines already left
 /// out) with the generic lexicon. `None` when no phrase of any class is present.
 pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
-    let lex = lexicon();
     let folded: Vec<String> = lines.iter().map(|l| fold(l)).collect();
     let lines: Vec<&str> = folded
         .iter()
@@ -451,24 +516,28 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
         .collect();
     // A quota wording counts unless negated or in a hypothetical head ("if you exceed the
     // query limit, access may be suspended" is the service's policy, not a refusal).
-    if let Some(p) = first_hit(&lex.quota, &lines, Reading::Refusal) {
+    if let Some(p) = phrases().quota.first_hit(&lines, Reading::Refusal) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{p}\"")));
     }
     if let Some(m) = lines.iter().find_map(|l| exceeded_limit(l).or_else(|| refusal(l))) {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{m}\"")));
     }
     let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
-    let pending_hit = first_hit(&lex.pending_delete, &lines, Reading::Plain)
+    let pending_hit = phrases()
+        .pending_delete
+        .first_hit(&lines, Reading::Plain)
         .map(str::to_owned)
         .or_else(|| lines.iter().find_map(|l| pending(l)));
     let status_keys: Vec<(bool, &str)> = lines.iter().filter_map(|l| status_key_value(l)).collect();
-    let reserved = first_hit(&lex.reserved, &lines, Reading::Claim)
+    let reserved = phrases()
+        .reserved
+        .first_hit(&lines, Reading::Claim)
         .map(str::to_owned)
         .or_else(|| lines.iter().find_map(|l| echo_status(l).and_then(reserved_status)).map(str::to_owned))
         .or_else(|| status_keys.iter().find(|(free, _)| !free).map(|(_, w)| format!("status: {w}")))
         .or_else(|| statements.iter().find_map(|l| withheld(l)))
         .or_else(|| statements.iter().find_map(|l| script_withheld(l)).map(str::to_owned));
-    let not_found = first_hit(&lex.not_found, &statements, Reading::Statement).map(str::to_owned).or_else(|| {
+    let not_found = phrases().not_found.first_hit(&statements, Reading::Statement).map(str::to_owned).or_else(|| {
         statements
             .iter()
             .find_map(|l| echo_status(l).filter(|v| free_status(v) == Some(*v)).map(|w| format!("echo: {w}")))
@@ -477,7 +546,7 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
             .or_else(|| statements.iter().find_map(|l| script_absence(l)))
             .or_else(|| statements.iter().find_map(|l| free_statement(l)))
     });
-    if let (Some(n), Some(e)) = (&not_found, first_hit(&lex.error, &lines, Reading::Plain)) {
+    if let (Some(n), Some(e)) = (&not_found, phrases().error.first_hit(&lines, Reading::Plain)) {
         return Some(LexiconClass::Conflict(format!("lexicon: \"{n}\" next to the error \"{e}\"")));
     }
     match (not_found, reserved, pending_hit) {

@@ -17,12 +17,44 @@
 use super::*;
 
 /// Whether `word` is a Slavic negation fused onto a presence stem (the data's `fused_negation_prefixes`,
-/// `fused_stems`).
+/// `fused_stems`), the whole word in the negation's script (see [`fused_rest`]).
 pub(super) fn fused_negation(word: &str) -> bool {
     let m = morph_lists();
-    m.fused_prefixes.iter().any(|p| {
-        word.strip_prefix(p.as_str()).is_some_and(|rest| m.fused_stems.iter().any(|s| rest.starts_with(s.as_str())))
+    fused_rest(word).is_some_and(|rest| m.fused_stems.iter().any(|s| rest.starts_with(s.as_str())))
+}
+
+/// What follows a fused negation prefix (`ne-`, `nie-`, `не-`) at the start of `word`, when the
+/// rest of the word is written in the prefix's script. A Slavic speaker glues the negation onto a
+/// word of the same language; Cyrillic "не" glued to a Latin word ("неregistrant",
+/// "нёRegistrar") is no negation but mixed-script noise (hostile or broken input the fuzzer
+/// found, issue 32), and reading it as one would turn a registered answer "available".
+pub(super) fn fused_rest(word: &str) -> Option<&str> {
+    morph_lists().fused_prefixes.iter().find_map(|p| {
+        let rest = word.strip_prefix(p.as_str())?;
+        let script = p.chars().next().map(letter_script)?;
+        (script != Script::Other && rest.chars().filter(|c| c.is_alphabetic()).all(|c| letter_script(c) == script))
+            .then_some(rest)
     })
+}
+
+/// The alphabets a fused negation is written in (the data's `fused_negation_prefixes`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Latin,
+    Cyrillic,
+    Other,
+}
+
+/// The script of a letter: the Unicode Latin and Cyrillic blocks (Basic Latin, Latin-1
+/// Supplement, Latin Extended-A/B and Additional; Cyrillic, its Supplement and Extended-A/B/C).
+fn letter_script(c: char) -> Script {
+    match c {
+        'a'..='z' | 'A'..='Z' | '\u{00c0}'..='\u{024f}' | '\u{1e00}'..='\u{1eff}' => Script::Latin,
+        '\u{0400}'..='\u{052f}' | '\u{1c80}'..='\u{1c8f}' | '\u{2de0}'..='\u{2dff}' | '\u{a640}'..='\u{a69f}' => {
+            Script::Cyrillic
+        }
+        _ => Script::Other,
+    }
 }
 
 /// A Turkish negative form of a `turkish_stems` verb: `Some(false)` for the plain negative
@@ -278,7 +310,7 @@ pub(super) fn statement_sentences(line: &str) -> Vec<(&str, Vec<&str>)> {
     if line.chars().count() > 100 || is_aside(line) || is_hypothetical(line) {
         return Vec::new();
     }
-    if lexicon().error.iter().any(|p| find_phrase(line, p, Reading::Plain)) {
+    if phrases().error.any(line, Reading::Plain) {
         return Vec::new();
     }
     let lists = word_lists();
@@ -399,7 +431,7 @@ pub(super) fn script_absence(line: &str) -> Option<String> {
     if line.chars().count() > 100 || is_aside(line) || is_hypothetical(line) || script_aside(line) {
         return None;
     }
-    if lexicon().error.iter().any(|p| find_phrase(line, p, Reading::Plain)) {
+    if phrases().error.any(line, Reading::Plain) {
         return None;
     }
     let m = morph_lists();
@@ -484,11 +516,8 @@ pub(super) fn withheld(line: &str) -> Option<String> {
                 return Some(format!("{w} (cannot be registered)"));
             }
             // "недоступен", "nedostupná", "niedostępna": a fused negation on registrability.
-            let fused = m
-                .fused_prefixes
-                .iter()
-                .any(|p| w.strip_prefix(p.as_str()).is_some_and(|rest| starts_any(rest, &m.registrability)))
-                || w.starts_with("unavailab");
+            let fused =
+                fused_rest(w).is_some_and(|rest| starts_any(rest, &m.registrability)) || w.starts_with("unavailab");
             if fused && ws.iter().any(|x| registrationish(x)) {
                 return Some(format!("{w} … registration"));
             }

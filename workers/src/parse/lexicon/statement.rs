@@ -597,7 +597,7 @@ pub fn is_aside(line: &str) -> bool {
     let has = |list: &[String]| {
         words.iter().any(|w| listed(list, w)) || list.iter().any(|l| !l.is_ascii() && key.contains(l.as_str()))
     };
-    if lexicon().not_found.iter().any(|p| find_phrase(key, p, Reading::Statement)) {
+    if phrases().not_found.any(key, Reading::Statement) {
         return false;
     }
     let lists = word_lists();
