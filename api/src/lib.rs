@@ -61,7 +61,6 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 use workers::engine::Engine;
@@ -89,7 +88,7 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         // wait of a 429/503, and the request id to quote in a support request.
         .expose_headers([
             header::RETRY_AFTER,
-            request_id.clone(),
+            request_id,
             HeaderName::from_static("ratelimit"),
             HeaderName::from_static("ratelimit-policy"),
         ])
@@ -148,8 +147,7 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
             let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         }))
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid));
+        .layer(axum::middleware::from_fn(telemetry::request_id));
     // Outermost but for CORS (browsers read the 503 too), so that a refused request costs as
     // little CPU as possible: shedding on scheduling lag (`policy/pressure.rs`).
     let limits = state.policy();

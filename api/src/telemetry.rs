@@ -2,6 +2,8 @@
 
 use std::sync::OnceLock;
 
+use axum::http::HeaderValue;
+use common::request_id::{self, RequestId};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
@@ -29,6 +31,31 @@ pub fn prometheus() -> &'static PrometheusHandle {
         let _ = metrics::set_global_recorder(recorder);
         handle
     })
+}
+
+/// Middleware giving every request its id (`common::request_id`): the client's `x-request-id`
+/// when well formed ([`RequestId::parse`]: at most 64 bytes of letters, digits, `-_.:`), a new
+/// UUID v7 otherwise. The id is set on the request (so the `request` span and the handlers see the
+/// validated id, never hostile bytes), is the task's current id while the request is served (the
+/// jobs and ledger events it causes carry it), and is echoed in the answer's `x-request-id`.
+pub async fn request_id(mut request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let id = request
+        .headers()
+        .get(request_id::HTTP_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(RequestId::parse)
+        .unwrap_or_else(RequestId::generate);
+    // Always a valid header value: the id is printable ASCII by construction.
+    let value = HeaderValue::from_str(id.as_str()).ok();
+    match &value {
+        Some(v) => request.headers_mut().insert(request_id::HTTP_HEADER, v.clone()),
+        None => request.headers_mut().remove(request_id::HTTP_HEADER),
+    };
+    let mut response = request_id::scope(id, next.run(request)).await;
+    if let Some(v) = value {
+        response.headers_mut().insert(request_id::HTTP_HEADER, v);
+    }
+    response
 }
 
 /// Middleware recording `dsa_http_requests_total{route,status}` and

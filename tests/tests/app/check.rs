@@ -350,6 +350,18 @@ async fn methods_paths_cors_and_panics_keep_the_shape() {
     // Request ids and health.
     let r = app.http.get(app.url("/healthz")).send().await.expect("healthz");
     assert!(r.headers().get("x-request-id").is_some());
+    // A well-formed client id is kept and echoed; a hostile one (too long, control bytes) is
+    // replaced by a new id, so it never reaches a log line.
+    let id_of =
+        |r: &reqwest::Response| r.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let r = app.http.get(app.url("/healthz")).header("x-request-id", "support-ticket-42").send().await.expect("get");
+    assert_eq!(id_of(&r).as_deref(), Some("support-ticket-42"));
+    for hostile in ["a".repeat(65), "a b".to_owned(), "id\";drop".to_owned()] {
+        let r = app.http.get(app.url("/healthz")).header("x-request-id", hostile.as_str()).send().await.expect("get");
+        let given = id_of(&r).expect("an id");
+        assert_ne!(given, hostile);
+        assert_eq!(given.len(), 32, "a new UUID v7: {given}");
+    }
     assert_eq!(app.get("/readyz").await.0, 200);
     let metrics = app.http.get(app.url("/metrics")).send().await.expect("metrics").text().await.expect("text");
     assert!(metrics.contains("dsa_verdicts_total"), "{metrics}");

@@ -101,6 +101,8 @@ impl DnsProbe {
     ///
     /// # Errors
     /// Timeouts, network failures, and rcodes other than NOERROR/NXDOMAIN (SERVFAIL, REFUSED…).
+    #[tracing::instrument(level = "debug", name = "probe", skip_all, err(Display, level = "debug"),
+        fields(protocol = "dns", host = %server, domain = %domain))]
     pub async fn ns(&self, server: SocketAddr, domain: &str) -> Result<Delegation, ProbeError> {
         let host = server.to_string();
         let upstream = |message: String| ProbeError::Upstream { protocol: "dns", host: host.clone(), message };

@@ -63,6 +63,8 @@ impl RdapProbe {
     /// # Errors
     /// Timeouts, network failures, a redirect to a host outside the set or beyond the hop limit,
     /// a body beyond the cap.
+    #[tracing::instrument(level = "debug", name = "probe", skip_all, err(Display, level = "debug"),
+        fields(protocol = "rdap", base = %base, domain = %domain))]
     pub async fn lookup(
         &self,
         base: &str,

@@ -30,6 +30,8 @@ impl WhoisProbe {
     /// # Errors
     /// [`ProbeError::Timeout`] for a deadline, [`ProbeError::Network`] for connect/read failures,
     /// [`ProbeError::TooLarge`] beyond `max_bytes`.
+    #[tracing::instrument(level = "debug", name = "probe", skip_all, err(Display, level = "debug"),
+        fields(protocol = "whois", host = %server.host, domain = %domain))]
     pub async fn query(&self, server: &WhoisServer, domain: &str) -> Result<Vec<u8>, ProbeError> {
         let host = server.host.as_str();
         let target = match self.config.addr_overrides.get(host) {
