@@ -6,7 +6,7 @@ use api::store::{KeyUpdate, NewKey, Store};
 use clap::Subcommand;
 
 use super::usage::{Usage, this_month};
-use super::{open_store, print_json};
+use super::{open_store, print_json, resolve};
 
 /// `dsa keys` subcommands.
 #[derive(Debug, Subcommand)]
@@ -328,26 +328,6 @@ fn print_key(k: &KeyRecord) {
     }
     println!("{:<20}{}", "label", k.label);
     println!("{:<20}{}", "created", k.created_at);
-}
-
-/// The key an operator named by id, fingerprint or full key.
-pub(crate) async fn resolve(store: &dyn Store, typed: &str) -> anyhow::Result<KeyRecord> {
-    let typed = typed.trim();
-    if typed.is_empty() {
-        anyhow::bail!("the key argument is empty; give the key's id, its 8-hex fingerprint or the full key");
-    }
-    let reference = api::keys::lookup_ref(typed);
-    match store.find_key_by_ref(&reference).await? {
-        Some(key) => Ok(key),
-        // Never echo a full key: name it by the fingerprint of its hash.
-        None if typed.starts_with("dsa_") => anyhow::bail!(
-            "no key matches the full key given (its fingerprint would be {}); is this the right database?",
-            api::keys::fingerprint(&reference)
-        ),
-        None => anyhow::bail!(
-            "no key with id or fingerprint {typed:?}; give the key's id, its 8-hex fingerprint or the full key (see `dsa keys list`)"
-        ),
-    }
 }
 
 /// The stable JSON form of a key for scripts: every setting, never the key or its hash.

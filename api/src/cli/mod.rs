@@ -191,3 +191,23 @@ pub(crate) async fn open_store(settings: &Settings) -> anyhow::Result<Box<dyn St
     store.migrate().await.context("cannot migrate the database named by database.url")?;
     Ok(store)
 }
+
+/// The key an operator named by id, fingerprint or full key.
+pub(crate) async fn resolve(store: &dyn Store, typed: &str) -> anyhow::Result<api::keys::KeyRecord> {
+    let typed = typed.trim();
+    if typed.is_empty() {
+        anyhow::bail!("the key argument is empty; give the key's id, its 8-hex fingerprint or the full key");
+    }
+    let reference = api::keys::lookup_ref(typed);
+    match store.find_key_by_ref(&reference).await? {
+        Some(key) => Ok(key),
+        // Never echo a full key: name it by the fingerprint of its hash.
+        None if typed.starts_with("dsa_") => anyhow::bail!(
+            "no key matches the full key given (its fingerprint would be {}); is this the right database?",
+            api::keys::fingerprint(&reference)
+        ),
+        None => anyhow::bail!(
+            "no key with id or fingerprint {typed:?}; give the key's id, its 8-hex fingerprint or the full key (see `dsa keys list`)"
+        ),
+    }
+}

@@ -5,8 +5,7 @@ use api::config::Settings;
 use api::keys::KeyRecord;
 use api::store::Store;
 
-use super::keys::resolve;
-use super::{open_store, print_json};
+use super::{open_store, print_json, resolve};
 
 /// Runs `dsa usage`: prints a key's settled usage in `period` (default: this month).
 pub(crate) async fn run(settings: Settings, key: &str, period: Option<String>, json: bool) -> anyhow::Result<()> {

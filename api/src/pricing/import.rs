@@ -87,12 +87,6 @@ struct PorkbunEntry {
     special_type: Option<String>,
 }
 
-/// Whether `text` is a raw Porkbun response (so [`PriceTable::from_json`] can say how to convert it).
-pub(super) fn looks_like_porkbun(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text)
-        .is_ok_and(|v| v.get("status").is_some() && v.get("pricing").is_some() && v.get("prices").is_none())
-}
-
 /// A Porkbun amount: a string such as `"9.68"` or `"2,060.23"` (or, defensively, a number).
 fn porkbun_amount(what: &str, value: &serde_json::Value) -> Result<f64, String> {
     match value {

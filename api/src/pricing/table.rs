@@ -9,7 +9,6 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use time::Date;
 
-use super::import::looks_like_porkbun;
 use super::{CommissionPercent, EMBEDDED_PRICES_JSON, PRICES_FORMAT, Price, Pricing, PricingError, quote};
 
 /// Where a price table comes from: the header of the JSON file. Purely informative except
@@ -395,6 +394,12 @@ fn parse_csv_amount(what: &str, text: &str) -> Result<f64, String> {
         text.into()
     };
     plain.parse::<f64>().map_err(|_| format!("{what} price {text:?} is not a number"))
+}
+
+/// Whether `text` is a raw Porkbun response (so [`PriceTable::from_json`] can say how to convert it).
+fn looks_like_porkbun(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.get("status").is_some() && v.get("pricing").is_some() && v.get("prices").is_none())
 }
 
 #[cfg(test)]
