@@ -44,6 +44,7 @@ pub mod portal;
 pub mod pricing;
 pub mod purchase;
 pub mod routes;
+pub mod secret;
 pub use workers::singleflight;
 pub mod state;
 pub mod store;

@@ -154,7 +154,7 @@ pub struct SmtpConfig {
     /// User name for SMTP AUTH (unset: no authentication).
     pub username: Option<String>,
     /// Password for SMTP AUTH.
-    pub password: Option<crate::config::Secret>,
+    pub password: Option<crate::secret::Secret>,
     /// Longest wait for the relay to take one message, seconds.
     pub timeout_secs: u64,
 }
@@ -326,7 +326,7 @@ pub struct DemoConfig {
     pub checks_per_ip_per_day: u32,
     /// Secret signing the session cookie (any string; long and random). Unset: a random secret
     /// generated once and kept in the database, shared by every front.
-    pub cookie_secret: Option<crate::config::Secret>,
+    pub cookie_secret: Option<crate::secret::Secret>,
     /// Mark the session cookie `Secure` even though dsa itself serves plain HTTP (TLS terminated
     /// by a proxy in front of it). With `server.tls_cert` set it is `Secure` anyway.
     pub cookie_secure: bool,
