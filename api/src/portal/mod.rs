@@ -31,6 +31,7 @@ mod keys;
 mod limits;
 mod mail;
 mod render;
+mod service;
 mod session;
 pub mod text;
 
@@ -38,12 +39,11 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-use crate::accounts::PasswordParams;
-use crate::policy::{ClientAddr, PortalConfig};
 use crate::state::AppState;
 
 pub use self::auth::reset_link;
 pub use self::render::PortalError;
+pub use self::service::Portal;
 
 /// Content-Security-Policy of every portal page: no script at all, styles and images from this
 /// origin only, forms post only here, never framed.
@@ -56,72 +56,6 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 
 /// Longest display name and key label, characters.
 const MAX_NAME_CHARS: usize = 80;
-
-/// The portal's own state: its settings, limiters, the dummy hash and the hashing budget.
-pub struct Portal {
-    config: PortalConfig,
-    params: PasswordParams,
-    limits: limits::Limits,
-    proxy_hops: u8,
-    dummy_hash: tokio::sync::OnceCell<String>,
-    /// Password hashes computed at once, one per core: each takes tens of milliseconds of CPU
-    /// and `password_memory_kib` of memory. A request that finds every slot taken gets 429 at
-    /// once (issue 32): a queue would let sign-ins from many addresses keep every core hashing
-    /// while paying traffic waits behind them.
-    hashing: tokio::sync::Semaphore,
-    /// Held from an account's key-cap check to its insert, so that concurrent posts cannot
-    /// both pass the cap (per front; creations are rare).
-    key_creation: tokio::sync::Mutex<()>,
-    /// Verification mail when `smtp` is set: `Some(Err(why))` when the settings could not make a
-    /// mailer (sign-ups then fail rather than skip verification).
-    mailer: Option<Result<mail::Mailer, String>>,
-}
-
-impl std::fmt::Debug for Portal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Portal").field("config", &self.config).finish_non_exhaustive()
-    }
-}
-
-impl Portal {
-    /// The portal for these settings.
-    pub fn new(config: PortalConfig, proxy_hops: u8) -> Self {
-        // The link in the mail must not come from the request's Host header, which the client
-        // writes: it would send the owner's token to any host an attacker names.
-        let mailer = config.smtp.as_ref().map(|smtp| {
-            let made = match &config.public_url {
-                Some(_) => mail::Mailer::new(smtp),
-                None => Err(anyhow::anyhow!("policy.portal.smtp needs policy.portal.public_url, the base of the link")),
-            };
-            made.map_err(|e| {
-                tracing::error!(error = format!("{e:#}"), "policy.portal.smtp: no verification mail can be sent");
-                format!("{e:#}")
-            })
-        });
-        Self {
-            params: config.password_params(),
-            limits: limits::Limits::new(&config),
-            proxy_hops,
-            config,
-            dummy_hash: tokio::sync::OnceCell::new(),
-            key_creation: tokio::sync::Mutex::new(()),
-            mailer,
-            hashing: tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
-            ),
-        }
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &PortalConfig {
-        &self.config
-    }
-
-    /// The address a client's limits count against (IPv6: its /64).
-    fn client_ip(&self, addr: &ClientAddr) -> Option<std::net::IpAddr> {
-        addr.limit_ip(self.proxy_hops)
-    }
-}
 
 /// The portal's routes (merged into the main router when `policy.portal.enabled`).
 pub fn router() -> Router<AppState> {
@@ -145,6 +79,7 @@ pub fn router() -> Router<AppState> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::PortalConfig;
 
     /// 100,000 distinct short e-mail addresses from a handful of client addresses: the sign-in
     /// limiters keep at most their bound, however many strings they were given.
