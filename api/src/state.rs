@@ -58,7 +58,7 @@ struct Inner {
     clock: Clock,
     tls: bool,
     request_timeout: Duration,
-    portal: crate::portal::Portal,
+    portal: crate::portal::service::Portal,
     /// The `GET /v1/tlds` body, built on first use (catalogue, engine config and prices are fixed
     /// for the life of the state).
     tld_listing: std::sync::OnceLock<bytes::Bytes>,
@@ -150,7 +150,7 @@ impl AppState {
                         None => demo,
                     }
                 },
-                portal: crate::portal::Portal::new(parts.policy.portal.clone(), parts.policy.proxy_hops()),
+                portal: crate::portal::service::Portal::new(parts.policy.portal.clone(), parts.policy.proxy_hops()),
                 policy: parts.policy,
                 clock: parts.clock,
                 tls: parts.tls,
@@ -161,7 +161,7 @@ impl AppState {
     }
 
     /// The account portal's settings and sign-in limiters.
-    pub fn portal(&self) -> &crate::portal::Portal {
+    pub fn portal(&self) -> &crate::portal::service::Portal {
         &self.inner.portal
     }
 

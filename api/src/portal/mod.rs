@@ -31,7 +31,7 @@ mod keys;
 mod limits;
 mod mail;
 mod render;
-mod service;
+pub mod service;
 mod session;
 pub mod text;
 

@@ -12,6 +12,7 @@
 //! * the ledger's Postgres store ([`store_pg`]);
 //! * the `dsa` command itself, the real binary ([`cli`]: operator commands, `dsa check`, the
 //!   sample configuration, HTTPS);
+//! * the code's layout: no import circles inside `api` ([`layout`]);
 //! * the fuzz targets' invariants on every input that ever crashed a fuzzer ([`fuzz_regressions`]).
 //!
 //! Tests share this process: one that needs process-wide state installs it idempotently (the
@@ -28,6 +29,7 @@ mod contract;
 mod engine;
 mod front;
 mod fuzz_regressions;
+mod layout;
 mod lookups;
 mod policy;
 mod portal;
