@@ -16,8 +16,9 @@
 //!
 //! # Variants
 //! * `exact`: the base under each requested TLD;
-//! * `af_cctld`: the base under `.af`, `.com.af`, `.org.af`, `.net.af`, always offered so the .af
-//!   audience sees its own zone;
+//! * `af_cctld`: the base under the requested .af zones (`.af`, `.com.af`, `.org.af`, `.net.af`,
+//!   in that order), placed early so the .af audience sees its own zone; never a zone the request
+//!   did not ask for;
 //! * `split`: the words hyphenated (`best-pizza-place`) and each run of adjacent words shorter than
 //!   the whole (`bestpizza`, `pizzaplace`), when there are at least two words;
 //! * `prefix`: [`PREFIXES`] + base; `suffix`: base + [`SUFFIXES`] (ASCII bases only: an English
@@ -26,7 +27,9 @@
 //! # Ranking (deterministic)
 //! 1. `exact` first, in the order of the requested TLDs, at most ⌈0.2 × limit⌉ of them;
 //! 2. then `af_cctld` (4 at limit ≥ 15, 2 at limit ≥ 10, else 1), skipping zones already given;
-//! 3. then the other names, picked one at a time by the highest
+//! 3. then the other names, picked one at a time (once the slots left are no more than the
+//!    requested TLDs not used yet, only among those, so every requested TLD is used when the limit
+//!    allows) by the highest
 //!    `name score − 0.5 × TLD rank − 1.0 × (times the name was picked) − 0.6 × (times the TLD was
 //!    picked) − 0.5 × (times the variant was picked)`, ties broken by the domain's A-label. The
 //!    name score is the mean log10 frequency of the name's words (unknown word −9, number or
@@ -249,8 +252,8 @@ pub struct Suggestion {
 /// The output of [`suggest`].
 #[derive(Debug, Clone)]
 pub struct Suggestions {
-    /// The TLDs applied (registry suffixes without the dot), in first-use order of the request,
-    /// then the .af zones used.
+    /// The requested TLDs that suggestions use (registry suffixes without the dot), in the order of
+    /// the request.
     pub tlds_used: Vec<String>,
     /// The suggestions in rank order.
     pub items: Vec<Suggestion>,
@@ -303,7 +306,8 @@ pub fn suggest(words: &Words, catalogue: &Catalogue, keyword: &Keyword, tlds: &[
         1
     };
     let mut af = 0;
-    for (rank, suffix) in AF_ZONES.iter().enumerate() {
+    let requested_af = AF_ZONES.iter().filter(|zone| tlds.iter().any(|t| t == *zone));
+    for (rank, suffix) in requested_af.enumerate() {
         if af >= af_quota || picked.len() >= limit {
             break;
         }
@@ -324,6 +328,12 @@ pub fn suggest(words: &Words, catalogue: &Catalogue, keyword: &Keyword, tlds: &[
     let mut tld_uses: HashMap<&str, usize> = HashMap::new();
     let mut variant_uses: HashMap<Variant, usize> = HashMap::new();
     while picked.len() < limit && !remaining.is_empty() {
+        // Reserve the last slots for requested TLDs no suggestion uses yet.
+        let unused: Vec<usize> = (0..tlds.len())
+            .filter(|&t| !picked.iter().any(|s| s.domain.suffix() == tlds[t]))
+            .filter(|&t| remaining.iter().any(|&(_, rt)| rt == t))
+            .collect();
+        let reserve = !unused.is_empty() && limit - picked.len() <= unused.len();
         let effective = |&(n, t): &(usize, usize)| -> f64 {
             let name: &Name = &names[n];
             name.score
@@ -336,6 +346,9 @@ pub fn suggest(words: &Words, catalogue: &Catalogue, keyword: &Keyword, tlds: &[
         let mut best_score = f64::NEG_INFINITY;
         let mut best_key = String::new();
         for (i, cand) in remaining.iter().enumerate() {
+            if reserve && !unused.contains(&cand.1) {
+                continue;
+            }
             let s = effective(cand);
             let key = || format!("{}.{}", names[cand.0].sld, tlds[cand.1]);
             if s > best_score || (s == best_score && key() < best_key) {
@@ -353,7 +366,7 @@ pub fn suggest(words: &Words, catalogue: &Catalogue, keyword: &Keyword, tlds: &[
         }
     }
     let mut tlds_used: Vec<String> = Vec::new();
-    for suffix in tlds.iter().map(String::as_str).chain(AF_ZONES.iter().copied()) {
+    for suffix in tlds.iter().map(String::as_str) {
         if !tlds_used.iter().any(|t| t == suffix) && picked.iter().any(|s| s.domain.suffix() == suffix) {
             tlds_used.push(suffix.to_owned());
         }
@@ -445,6 +458,33 @@ mod tests {
         assert_eq!(Keyword::parse("24 7 pizza", words).expect("digits").base, "247pizza");
         for bad in ["a", " b ", "", "pizza.com", "pizza_place", "piz<za", &"x".repeat(64), "--"] {
             assert!(Keyword::parse(bad, words).is_err(), "{bad:?} must be refused");
+        }
+    }
+
+    /// Issue 30: with `tlds=.com,.net`, no .af zone may appear; with the default list, every
+    /// requested TLD is used at limit 20 and `tlds_used` lists exactly the requested TLDs used.
+    #[test]
+    fn suggestions_stay_within_the_requested_tlds_and_use_each() {
+        let words = Words::shipped();
+        let cat = catalogue();
+        let default: Vec<String> = DEFAULT_TLDS.iter().map(|s| (*s).to_owned()).collect();
+        for keyword in ["bestpizzaplace", "kabulbakery", "pizza", "cheapflights", "bücher"] {
+            let k = Keyword::parse(keyword, words).expect(keyword);
+            let out = suggest(words, &cat, &k, &tlds(&["com", "net"]), 20);
+            assert!(!out.items.is_empty());
+            for s in &out.items {
+                assert!(["com", "net"].contains(&s.domain.suffix()), "{keyword}: {} not requested", s.domain);
+            }
+            assert!(out.tlds_used.iter().all(|t| t == "com" || t == "net"), "{:?}", out.tlds_used);
+            let out = suggest(words, &cat, &k, &default, 20);
+            let used: Vec<&str> = out.items.iter().map(|s| s.domain.suffix()).collect();
+            for tld in &default {
+                assert!(used.contains(&tld.as_str()), "{keyword}: .{tld} never used: {used:?}");
+            }
+            assert_eq!(out.tlds_used, default, "{keyword}: tlds_used is the requested TLDs used, in order");
+            for s in &out.items {
+                assert!(default.iter().any(|t| t == s.domain.suffix()), "{} not requested", s.domain);
+            }
         }
     }
 

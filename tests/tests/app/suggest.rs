@@ -40,9 +40,16 @@ async fn run_together_keyword_is_segmented_and_spread_across_variants() {
     assert_eq!(list.len(), 20);
     assert_eq!(list[0], "bestpizzaplace.com", "exact first");
     assert_eq!(list.iter().collect::<HashSet<_>>().len(), 20, "no duplicates: {list:?}");
-    for form in ["bestpizzaplace.af", "bestpizzaplace.com.af", "bestpizzaplace.org.af", "bestpizzaplace.net.af"] {
+    // The .af zones of the default list, and no zone the request did not ask for (issue 30).
+    for form in ["bestpizzaplace.af", "bestpizzaplace.com.af"] {
         assert!(list.iter().any(|d| d == form), "{form} missing: {list:?}");
     }
+    assert!(!list.iter().any(|d| d.ends_with(".org.af") || d.ends_with(".net.af")), "{list:?}");
+    assert_eq!(
+        body["tlds_used"],
+        serde_json::json!([".com", ".net", ".org", ".io", ".co", ".ai", ".dev", ".app", ".af", ".com.af"]),
+        "every requested TLD used, nothing else"
+    );
     assert!(list.iter().any(|d| d.starts_with("best-pizza-place.")), "{list:?}");
     assert!(list.iter().any(|d| d.starts_with("pizzaplace.") || d.starts_with("bestpizza.")), "{list:?}");
     let variants: HashSet<&str> =
@@ -56,7 +63,7 @@ async fn run_together_keyword_is_segmented_and_spread_across_variants() {
         assert!(s.get("available").is_none(), "no availability without check=1: {s}");
     }
     let used: Vec<&str> = body["tlds_used"].as_array().expect("tlds_used").iter().filter_map(Value::as_str).collect();
-    assert!(used.contains(&".com") && used.contains(&".af") && used.contains(&".org.af"), "{used:?}");
+    assert!(used.contains(&".com") && used.contains(&".af") && !used.contains(&".org.af"), "{used:?}");
     assert!(used.iter().all(|t| t.starts_with('.')));
     assert!(body["generated_at"].as_str().is_some_and(|t| t.ends_with('Z')));
     // Same request, same list (deterministic ranking).
@@ -82,8 +89,9 @@ async fn single_words_digits_idn_and_bounds() {
     assert_eq!(body["total"], 5);
     let list = domains(&body);
     assert_eq!(list[0], "pizza.com");
-    assert!(list.iter().any(|d| d.ends_with(".af")), ".af is always offered: {list:?}");
-    assert!(list.iter().all(|d| d.ends_with(".com") || d.ends_with(".io") || d.ends_with(".af")), "{list:?}");
+    // Only the requested TLDs: no .af form unless asked for (issue 30).
+    assert!(list.iter().all(|d| d.ends_with(".com") || d.ends_with(".io")), "{list:?}");
+    assert_eq!(body["tlds_used"], serde_json::json!([".com", ".io"]));
     // Digits and spaces.
     let (status, _, body) = get("keyword=24%207%20pizza".into()).await;
     assert_eq!(status, 200, "{body}");
