@@ -296,7 +296,48 @@ class Checker:
                     walk(value, where)
 
         walk(doc, path.name)
+        self.importable(path, doc)
         return count
+
+    def importable(self, path: Path, doc: dict) -> None:
+        """What makes a dashboard import anywhere: a uid, unique panel ids, panels that do not
+        overlap, and every datasource given by the `datasource` variable (no instance's uid)."""
+        where = path.relative_to(self.root)
+        if not isinstance(doc.get("uid"), str) or not doc["uid"]:
+            self.problems.append(f"{where}: no dashboard uid")
+        variables = [v.get("name") for v in doc.get("templating", {}).get("list", [])]
+        if "datasource" not in variables:
+            self.problems.append(f"{where}: no `datasource` template variable")
+        panels = list(doc.get("panels", []))
+        for panel in list(panels):
+            panels.extend(panel.get("panels", []))
+        ids = [p.get("id") for p in panels]
+        for dup in sorted({i for i in ids if ids.count(i) > 1}, key=str):
+            self.problems.append(f"{where}: panel id {dup} used twice")
+        boxes = []
+        for p in panels:
+            g = p.get("gridPos", {})
+            box = (g.get("x", 0), g.get("y", 0), g.get("w", 0), g.get("h", 0))
+            for other, title in boxes:
+                if box[0] < other[0] + other[2] and other[0] < box[0] + box[2] and box[1] < other[1] + other[3] and other[1] < box[1] + box[3]:
+                    self.problems.append(f"{where}: panels {title!r} and {p.get('title')!r} overlap")
+            boxes.append((box, p.get("title")))
+
+        def sources(node, title):
+            if isinstance(node, dict):
+                title = node.get("title", title)
+                ds = node.get("datasource")
+                if isinstance(ds, dict) and ds.get("uid") not in ("${datasource}", "-- Grafana --", None):
+                    self.problems.append(f"{where} {title!r}: datasource uid {ds.get('uid')!r}; use ${{datasource}}")
+                elif isinstance(ds, str) and ds not in ("${datasource}", "$datasource"):
+                    self.problems.append(f"{where} {title!r}: datasource {ds!r}; use ${{datasource}}")
+                for value in node.values():
+                    sources(value, title)
+            elif isinstance(node, list):
+                for value in node:
+                    sources(value, title)
+
+        sources(doc, str(where))
 
 
 def main() -> int:
