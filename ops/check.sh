@@ -10,6 +10,8 @@
 # Exits non-zero, naming the problem, on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No __pycache__ left in the tree by the checker's tests.
+export PYTHONDONTWRITEBYTECODE=1
 
 if ! command -v promtool >/dev/null 2>&1; then
   echo "ops/check: installing Debian's prometheus package for promtool"

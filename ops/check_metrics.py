@@ -223,6 +223,7 @@ class Checker:
                 if name.endswith("_bucket") and not self.buckets:
                     hint = " (histograms are exported as summaries: no _bucket; use {quantile=...} or _sum/_count)"
                 self.problems.append(f"{where}: {name} is not exported by dsa{hint}")
+                carried = None  # its labels are unknown: no label problems on top of the name
                 continue
             if labels is None:
                 carried = None
