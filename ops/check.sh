@@ -26,7 +26,11 @@ rules=(ops/prometheus/dsa-alerts.yml ops/prometheus/dsa-external-alerts.yml)
 tests=(ops/prometheus/dsa-alerts.test.yml ops/prometheus/dsa-external-alerts.test.yml)
 promtool check rules "${rules[@]}"
 # Names first: a misspelt series is named here rather than as a failing rule test below.
-python3 ops/check_metrics.py .
+queries=$(mktemp --suffix=.yml)
+trap 'rm -f "$queries"' EXIT
+python3 ops/check_metrics.py . --dashboard-rules "$queries"
+# The dashboard's queries are PromQL that Prometheus parses.
+promtool check rules "$queries" >/dev/null || { echo "ops/check: a dashboard query does not parse (above)" >&2; exit 1; }
 promtool test rules "${tests[@]}"
 # The example scrape configuration, with the rule files it loads.
 promtool check config ops/prometheus/prometheus.example.yml

@@ -16,7 +16,9 @@ variables), and reports:
 Series of other exporters are allowed in dsa-external-alerts.yml only, by the names listed in
 ops/prometheus/external-metrics.txt; Prometheus' own `up` is allowed everywhere.
 
-Usage: check_metrics.py REPO_ROOT. Exit status 1 with one line per problem.
+Usage: check_metrics.py REPO_ROOT [--dashboard-rules FILE]. Exit status 1 with one line per
+problem. With --dashboard-rules, also writes the dashboard's queries (Grafana's variables
+replaced) to FILE as recording rules, for `promtool check rules` to parse them.
 """
 
 from __future__ import annotations
@@ -193,6 +195,8 @@ class Checker:
                 if line.strip() and not line.startswith("#"):
                     self.external.add(line.split()[0])
         self.recorded: dict[str, set[str] | None] = {}
+        # The dashboard's queries with Grafana's variables replaced, for `promtool check rules`.
+        self.dashboard_exprs: list[str] = []
 
     def labels_of(self, name: str, external_ok: bool) -> set[str] | None:
         """Label keys of a usable series (None: any), or raise KeyError when it may not be used."""
@@ -274,6 +278,7 @@ class Checker:
                 title = node.get("title") or node.get("name") or where
                 if isinstance(node.get("expr"), str) and node["expr"].strip():
                     self.check(f"{path.relative_to(self.root)} panel {title!r}", plain(node["expr"]))
+                    self.dashboard_exprs.append(plain(node["expr"]))
                     count += 1
                 query = node.get("query")
                 if isinstance(query, dict):
@@ -342,13 +347,18 @@ class Checker:
 
 
 def main() -> int:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    root = Path(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else ".").resolve()
     problems: list[str] = []
     checker = Checker(root, problems)
     if not checker.series:
         problems.append("no metric found in the source: has the way metrics are recorded changed?")
     rules = sum(checker.rules(p) for p in sorted((root / "ops/prometheus").glob("*.yml")) if not p.name.endswith(".test.yml") and p.name != "prometheus.example.yml")
     panels = sum(checker.dashboard(p) for p in sorted((root / "ops/grafana").glob("*.json")))
+    if "--dashboard-rules" in sys.argv:
+        # One recording rule per dashboard query, so promtool parses each as PromQL.
+        out = Path(sys.argv[sys.argv.index("--dashboard-rules") + 1])
+        queries = [{"record": f"dashboard:query_{i}", "expr": e} for i, e in enumerate(checker.dashboard_exprs)]
+        out.write_text(yaml.safe_dump({"groups": [{"name": "dashboard-queries", "rules": queries}]}, width=1000))
     for p in problems:
         print(f"ops/check: {p}")
     print(f"ops/check: {len(checker.series)} exported series names; {rules} rule expressions and {panels} dashboard queries checked; {len(problems)} problems")
