@@ -1082,7 +1082,7 @@ fn refused_as_data(error: &anyhow::Error) -> bool {
 }
 
 #[cfg(test)]
-mod durability {
+mod tests {
     use super::*;
 
     /// Issue 32: a charge answered 200 must survive a power loss, so every connection of the
@@ -1095,5 +1095,49 @@ mod durability {
         let level: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.pool).await.expect("pragma");
         assert_eq!(level, 2, "PRAGMA synchronous");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The ledger consumer's seam ([`workers::ledger::LedgerStore`]): a redelivered event settles
+    /// nothing twice, an event the database refuses as data (a key that does not exist) is
+    /// `Refused` (terminated), and a store that cannot be reached is `Unavailable` (redelivered).
+    #[tokio::test]
+    async fn settling_sorts_refusals_from_failures() {
+        use workers::ledger::LedgerStore;
+        let sqlite = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        sqlite.migrate().await.expect("migrate");
+        let (_, key_hash) = crate::keys::generate(KeyKind::Server);
+        let key = sqlite
+            .create_key(NewKey {
+                key_hash,
+                kind: KeyKind::Server,
+                plan: Plan::Free,
+                pricing_enabled: false,
+                show_purchase_button: false,
+                default_commission_percent: None,
+                purchase_url: None,
+                allowed_origins: Vec::new(),
+                label: String::new(),
+            })
+            .await
+            .expect("key");
+        let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(sqlite.clone());
+        let charge = |key_id: &str| LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key_id.to_owned(),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: OffsetDateTime::now_utc(),
+            front: String::new(),
+        };
+        let event = charge(&key.id);
+        assert_eq!(store.settle(vec![event.clone()]).await.expect("settled"), 1);
+        assert_eq!(store.settle(vec![event]).await.expect("absorbed"), 0, "a redelivery settles nothing");
+        assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 1);
+        let refused = store.settle(vec![charge("no-such-key")]).await;
+        assert!(matches!(refused, Err(SettleError::Refused(_))), "{refused:?}");
+        sqlite.pool().close().await;
+        let failed = store.settle(vec![charge(&key.id)]).await;
+        assert!(matches!(failed, Err(SettleError::Unavailable(_))), "{failed:?}");
     }
 }
