@@ -7,7 +7,7 @@
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
 //!   ([`workers::fleet::FleetBudget`], set on the engine as its upstream budget), self-correcting
 //!   routing shared in another ([`workers::fleet::FleetRoutes`]).
-//! * `dsa ledger`: the ledger consumer ([`crate::ledger::consume`]) settling charges in Postgres.
+//! * `dsa ledger`: the ledger consumer ([`workers::ledger::consume`]) settling charges in Postgres.
 //!
 //! Every role declares the streams, consumers and bucket idempotently at start.
 
@@ -196,10 +196,10 @@ async fn share_routing(engine: &Engine, js: &async_nats::jetstream::Context, nam
 /// NATS or Postgres errors at start.
 pub async fn ledger(
     settings: &Settings,
-    stats: Arc<crate::ledger::ConsumerStats>,
+    stats: Arc<workers::ledger::ConsumerStats>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     let (names, _nats, js) = join(settings, FleetRole::Ledger).await?;
     let store = connect_pg(settings).await?;
-    crate::ledger::consume(js, names, store, stats, shutdown).await
+    workers::ledger::consume(js, names, store, stats, shutdown).await
 }

@@ -21,6 +21,9 @@
 //!
 //! Both queues are bounded ([`QUEUE_CAPACITY`]): a full queue is a fast 503, never unbounded
 //! memory.
+//!
+//! The fleet's other half, the ledger consumer settling the stream into Postgres, is a
+//! worker-side role: [`workers::ledger`] (re-exported here for the role launcher and the tests).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +34,10 @@ use common::messages::LedgerEvent;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::store::Store;
+
+use workers::ledger::SETTLE_LAG_ALERT_FRACTION;
+
+pub use workers::ledger::{ConsumerStats, consume};
 
 /// Largest batch applied in one transaction (standalone) or published at once (fleet).
 pub const MAX_BATCH: usize = 512;
@@ -329,204 +336,4 @@ pub async fn watch_unsettled(js: async_nats::jetstream::Context, stream: String,
             );
         }
     }
-}
-
-/// Counters of a ledger consumer.
-#[derive(Debug, Default)]
-pub struct ConsumerStats {
-    /// Events applied (new rows).
-    pub applied: std::sync::atomic::AtomicU64,
-    /// Events seen again and absorbed (already applied: redelivery or duplicate publish).
-    pub duplicates: std::sync::atomic::AtomicU64,
-    /// Batches committed.
-    pub batches: std::sync::atomic::AtomicU64,
-}
-
-/// How long the ledger stream keeps an unsettled charge event (`DSA_LEDGER` max age, 7 days); a
-/// settlement lag approaching it means charges are about to expire unsettled.
-pub const LEDGER_STREAM_MAX_AGE_SECS: f64 = 7.0 * 86_400.0;
-
-/// Fraction of [`LEDGER_STREAM_MAX_AGE_SECS`] past which the lag is alerted on.
-pub const SETTLE_LAG_ALERT_FRACTION: f64 = 0.5;
-
-/// Exports the age of the oldest event of a batch as `dsa_ledger_settle_lag_seconds` and logs an
-/// error when it passes [`SETTLE_LAG_ALERT_FRACTION`] of the stream's max age (alert on it: the
-/// ledger consumer is down or falling behind, and events older than the max age are lost).
-fn observe_settle_lag(events: &[LedgerEvent]) {
-    let now = time::OffsetDateTime::now_utc();
-    let Some(oldest) = events.iter().map(|e| e.charged_at).min() else { return };
-    let lag = (now - oldest).as_seconds_f64().max(0.0);
-    metrics::gauge!("dsa_ledger_settle_lag_seconds").set(lag);
-    let alert = LEDGER_STREAM_MAX_AGE_SECS * SETTLE_LAG_ALERT_FRACTION;
-    if lag > alert {
-        metrics::counter!("dsa_ledger_settle_lag_alerts_total").increment(1);
-        tracing::error!(
-            lag_secs = lag,
-            stream_max_age_secs = LEDGER_STREAM_MAX_AGE_SECS,
-            "ledger settlement lag is past half the ledger stream's max age: unsettled charges will expire"
-        );
-    }
-}
-
-/// The ledger role: pulls charge events in batches from the ledger stream, applies each batch in
-/// one store transaction (`ON CONFLICT DO NOTHING` on the event id), and acks only after the
-/// commit. Killed between commit and ack, the batch is redelivered and absorbed; killed before the
-/// commit, nothing was written and the batch is redelivered. Poison messages are terminated.
-///
-/// # Errors
-/// When the consumer cannot be reached at start.
-pub async fn consume(
-    js: async_nats::jetstream::Context,
-    names: common::subjects::Names,
-    store: Arc<dyn Store>,
-    stats: Arc<ConsumerStats>,
-    shutdown: impl std::future::Future<Output = ()> + Send,
-) -> anyhow::Result<()> {
-    use async_nats::jetstream::AckKind;
-    use futures::StreamExt;
-    use std::sync::atomic::Ordering;
-    tokio::pin!(shutdown);
-    // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
-    let find = || async {
-        let stream = js.get_stream(&names.ledger_stream).await.map_err(anyhow::Error::from)?;
-        stream.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))
-    };
-    let found = find
-        .retry(backoff().with_max_delay(Duration::from_secs(2)).without_max_times())
-        .notify(|e, _| tracing::debug!(error = %e, "ledger consumer not reachable yet; retrying"));
-    let consumer: async_nats::jetstream::consumer::PullConsumer = tokio::select! {
-        _ = &mut shutdown => return Ok(()),
-        c = found => c?,
-    };
-    loop {
-        let fetched = tokio::select! {
-            _ = &mut shutdown => return Ok(()),
-            f = consumer.fetch().max_messages(MAX_BATCH).expires(Duration::from_millis(200)).messages() => f,
-        };
-        let mut fetched = match fetched {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::warn!(error = %e, "ledger fetch failed; retrying");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                continue;
-            }
-        };
-        let mut messages = Vec::new();
-        let mut events = Vec::new();
-        while let Some(message) = fetched.next().await {
-            let Ok(message) = message else { continue };
-            if let Err(reason) = delivered_by_the_ledger_stream(&message, &names) {
-                // Not a delivery of our consumer: something published into this fetch inbox.
-                // Never applied, never acked (an ack would go to a subject of its choosing).
-                tracing::error!(subject = %message.subject, reply = ?message.reply, reason, "foreign message in the ledger's inbox dropped");
-                metrics::counter!("dsa_ledger_foreign_total").increment(1);
-                continue;
-            }
-            match serde_json::from_slice::<LedgerEvent>(&message.payload) {
-                Ok(event) if event.credits > 0 => {
-                    events.push(event);
-                    messages.push(message);
-                }
-                Ok(event) => {
-                    // A charge never gives credits back: a non-positive one is forged or broken.
-                    tracing::error!(event = %event.event_id, credits = event.credits, "non-positive ledger event terminated");
-                    metrics::counter!("dsa_ledger_poison_total").increment(1);
-                    let _ = message.ack_with(AckKind::Term).await;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "poison ledger event terminated");
-                    metrics::counter!("dsa_ledger_poison_total").increment(1);
-                    let _ = message.ack_with(AckKind::Term).await;
-                }
-            }
-        }
-        if events.is_empty() {
-            continue;
-        }
-        observe_settle_lag(&events);
-        let count = events.len() as u64;
-        match store.apply_ledger(events).await {
-            Ok(applied) => {
-                stats.applied.fetch_add(applied, Ordering::Relaxed);
-                stats.duplicates.fetch_add(count - applied, Ordering::Relaxed);
-                stats.batches.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
-                for message in messages {
-                    if let Err(e) = message.ack().await {
-                        tracing::warn!(error = %e, "ack after commit failed; the event will be redelivered and absorbed");
-                    }
-                }
-            }
-            Err(e) => {
-                // One bad event (say, for a key that does not exist) must not block the ledger:
-                // apply one by one and terminate the events the database refuses as data. Any
-                // other failure is the store's, not the event's (Postgres restarting, a dropped
-                // connection): that event and the rest are redelivered, never terminated, and the
-                // pass stops there rather than wait out the store once per event.
-                tracing::warn!(error = ?e, events = count, "ledger batch failed; isolating");
-                let mut messages = messages.into_iter();
-                while let Some(message) = messages.next() {
-                    let outcome = match serde_json::from_slice::<LedgerEvent>(&message.payload) {
-                        Ok(event) => store.apply_ledger(vec![event]).await,
-                        Err(e) => Err(e.into()),
-                    };
-                    match outcome {
-                        Ok(applied) => {
-                            stats.applied.fetch_add(applied, Ordering::Relaxed);
-                            stats.duplicates.fetch_add(1 - applied.min(1), Ordering::Relaxed);
-                            let _ = message.ack().await;
-                        }
-                        Err(reason) if is_poison(&reason) => {
-                            tracing::error!(error = ?reason, "ledger event cannot be applied; terminated");
-                            metrics::counter!("dsa_ledger_poison_total").increment(1);
-                            let _ = message.ack_with(AckKind::Term).await;
-                        }
-                        Err(reason) => {
-                            tracing::warn!(error = ?reason, "ledger store failing; redelivering the rest of the batch");
-                            for message in std::iter::once(message).chain(messages.by_ref()) {
-                                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Whether `message` is a JetStream delivery of the ledger stream to the ledger consumer: its
-/// reply subject is the server's ack subject (`$JS.ACK.<stream>.<consumer>.…`, ADR-15) naming
-/// both. Anything else in the fetch inbox was published there by a client, which the NATS
-/// permissions should already refuse (nats/README.md "Credentials"); this is the second wall.
-///
-/// # Errors
-/// Why the message is not a delivery (for the log).
-fn delivered_by_the_ledger_stream(
-    message: &async_nats::jetstream::Message,
-    names: &common::subjects::Names,
-) -> Result<(), &'static str> {
-    let info = message.info().map_err(|_| "no JetStream ack subject")?;
-    if info.stream != names.ledger_stream {
-        return Err("another stream");
-    }
-    if info.consumer != names.ledger_consumer {
-        return Err("another consumer");
-    }
-    Ok(())
-}
-
-/// Whether the store refused an event as data, so that it can never be applied (a key that does
-/// not exist, a value out of range, an unparsable payload) and must be terminated. Anything else
-/// (connection lost, pool timed out, a serialisation failure) is trouble of the store, which
-/// passes.
-fn is_poison(error: &anyhow::Error) -> bool {
-    use sqlx::error::ErrorKind;
-    error.chain().any(|cause| {
-        cause.is::<serde_json::Error>()
-            || cause.downcast_ref::<sqlx::Error>().and_then(sqlx::Error::as_database_error).is_some_and(|db| {
-                matches!(db.kind(), ErrorKind::ForeignKeyViolation | ErrorKind::NotNullViolation | ErrorKind::CheckViolation)
-                    // SQLSTATE class 22, data exception (PostgreSQL manual, Appendix A).
-                    || db.code().is_some_and(|code| code.starts_with("22"))
-            })
-    })
 }

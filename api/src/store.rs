@@ -1,12 +1,24 @@
 //! Key and ledger storage behind one small trait, so standalone mode (SQLite) and the fleet
 //! (Postgres) share every code path above it.
+//!
+//! The SQL is written once, in [`SqlStore`], generic over the two sqlx drivers; what the dialects
+//! do differently is the [`Dialect`] trait, implemented here for SQLite and in
+//! [`crate::store_pg`] for Postgres. Queries are checked at run time (`sqlx::query` +
+//! `Row::try_get`), not by the `query!` macros, so building needs no database (see
+//! `shared/notes/dependencies.md`, "sqlx"). The schemas stay in two migration folders,
+//! `migrations/sqlite` and `migrations/postgres`, with the same tables and columns (a test
+//! compares them).
 
 use futures::future::BoxFuture;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqlitePool};
+use sqlx::decode::Decode;
+use sqlx::encode::Encode;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteQueryResult, SqliteSynchronous};
+use sqlx::types::{Json, Type};
+use sqlx::{AssertSqlSafe, ColumnIndex, Database, Executor, IntoArguments, Pool, Row, Sqlite, SqlitePool};
 use std::str::FromStr;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+use workers::ledger::SettleError;
 
 use crate::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
 use crate::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
@@ -230,13 +242,90 @@ pub trait Store: Send + Sync + 'static {
     }
 }
 
-/// The standalone store: one SQLite file (WAL journal).
-#[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pool: SqlitePool,
+/// A Rust type that a dialect binds as a parameter and reads back from a column.
+pub trait SqlValue<DB: Database>:
+    for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB> + Type<DB> + Send + Sync + 'static
+{
 }
 
-impl SqliteStore {
+impl<DB: Database, T> SqlValue<DB> for T where
+    T: for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB> + Type<DB> + Send + Sync + 'static
+{
+}
+
+/// What differs between the store's two SQL dialects, in one place.
+///
+/// Every other statement is written once, in the [`Store`] implementation of [`SqlStore`]: the
+/// two dialects agree on `$N` placeholders (sqlx binds SQLite's `$N` by number), `RETURNING`,
+/// `ON CONFLICT … DO NOTHING`, `TRUE`, `CAST(… AS BIGINT)`, and on sqlx's mapping of `bool`
+/// (SQLite `INTEGER` 0/1, Postgres `BOOLEAN`) and of [`Json`] (SQLite `TEXT`, Postgres `JSONB`).
+/// What remains is below: how an instant is stored, the day of a charge, the migrations, and
+/// settling a ledger batch (SQLite event by event; Postgres a hundred events per statement,
+/// because many fronts settle into one database at once).
+pub trait Dialect: Database {
+    /// An instant as stored: RFC 3339 text in UTC (SQLite), `TIMESTAMPTZ` (Postgres).
+    type Instant: SqlValue<Self>;
+
+    /// `at` as stored.
+    ///
+    /// # Errors
+    /// When it cannot be formatted (a year past 9999).
+    fn instant(at: OffsetDateTime) -> anyhow::Result<Self::Instant>;
+
+    /// A stored instant as the code above the store sees it: RFC 3339 text in UTC (Postgres keeps
+    /// microseconds).
+    ///
+    /// # Errors
+    /// When it cannot be formatted.
+    fn rfc3339(at: Self::Instant) -> anyhow::Result<String>;
+
+    /// SQL of the UTC day (`YYYY-MM-DD`) of `l.charged_at` (`ledger_entries AS l`).
+    const CHARGE_DAY: &'static str;
+
+    /// Rows a statement changed.
+    fn rows_affected(done: &Self::QueryResult) -> u64;
+
+    /// Applies pending migrations of `migrations/<dialect>`.
+    fn migrate(pool: &Pool<Self>) -> BoxFuture<'_, anyhow::Result<()>>;
+
+    /// [`Store::apply_ledger`] in this dialect.
+    fn apply_ledger(pool: &Pool<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
+}
+
+/// The store over one database of dialect `DB`: [`SqliteStore`] (standalone) or
+/// [`crate::store_pg::PgStore`] (the fleet).
+pub struct SqlStore<DB: Database> {
+    pool: Pool<DB>,
+}
+
+impl<DB: Database> Clone for SqlStore<DB> {
+    fn clone(&self) -> Self {
+        Self { pool: self.pool.clone() }
+    }
+}
+
+impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlStore").field("pool", &self.pool).finish()
+    }
+}
+
+impl<DB: Database> SqlStore<DB> {
+    /// The store over `pool` (each dialect's `connect` sets the pool up).
+    pub(crate) fn from_pool(pool: Pool<DB>) -> Self {
+        Self { pool }
+    }
+
+    /// The connection pool (readiness checks; tests read the schema through it).
+    pub fn pool(&self) -> &Pool<DB> {
+        &self.pool
+    }
+}
+
+/// The standalone store: one SQLite file (WAL journal).
+pub type SqliteStore = SqlStore<Sqlite>;
+
+impl SqlStore<Sqlite> {
     /// Opens (creating if needed) the database at a sqlx SQLite URL.
     ///
     /// # Errors
@@ -254,186 +343,55 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new().max_connections(max_connections.max(1)).connect_with(options).await?;
         Ok(Self { pool })
     }
+}
 
-    /// The connection pool (tests read the schema through it).
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+impl Dialect for Sqlite {
+    type Instant = String;
+
+    fn instant(at: OffsetDateTime) -> anyhow::Result<String> {
+        Ok(at.to_offset(time::UtcOffset::UTC).format(&Rfc3339)?)
     }
 
-    /// Inserts a key, owned by `account_id` or by nobody (an operator key).
-    async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
-        let id = uuid::Uuid::now_v7().to_string();
-        let now = OffsetDateTime::now_utc().format(&Rfc3339)?;
-        sqlx::query(
-            "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
-             pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
-             label, created_at, account_id) VALUES (?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(&key.key_hash)
-        .bind(fingerprint(&key.key_hash))
-        .bind(key.kind.as_str())
-        .bind(key.plan.as_str())
-        .bind(key.plan.monthly_credits())
-        .bind(i64::from(key.pricing_enabled))
-        .bind(i64::from(key.show_purchase_button))
-        .bind(key.default_commission_percent)
-        .bind(&key.purchase_url)
-        .bind(serde_json::to_string(&key.allowed_origins)?)
-        .bind(&key.label)
-        .bind(now)
-        .bind(account_id)
-        .execute(&self.pool)
-        .await?;
-        let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
-        row_to_key(&row)
+    fn rfc3339(at: String) -> anyhow::Result<String> {
+        Ok(at)
     }
-}
 
-fn row_to_key(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<KeyRecord> {
-    let kind: String = row.try_get("kind")?;
-    let state: String = row.try_get("state")?;
-    let plan: String = row.try_get("plan")?;
-    let origins: String = row.try_get("allowed_origins")?;
-    let hash: String = row.try_get("key_hash")?;
-    Ok(KeyRecord {
-        id: row.try_get("id")?,
-        fingerprint: fingerprint(&hash),
-        kind: KeyKind::parse(&kind).ok_or_else(|| anyhow::anyhow!("bad key kind {kind}"))?,
-        state: KeyState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad key state {state}"))?,
-        plan: Plan::parse(&plan).ok_or_else(|| anyhow::anyhow!("bad plan {plan}"))?,
-        monthly_allowance: row.try_get("monthly_allowance")?,
-        pricing_enabled: row.try_get::<i64, _>("pricing_enabled")? != 0,
-        show_purchase_button: row.try_get::<i64, _>("show_purchase_button")? != 0,
-        default_commission_percent: row.try_get("default_commission_percent")?,
-        purchase_url: row.try_get("purchase_url")?,
-        allowed_origins: serde_json::from_str(&origins)?,
-        label: row.try_get("label")?,
-        created_at: row.try_get("created_at")?,
-        account_id: row.try_get("account_id")?,
-    })
-}
+    // charged_at is RFC 3339 in UTC, so its first 10 characters are the UTC day.
+    const CHARGE_DAY: &'static str = "substr(l.charged_at, 1, 10)";
 
-fn row_to_account(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<Account> {
-    let state: String = row.try_get("state")?;
-    Ok(Account {
-        id: row.try_get("id")?,
-        email: row.try_get("email")?,
-        display_name: row.try_get("display_name")?,
-        password_hash: row.try_get("password_hash")?,
-        state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
-        key_cap: row.try_get("key_cap")?,
-        email_verified: row.try_get::<i64, _>("email_verified")? != 0,
-        created_at: row.try_get("created_at")?,
-    })
-}
+    fn rows_affected(done: &SqliteQueryResult) -> u64 {
+        done.rows_affected()
+    }
 
-fn row_to_session(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<SessionRecord> {
-    Ok(SessionRecord {
-        token_hash: row.try_get("token_hash")?,
-        account_id: row.try_get("account_id")?,
-        csrf_token: row.try_get("csrf_token")?,
-        created_at: row.try_get("created_at")?,
-        last_seen_at: row.try_get("last_seen_at")?,
-    })
-}
-
-/// Now, unix seconds (the roll grace is checked against the database host's wall clock).
-pub(crate) fn unix_now() -> i64 {
-    OffsetDateTime::now_utc().unix_timestamp()
-}
-
-impl Store for SqliteStore {
-    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+    fn migrate(pool: &SqlitePool) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
-            sqlx::migrate!("../migrations/sqlite").run(&self.pool).await?;
+            sqlx::migrate!("../migrations/sqlite").run(pool).await?;
             Ok(())
         })
     }
 
-    fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
-        let key_hash = key_hash.to_owned();
+    fn apply_ledger(pool: &SqlitePool, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(async move {
-            // The current secret, or a rolled key's old secret within its grace period.
-            let row = sqlx::query(
-                "SELECT k.*, a.state AS account_state FROM client_keys k LEFT JOIN accounts a ON a.id = k.account_id \
-                 WHERE k.key_hash = ?1 OR (k.previous_key_hash = ?1 AND k.previous_valid_until > ?2) LIMIT 1",
-            )
-            .bind(key_hash)
-            .bind(unix_now())
-            .fetch_optional(&self.pool)
-            .await?;
-            // A disabled account disables its keys (issue 32): they answer as disabled keys do.
-            let mut key = row.as_ref().map(row_to_key).transpose()?;
-            if let (Some(key), Some(row)) = (&mut key, &row)
-                && row
-                    .try_get::<Option<String>, _>("account_state")?
-                    .is_some_and(|s| s != AccountState::Active.as_str())
-            {
-                key.state = KeyState::Disabled;
-            }
-            Ok(key)
-        })
-    }
-
-    fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
-        Box::pin(self.insert_key(None, key))
-    }
-
-    fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
-        Box::pin(async move {
-            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id").fetch_all(&self.pool).await?;
-            rows.iter().map(row_to_key).collect()
-        })
-    }
-
-    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>> {
-        let who = id_or_fingerprint.to_owned();
-        Box::pin(async move {
-            let done = sqlx::query("UPDATE client_keys SET state = ? WHERE id = ? OR fingerprint = ?")
-                .bind(state.as_str())
-                .bind(&who)
-                .bind(&who)
-                .execute(&self.pool)
-                .await?;
-            Ok(done.rows_affected() > 0)
-        })
-    }
-
-    fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
-        let (key_id, period) = (key_id.to_owned(), period.to_owned());
-        Box::pin(async move {
-            let used: Option<i64> = sqlx::query_scalar("SELECT used FROM key_usage WHERE key_id = ? AND period = ?")
-                .bind(key_id)
-                .bind(period)
-                .fetch_optional(&self.pool)
-                .await?;
-            Ok(used.unwrap_or(0))
-        })
-    }
-
-    fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
-        Box::pin(async move {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = pool.begin().await?;
             let mut applied = 0;
             for e in &events {
                 let inserted = sqlx::query(
                     "INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at, front) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id) DO NOTHING",
                 )
                 .bind(e.event_id.to_string())
                 .bind(&e.key_id)
                 .bind(&e.period)
                 .bind(&e.endpoint)
                 .bind(e.credits)
-                .bind(e.charged_at.format(&Rfc3339)?)
+                .bind(Self::instant(e.charged_at)?)
                 .bind(&e.front)
                 .execute(&mut *tx)
                 .await?;
                 if inserted.rows_affected() == 1 {
                     applied += 1;
                     sqlx::query(
-                        "INSERT INTO key_usage (key_id, period, used) VALUES (?, ?, ?) \
+                        "INSERT INTO key_usage (key_id, period, used) VALUES ($1, $2, $3) \
                          ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
                     )
                     .bind(&e.key_id)
@@ -447,75 +405,335 @@ impl Store for SqliteStore {
             Ok(applied)
         })
     }
+}
+
+/// Now, unix seconds (the roll grace is checked against the database host's wall clock).
+pub(crate) fn unix_now() -> i64 {
+    OffsetDateTime::now_utc().unix_timestamp()
+}
+
+/// The two kinds of one-time token: the same columns, each in its own table.
+#[derive(Debug, Clone, Copy)]
+enum OneTimeToken {
+    /// `password_resets`.
+    PasswordReset,
+    /// `email_verifications`: using it marks the account's address verified.
+    EmailVerification,
+}
+
+impl OneTimeToken {
+    fn insert(self) -> &'static str {
+        match self {
+            Self::PasswordReset => {
+                "INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES ($1, $2, $3)"
+            }
+            Self::EmailVerification => {
+                "INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES ($1, $2, $3)"
+            }
+        }
+    }
+
+    /// DELETE … RETURNING: of two concurrent uses, only one gets the row.
+    fn take(self) -> &'static str {
+        match self {
+            Self::PasswordReset => "DELETE FROM password_resets WHERE token_hash = $1 RETURNING account_id, expires_at",
+            Self::EmailVerification => {
+                "DELETE FROM email_verifications WHERE token_hash = $1 RETURNING account_id, expires_at"
+            }
+        }
+    }
+
+    /// What a valid use changes besides deleting the token (its account's id is `$1`).
+    fn on_use(self) -> Option<&'static str> {
+        match self {
+            Self::PasswordReset => None,
+            Self::EmailVerification => Some("UPDATE accounts SET email_verified = TRUE WHERE id = $1"),
+        }
+    }
+}
+
+impl<DB: Dialect> SqlStore<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'n> &'n str: ColumnIndex<DB::Row>,
+    // sqlx implements `Encode` for `Option<T>` once per driver, not for every database.
+    String: SqlValue<DB>,
+    Option<String>: SqlValue<DB>,
+    i64: SqlValue<DB>,
+    Option<i64>: SqlValue<DB>,
+    Option<f64>: SqlValue<DB>,
+    bool: SqlValue<DB>,
+    Option<bool>: SqlValue<DB>,
+    Json<Vec<String>>: SqlValue<DB>,
+    Option<Json<Vec<String>>>: SqlValue<DB>,
+{
+    /// Inserts a key, owned by `account_id` or by nobody (an operator key).
+    async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
+        let row = sqlx::query(
+            "INSERT INTO client_keys (id, key_hash, fingerprint, kind, state, plan, monthly_allowance, \
+             pricing_enabled, show_purchase_button, default_commission_percent, purchase_url, allowed_origins, \
+             label, created_at, account_id) VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             RETURNING *",
+        )
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(&key.key_hash)
+        .bind(fingerprint(&key.key_hash))
+        .bind(key.kind.as_str().to_owned())
+        .bind(key.plan.as_str().to_owned())
+        .bind(key.plan.monthly_credits())
+        .bind(key.pricing_enabled)
+        .bind(key.show_purchase_button)
+        .bind(key.default_commission_percent)
+        .bind(key.purchase_url)
+        .bind(Json(key.allowed_origins))
+        .bind(key.label)
+        .bind(DB::instant(OffsetDateTime::now_utc())?)
+        .bind(account_id)
+        .fetch_one(&self.pool)
+        .await?;
+        Self::key(&row)
+    }
+
+    /// Stores a one-time token of `kind`.
+    async fn create_token(
+        &self,
+        kind: OneTimeToken,
+        token_hash: String,
+        account_id: String,
+        expires_at: i64,
+    ) -> anyhow::Result<()> {
+        sqlx::query(kind.insert()).bind(token_hash).bind(account_id).bind(expires_at).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Consumes a one-time token of `kind`: deletes it and, when it was still valid at `now` (unix
+    /// s), applies its use and returns its account, in one transaction.
+    async fn take_token(&self, kind: OneTimeToken, token_hash: String, now: i64) -> anyhow::Result<Option<String>> {
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query(kind.take()).bind(token_hash).fetch_optional(&mut *tx).await?;
+        let account = match row {
+            Some(row) if row.try_get::<i64, _>("expires_at")? > now => Some(row.try_get::<String, _>("account_id")?),
+            _ => None,
+        };
+        if let (Some(account), Some(statement)) = (&account, kind.on_use()) {
+            sqlx::query(statement).bind(account).execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(account)
+    }
+
+    /// A `client_keys` row.
+    fn key(row: &DB::Row) -> anyhow::Result<KeyRecord> {
+        let kind: String = row.try_get("kind")?;
+        let state: String = row.try_get("state")?;
+        let plan: String = row.try_get("plan")?;
+        let hash: String = row.try_get("key_hash")?;
+        let Json(allowed_origins) = row.try_get::<Json<Vec<String>>, _>("allowed_origins")?;
+        Ok(KeyRecord {
+            id: row.try_get("id")?,
+            fingerprint: fingerprint(&hash),
+            kind: KeyKind::parse(&kind).ok_or_else(|| anyhow::anyhow!("bad key kind {kind}"))?,
+            state: KeyState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad key state {state}"))?,
+            plan: Plan::parse(&plan).ok_or_else(|| anyhow::anyhow!("bad plan {plan}"))?,
+            monthly_allowance: row.try_get("monthly_allowance")?,
+            pricing_enabled: row.try_get("pricing_enabled")?,
+            show_purchase_button: row.try_get("show_purchase_button")?,
+            default_commission_percent: row.try_get("default_commission_percent")?,
+            purchase_url: row.try_get("purchase_url")?,
+            allowed_origins,
+            label: row.try_get("label")?,
+            created_at: DB::rfc3339(row.try_get("created_at")?)?,
+            account_id: row.try_get("account_id")?,
+        })
+    }
+
+    /// An `accounts` row.
+    fn account(row: &DB::Row) -> anyhow::Result<Account> {
+        let state: String = row.try_get("state")?;
+        Ok(Account {
+            id: row.try_get("id")?,
+            email: row.try_get("email")?,
+            display_name: row.try_get("display_name")?,
+            password_hash: row.try_get("password_hash")?,
+            state: AccountState::parse(&state).ok_or_else(|| anyhow::anyhow!("bad account state {state}"))?,
+            key_cap: row.try_get("key_cap")?,
+            email_verified: row.try_get("email_verified")?,
+            created_at: DB::rfc3339(row.try_get("created_at")?)?,
+        })
+    }
+
+    /// An `account_sessions` row.
+    fn session(row: &DB::Row) -> anyhow::Result<SessionRecord> {
+        Ok(SessionRecord {
+            token_hash: row.try_get("token_hash")?,
+            account_id: row.try_get("account_id")?,
+            csrf_token: row.try_get("csrf_token")?,
+            created_at: row.try_get("created_at")?,
+            last_seen_at: row.try_get("last_seen_at")?,
+        })
+    }
+}
+
+impl<DB: Dialect> Store for SqlStore<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'n> &'n str: ColumnIndex<DB::Row>,
+    // sqlx implements `Encode` for `Option<T>` once per driver, not for every database.
+    String: SqlValue<DB>,
+    Option<String>: SqlValue<DB>,
+    i64: SqlValue<DB>,
+    Option<i64>: SqlValue<DB>,
+    Option<f64>: SqlValue<DB>,
+    bool: SqlValue<DB>,
+    Option<bool>: SqlValue<DB>,
+    Json<Vec<String>>: SqlValue<DB>,
+    Option<Json<Vec<String>>>: SqlValue<DB>,
+{
+    fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
+        DB::migrate(&self.pool)
+    }
+
+    fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
+        let key_hash = key_hash.to_owned();
+        Box::pin(async move {
+            // The current secret, or a rolled key's old secret within its grace period.
+            let row = sqlx::query(
+                "SELECT k.*, a.state AS account_state FROM client_keys k LEFT JOIN accounts a ON a.id = k.account_id \
+                 WHERE k.key_hash = $1 OR (k.previous_key_hash = $1 AND k.previous_valid_until > $2) LIMIT 1",
+            )
+            .bind(key_hash)
+            .bind(unix_now())
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let mut key = Self::key(&row)?;
+            // A disabled account disables its keys (issue 32): they answer as disabled keys do.
+            if row.try_get::<Option<String>, _>("account_state")?.is_some_and(|s| s != AccountState::Active.as_str()) {
+                key.state = KeyState::Disabled;
+            }
+            Ok(Some(key))
+        })
+    }
+
+    fn create_key(&self, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
+        Box::pin(self.insert_key(None, key))
+    }
+
+    fn list_keys(&self) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM client_keys ORDER BY created_at, id").fetch_all(&self.pool).await?;
+            rows.iter().map(Self::key).collect()
+        })
+    }
+
+    fn set_key_state(&self, id_or_fingerprint: &str, state: KeyState) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let who = id_or_fingerprint.to_owned();
+        Box::pin(async move {
+            let done = sqlx::query("UPDATE client_keys SET state = $1 WHERE id = $2 OR fingerprint = $2")
+                .bind(state.as_str().to_owned())
+                .bind(who)
+                .execute(&self.pool)
+                .await?;
+            Ok(DB::rows_affected(&done) > 0)
+        })
+    }
+
+    fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let (key_id, period) = (key_id.to_owned(), period.to_owned());
+        Box::pin(async move {
+            let row = sqlx::query("SELECT used FROM key_usage WHERE key_id = $1 AND period = $2")
+                .bind(key_id)
+                .bind(period)
+                .fetch_optional(&self.pool)
+                .await?;
+            Ok(row.map(|row| row.try_get("used")).transpose()?.unwrap_or(0))
+        })
+    }
+
+    fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+        DB::apply_ledger(&self.pool, events)
+    }
 
     fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>> {
         let name = name.to_owned();
         Box::pin(async move {
             let candidate = hex::encode(rand::random::<[u8; 32]>());
-            sqlx::query("INSERT INTO shared_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
+            sqlx::query("INSERT INTO shared_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
                 .bind(&name)
                 .bind(candidate)
                 .execute(&self.pool)
                 .await?;
-            Ok(sqlx::query_scalar("SELECT value FROM shared_secrets WHERE name = ?")
-                .bind(&name)
+            let row = sqlx::query("SELECT value FROM shared_secrets WHERE name = $1")
+                .bind(name)
                 .fetch_one(&self.pool)
-                .await?)
+                .await?;
+            Ok(row.try_get("value")?)
         })
     }
 
     fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {
-            Ok(sqlx::query_scalar(
-                "SELECT COALESCE((SELECT used FROM key_usage WHERE key_id = ?1 AND period = ?2), 0) \
-                 - COALESCE((SELECT SUM(credits) FROM ledger_entries WHERE key_id = ?1 AND period = ?2 AND front = ?3), 0)",
+            // One statement: one snapshot of both tables (Postgres's READ COMMITTED takes it per
+            // statement).
+            let row = sqlx::query(
+                "SELECT CAST(COALESCE((SELECT used FROM key_usage WHERE key_id = $1 AND period = $2), 0) \
+                 - COALESCE((SELECT SUM(credits) FROM ledger_entries WHERE key_id = $1 AND period = $2 AND front = $3), 0) \
+                 AS BIGINT) AS credits",
             )
             .bind(key_id)
             .bind(period)
             .bind(front)
             .fetch_one(&self.pool)
-            .await?)
+            .await?;
+            Ok(row.try_get("credits")?)
         })
     }
 
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {
-            Ok(sqlx::query_scalar(
-                "SELECT COALESCE(SUM(credits), 0) FROM ledger_entries WHERE key_id = ? AND period = ? AND front = ?",
+            // Served by the (key_id, period, front) index in Postgres.
+            let row = sqlx::query(
+                "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) AS credits FROM ledger_entries \
+                 WHERE key_id = $1 AND period = $2 AND front = $3",
             )
             .bind(key_id)
             .bind(period)
             .bind(front)
             .fetch_one(&self.pool)
-            .await?)
+            .await?;
+            Ok(row.try_get("credits")?)
         })
     }
 
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
-            Ok(sqlx::query_scalar("SELECT COUNT(*) FROM ledger_entries WHERE key_id = ? AND period = ?")
-                .bind(key_id)
-                .bind(period)
-                .fetch_one(&self.pool)
-                .await?)
+            let row = sqlx::query(
+                "SELECT CAST(COUNT(*) AS BIGINT) AS entries FROM ledger_entries WHERE key_id = $1 AND period = $2",
+            )
+            .bind(key_id)
+            .bind(period)
+            .fetch_one(&self.pool)
+            .await?;
+            Ok(row.try_get("entries")?)
         })
     }
 
     fn find_key_by_ref(&self, reference: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {
         let reference = reference.to_owned();
         Box::pin(async move {
-            let rows = sqlx::query("SELECT * FROM client_keys WHERE id = ? OR fingerprint = ? OR key_hash = ? LIMIT 2")
-                .bind(&reference)
-                .bind(&reference)
-                .bind(&reference)
-                .fetch_all(&self.pool)
-                .await?;
+            let rows =
+                sqlx::query("SELECT * FROM client_keys WHERE id = $1 OR fingerprint = $1 OR key_hash = $1 LIMIT 2")
+                    .bind(&reference)
+                    .fetch_all(&self.pool)
+                    .await?;
             match rows.as_slice() {
                 [] => Ok(None),
-                [row] => row_to_key(row).map(Some),
+                [row] => Self::key(row).map(Some),
                 _ => anyhow::bail!("fingerprint {reference} matches more than one key; give the key's id instead"),
             }
         })
@@ -525,38 +743,34 @@ impl Store for SqliteStore {
         let id = id.to_owned();
         Box::pin(async move {
             // One UPDATE whatever the fields: the two-valued options ("change it", "to what") are
-            // a flag and a value, so "remove the purchase URL" and "leave it" stay distinct.
-            let origins = update.allowed_origins.as_ref().map(serde_json::to_string).transpose()?;
-            let done = sqlx::query(
+            // a flag and a value, so "remove the purchase URL" and "leave it" stay distinct. sqlx
+            // sends each parameter's type, so a NULL needs no cast.
+            let row = sqlx::query(
                 "UPDATE client_keys SET \
-                 plan = COALESCE(?, plan), \
-                 monthly_allowance = COALESCE(?, monthly_allowance), \
-                 pricing_enabled = COALESCE(?, pricing_enabled), \
-                 show_purchase_button = COALESCE(?, show_purchase_button), \
-                 default_commission_percent = CASE WHEN ? THEN ? ELSE default_commission_percent END, \
-                 purchase_url = CASE WHEN ? THEN ? ELSE purchase_url END, \
-                 allowed_origins = COALESCE(?, allowed_origins), \
-                 label = COALESCE(?, label) \
-                 WHERE id = ?",
+                 plan = COALESCE($1, plan), \
+                 monthly_allowance = COALESCE($2, monthly_allowance), \
+                 pricing_enabled = COALESCE($3, pricing_enabled), \
+                 show_purchase_button = COALESCE($4, show_purchase_button), \
+                 default_commission_percent = CASE WHEN $5 THEN $6 ELSE default_commission_percent END, \
+                 purchase_url = CASE WHEN $7 THEN $8 ELSE purchase_url END, \
+                 allowed_origins = COALESCE($9, allowed_origins), \
+                 label = COALESCE($10, label) \
+                 WHERE id = $11 RETURNING *",
             )
-            .bind(update.plan.map(Plan::as_str))
+            .bind(update.plan.map(|plan| plan.as_str().to_owned()))
             .bind(update.plan.map(Plan::monthly_credits))
-            .bind(update.pricing_enabled.map(i64::from))
-            .bind(update.show_purchase_button.map(i64::from))
+            .bind(update.pricing_enabled)
+            .bind(update.show_purchase_button)
             .bind(update.default_commission_percent.is_some())
             .bind(update.default_commission_percent.flatten())
             .bind(update.purchase_url.is_some())
             .bind(update.purchase_url.flatten())
-            .bind(origins)
+            .bind(update.allowed_origins.map(Json))
             .bind(update.label)
-            .bind(&id)
-            .execute(&self.pool)
+            .bind(id)
+            .fetch_optional(&self.pool)
             .await?;
-            if done.rows_affected() == 0 {
-                return Ok(None);
-            }
-            let row = sqlx::query("SELECT * FROM client_keys WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
-            row_to_key(&row).map(Some)
+            row.as_ref().map(Self::key).transpose()
         })
     }
 
@@ -564,55 +778,56 @@ impl Store for SqliteStore {
         let (key_id, period) = (key_id.to_owned(), period.to_owned());
         Box::pin(async move {
             let rows = sqlx::query(
-                "SELECT endpoint, SUM(credits) AS credits FROM ledger_entries WHERE key_id = ? AND period = ? \
-                 GROUP BY endpoint ORDER BY endpoint",
+                "SELECT endpoint, CAST(SUM(credits) AS BIGINT) AS credits FROM ledger_entries \
+                 WHERE key_id = $1 AND period = $2 GROUP BY endpoint",
             )
             .bind(key_id)
             .bind(period)
             .fetch_all(&self.pool)
             .await?;
-            rows.iter().map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?))).collect()
+            let mut usage = rows
+                .iter()
+                .map(|row| Ok((row.try_get("endpoint")?, row.try_get("credits")?)))
+                .collect::<anyhow::Result<Vec<(String, i64)>>>()?;
+            // By endpoint name, byte by byte: the same order whatever the database's collation.
+            usage.sort();
+            Ok(usage)
         })
     }
 
     fn create_account(&self, account: NewAccount) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
         Box::pin(async move {
-            let id = uuid::Uuid::now_v7().to_string();
-            let done = sqlx::query(
+            let row = sqlx::query(
                 "INSERT INTO accounts (id, email, display_name, password_hash, state, created_at, email_verified) \
-                 VALUES (?, ?, ?, ?, 'active', ?, ?) ON CONFLICT (email) DO NOTHING",
+                 VALUES ($1, $2, $3, $4, 'active', $5, $6) ON CONFLICT (email) DO NOTHING RETURNING *",
             )
-            .bind(&id)
-            .bind(&account.email)
-            .bind(&account.display_name)
-            .bind(&account.password_hash)
-            .bind(OffsetDateTime::now_utc().format(&Rfc3339)?)
-            .bind(i64::from(account.email_verified))
-            .execute(&self.pool)
+            .bind(uuid::Uuid::now_v7().to_string())
+            .bind(account.email)
+            .bind(account.display_name)
+            .bind(account.password_hash)
+            .bind(DB::instant(OffsetDateTime::now_utc())?)
+            .bind(account.email_verified)
+            .fetch_optional(&self.pool)
             .await?;
-            if done.rows_affected() == 0 {
-                return Ok(None);
-            }
-            let row = sqlx::query("SELECT * FROM accounts WHERE id = ?").bind(&id).fetch_one(&self.pool).await?;
-            row_to_account(&row).map(Some)
+            row.as_ref().map(Self::account).transpose()
         })
     }
 
     fn find_account(&self, id_or_email: &str) -> BoxFuture<'_, anyhow::Result<Option<Account>>> {
         let who = id_or_email.to_owned();
         Box::pin(async move {
-            let row = sqlx::query("SELECT * FROM accounts WHERE id = ?1 OR email = ?1")
+            let row = sqlx::query("SELECT * FROM accounts WHERE id = $1 OR email = $1")
                 .bind(who)
                 .fetch_optional(&self.pool)
                 .await?;
-            row.as_ref().map(row_to_account).transpose()
+            row.as_ref().map(Self::account).transpose()
         })
     }
 
     fn list_accounts(&self) -> BoxFuture<'_, anyhow::Result<Vec<Account>>> {
         Box::pin(async move {
             let rows = sqlx::query("SELECT * FROM accounts ORDER BY created_at, id").fetch_all(&self.pool).await?;
-            rows.iter().map(row_to_account).collect()
+            rows.iter().map(Self::account).collect()
         })
     }
 
@@ -620,31 +835,31 @@ impl Store for SqliteStore {
         let account_id = account_id.to_owned();
         Box::pin(async move {
             let mut tx = self.pool.begin().await?;
-            let done = sqlx::query("UPDATE accounts SET state = ? WHERE id = ?")
-                .bind(state.as_str())
+            let done = sqlx::query("UPDATE accounts SET state = $1 WHERE id = $2")
+                .bind(state.as_str().to_owned())
                 .bind(&account_id)
                 .execute(&mut *tx)
                 .await?;
             if state != AccountState::Active {
-                sqlx::query("DELETE FROM account_sessions WHERE account_id = ?")
+                sqlx::query("DELETE FROM account_sessions WHERE account_id = $1")
                     .bind(&account_id)
                     .execute(&mut *tx)
                     .await?;
             }
             tx.commit().await?;
-            Ok(done.rows_affected() > 0)
+            Ok(DB::rows_affected(&done) > 0)
         })
     }
 
     fn set_account_key_cap(&self, account_id: &str, cap: Option<i64>) -> BoxFuture<'_, anyhow::Result<bool>> {
         let account_id = account_id.to_owned();
         Box::pin(async move {
-            let done = sqlx::query("UPDATE accounts SET key_cap = ? WHERE id = ?")
+            let done = sqlx::query("UPDATE accounts SET key_cap = $1 WHERE id = $2")
                 .bind(cap)
                 .bind(account_id)
                 .execute(&self.pool)
                 .await?;
-            Ok(done.rows_affected() > 0)
+            Ok(DB::rows_affected(&done) > 0)
         })
     }
 
@@ -652,17 +867,17 @@ impl Store for SqliteStore {
         let (account_id, password_hash) = (account_id.to_owned(), password_hash.to_owned());
         Box::pin(async move {
             let mut tx = self.pool.begin().await?;
-            let done = sqlx::query("UPDATE accounts SET password_hash = ? WHERE id = ?")
-                .bind(&password_hash)
+            let done = sqlx::query("UPDATE accounts SET password_hash = $1 WHERE id = $2")
+                .bind(password_hash)
                 .bind(&account_id)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query("DELETE FROM account_sessions WHERE account_id = ?")
+            sqlx::query("DELETE FROM account_sessions WHERE account_id = $1")
                 .bind(&account_id)
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
-            Ok(done.rows_affected() > 0)
+            Ok(DB::rows_affected(&done) > 0)
         })
     }
 
@@ -670,11 +885,11 @@ impl Store for SqliteStore {
         Box::pin(async move {
             sqlx::query(
                 "INSERT INTO account_sessions (token_hash, account_id, csrf_token, created_at, last_seen_at) \
-                 VALUES (?, ?, ?, ?, ?)",
+                 VALUES ($1, $2, $3, $4, $5)",
             )
-            .bind(&session.token_hash)
-            .bind(&session.account_id)
-            .bind(&session.csrf_token)
+            .bind(session.token_hash)
+            .bind(session.account_id)
+            .bind(session.csrf_token)
             .bind(session.created_at)
             .bind(session.last_seen_at)
             .execute(&self.pool)
@@ -686,18 +901,18 @@ impl Store for SqliteStore {
     fn find_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<SessionRecord>>> {
         let token_hash = token_hash.to_owned();
         Box::pin(async move {
-            let row = sqlx::query("SELECT * FROM account_sessions WHERE token_hash = ?")
+            let row = sqlx::query("SELECT * FROM account_sessions WHERE token_hash = $1")
                 .bind(token_hash)
                 .fetch_optional(&self.pool)
                 .await?;
-            row.as_ref().map(row_to_session).transpose()
+            row.as_ref().map(Self::session).transpose()
         })
     }
 
     fn touch_session(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<()>> {
         let token_hash = token_hash.to_owned();
         Box::pin(async move {
-            sqlx::query("UPDATE account_sessions SET last_seen_at = ? WHERE token_hash = ?")
+            sqlx::query("UPDATE account_sessions SET last_seen_at = $1 WHERE token_hash = $2")
                 .bind(now)
                 .bind(token_hash)
                 .execute(&self.pool)
@@ -709,7 +924,7 @@ impl Store for SqliteStore {
     fn delete_session(&self, token_hash: &str) -> BoxFuture<'_, anyhow::Result<()>> {
         let token_hash = token_hash.to_owned();
         Box::pin(async move {
-            sqlx::query("DELETE FROM account_sessions WHERE token_hash = ?")
+            sqlx::query("DELETE FROM account_sessions WHERE token_hash = $1")
                 .bind(token_hash)
                 .execute(&self.pool)
                 .await?;
@@ -719,12 +934,12 @@ impl Store for SqliteStore {
 
     fn purge_sessions(&self, idle_before: i64, started_before: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(async move {
-            let done = sqlx::query("DELETE FROM account_sessions WHERE last_seen_at < ? OR created_at < ?")
+            let done = sqlx::query("DELETE FROM account_sessions WHERE last_seen_at < $1 OR created_at < $2")
                 .bind(idle_before)
                 .bind(started_before)
                 .execute(&self.pool)
                 .await?;
-            Ok(done.rows_affected())
+            Ok(DB::rows_affected(&done))
         })
     }
 
@@ -735,28 +950,11 @@ impl Store for SqliteStore {
         expires_at: i64,
     ) -> BoxFuture<'_, anyhow::Result<()>> {
         let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
-        Box::pin(async move {
-            sqlx::query("INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES (?, ?, ?)")
-                .bind(token_hash)
-                .bind(account_id)
-                .bind(expires_at)
-                .execute(&self.pool)
-                .await?;
-            Ok(())
-        })
+        Box::pin(self.create_token(OneTimeToken::PasswordReset, token_hash, account_id, expires_at))
     }
 
     fn take_reset_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
-        let token_hash = token_hash.to_owned();
-        Box::pin(async move {
-            // DELETE … RETURNING: of two concurrent uses, only one gets the row.
-            let row: Option<(String, i64)> =
-                sqlx::query_as("DELETE FROM password_resets WHERE token_hash = ? RETURNING account_id, expires_at")
-                    .bind(token_hash)
-                    .fetch_optional(&self.pool)
-                    .await?;
-            Ok(row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account))
-        })
+        Box::pin(self.take_token(OneTimeToken::PasswordReset, token_hash.to_owned(), now))
     }
 
     fn create_verify_token(
@@ -766,34 +964,11 @@ impl Store for SqliteStore {
         expires_at: i64,
     ) -> BoxFuture<'_, anyhow::Result<()>> {
         let (token_hash, account_id) = (token_hash.to_owned(), account_id.to_owned());
-        Box::pin(async move {
-            sqlx::query("INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES (?, ?, ?)")
-                .bind(token_hash)
-                .bind(account_id)
-                .bind(expires_at)
-                .execute(&self.pool)
-                .await?;
-            Ok(())
-        })
+        Box::pin(self.create_token(OneTimeToken::EmailVerification, token_hash, account_id, expires_at))
     }
 
     fn take_verify_token(&self, token_hash: &str, now: i64) -> BoxFuture<'_, anyhow::Result<Option<String>>> {
-        let token_hash = token_hash.to_owned();
-        Box::pin(async move {
-            let mut tx = self.pool.begin().await?;
-            let row: Option<(String, i64)> =
-                sqlx::query_as("DELETE FROM email_verifications WHERE token_hash = ? RETURNING account_id, expires_at")
-                    .bind(token_hash)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            let Some(account) = row.filter(|(_, expires_at)| *expires_at > now).map(|(account, _)| account) else {
-                tx.commit().await?;
-                return Ok(None);
-            };
-            sqlx::query("UPDATE accounts SET email_verified = 1 WHERE id = ?").bind(&account).execute(&mut *tx).await?;
-            tx.commit().await?;
-            Ok(Some(account))
-        })
+        Box::pin(self.take_token(OneTimeToken::EmailVerification, token_hash.to_owned(), now))
     }
 
     fn create_account_key(&self, account_id: &str, key: NewKey) -> BoxFuture<'_, anyhow::Result<KeyRecord>> {
@@ -803,11 +978,11 @@ impl Store for SqliteStore {
     fn account_keys(&self, account_id: &str) -> BoxFuture<'_, anyhow::Result<Vec<KeyRecord>>> {
         let account_id = account_id.to_owned();
         Box::pin(async move {
-            let rows = sqlx::query("SELECT * FROM client_keys WHERE account_id = ? ORDER BY created_at, id")
+            let rows = sqlx::query("SELECT * FROM client_keys WHERE account_id = $1 ORDER BY created_at, id")
                 .bind(account_id)
                 .fetch_all(&self.pool)
                 .await?;
-            rows.iter().map(row_to_key).collect()
+            rows.iter().map(Self::key).collect()
         })
     }
 
@@ -815,8 +990,8 @@ impl Store for SqliteStore {
         let (key_id, new_hash) = (key_id.to_owned(), new_hash.to_owned());
         Box::pin(async move {
             let done = sqlx::query(
-                "UPDATE client_keys SET previous_key_hash = key_hash, previous_valid_until = ?, \
-                 key_hash = ?, fingerprint = ? WHERE id = ?",
+                "UPDATE client_keys SET previous_key_hash = key_hash, previous_valid_until = $1, \
+                 key_hash = $2, fingerprint = $3 WHERE id = $4",
             )
             .bind(previous_valid_until)
             .bind(&new_hash)
@@ -824,7 +999,7 @@ impl Store for SqliteStore {
             .bind(key_id)
             .execute(&self.pool)
             .await?;
-            Ok(done.rows_affected() > 0)
+            Ok(DB::rows_affected(&done) > 0)
         })
     }
 
@@ -835,42 +1010,79 @@ impl Store for SqliteStore {
     ) -> BoxFuture<'_, anyhow::Result<Vec<(String, String, i64)>>> {
         let (account_id, period) = (account_id.to_owned(), period.to_owned());
         Box::pin(async move {
-            // charged_at is RFC 3339 in UTC, so its first 10 characters are the UTC day.
-            let rows: Vec<(String, String, i64)> = sqlx::query_as(
-                "SELECT substr(l.charged_at, 1, 10) AS day, l.endpoint, SUM(l.credits) \
+            // The one statement with a dialect's fragment in it (a constant, never input).
+            let statement = format!(
+                "SELECT {day} AS day, l.endpoint AS endpoint, CAST(SUM(l.credits) AS BIGINT) AS credits \
                  FROM ledger_entries l JOIN client_keys k ON k.id = l.key_id \
-                 WHERE k.account_id = ? AND l.period = ? GROUP BY day, l.endpoint ORDER BY day, l.endpoint",
-            )
-            .bind(account_id)
-            .bind(period)
-            .fetch_all(&self.pool)
-            .await?;
-            Ok(rows)
+                 WHERE k.account_id = $1 AND l.period = $2 GROUP BY day, l.endpoint",
+                day = DB::CHARGE_DAY
+            );
+            let rows =
+                sqlx::query(AssertSqlSafe(statement)).bind(account_id).bind(period).fetch_all(&self.pool).await?;
+            let mut usage = rows
+                .iter()
+                .map(|row| Ok((row.try_get("day")?, row.try_get("endpoint")?, row.try_get("credits")?)))
+                .collect::<anyhow::Result<Vec<(String, String, i64)>>>()?;
+            usage.sort();
+            Ok(usage)
         })
     }
 
     fn recent_charges(&self, account_id: &str, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<Charge>>> {
         let account_id = account_id.to_owned();
         Box::pin(async move {
-            let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
-                "SELECT l.charged_at, k.id, l.endpoint, l.credits \
+            let rows = sqlx::query(
+                "SELECT l.charged_at AS charged_at, k.id AS key_id, l.endpoint AS endpoint, l.credits AS credits \
                  FROM ledger_entries l JOIN client_keys k ON k.id = l.key_id \
-                 WHERE k.account_id = ? ORDER BY l.charged_at DESC, l.event_id DESC LIMIT ?",
+                 WHERE k.account_id = $1 ORDER BY l.charged_at DESC, l.event_id DESC LIMIT $2",
             )
             .bind(account_id)
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-            Ok(rows
-                .into_iter()
-                .map(|(charged_at, key_id, endpoint, credits)| Charge { charged_at, key_id, endpoint, credits })
-                .collect())
+            rows.iter()
+                .map(|row| {
+                    Ok(Charge {
+                        charged_at: DB::rfc3339(row.try_get("charged_at")?)?,
+                        key_id: row.try_get("key_id")?,
+                        endpoint: row.try_get("endpoint")?,
+                        credits: row.try_get("credits")?,
+                    })
+                })
+                .collect()
         })
     }
 }
 
+/// The ledger consumer's view of the store ([`workers::ledger`]): [`Store::apply_ledger`], with
+/// the store's failures sorted into data it refuses (the event is terminated) and trouble of its
+/// own (the event is redelivered).
+impl workers::ledger::LedgerStore for dyn Store {
+    fn settle(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, Result<u64, SettleError>> {
+        Box::pin(async move {
+            self.apply_ledger(events)
+                .await
+                .map_err(|e| if refused_as_data(&e) { SettleError::Refused(e) } else { SettleError::Unavailable(e) })
+        })
+    }
+}
+
+/// Whether the database refused the data, so that it can never be applied (a key that does not
+/// exist, a value out of range or breaking a CHECK), rather than failed (connection lost, pool
+/// timed out, a serialisation failure).
+fn refused_as_data(error: &anyhow::Error) -> bool {
+    use sqlx::error::ErrorKind;
+    error.chain().any(|cause| {
+        cause.downcast_ref::<sqlx::Error>().and_then(sqlx::Error::as_database_error).is_some_and(|db| {
+            matches!(db.kind(), ErrorKind::ForeignKeyViolation | ErrorKind::NotNullViolation | ErrorKind::CheckViolation)
+                // SQLSTATE class 22, data exception (PostgreSQL manual, Appendix A).
+                || db.code().is_some_and(|code| code.starts_with("22"))
+        })
+    })
+}
+
 #[cfg(test)]
-mod durability {
+mod tests {
     use super::*;
 
     /// Issue 32: a charge answered 200 must survive a power loss, so every connection of the
@@ -883,5 +1095,49 @@ mod durability {
         let level: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.pool).await.expect("pragma");
         assert_eq!(level, 2, "PRAGMA synchronous");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The ledger consumer's seam ([`workers::ledger::LedgerStore`]): a redelivered event settles
+    /// nothing twice, an event the database refuses as data (a key that does not exist) is
+    /// `Refused` (terminated), and a store that cannot be reached is `Unavailable` (redelivered).
+    #[tokio::test]
+    async fn settling_sorts_refusals_from_failures() {
+        use workers::ledger::LedgerStore;
+        let sqlite = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        sqlite.migrate().await.expect("migrate");
+        let (_, key_hash) = crate::keys::generate(KeyKind::Server);
+        let key = sqlite
+            .create_key(NewKey {
+                key_hash,
+                kind: KeyKind::Server,
+                plan: Plan::Free,
+                pricing_enabled: false,
+                show_purchase_button: false,
+                default_commission_percent: None,
+                purchase_url: None,
+                allowed_origins: Vec::new(),
+                label: String::new(),
+            })
+            .await
+            .expect("key");
+        let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(sqlite.clone());
+        let charge = |key_id: &str| LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key_id.to_owned(),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: OffsetDateTime::now_utc(),
+            front: String::new(),
+        };
+        let event = charge(&key.id);
+        assert_eq!(store.settle(vec![event.clone()]).await.expect("settled"), 1);
+        assert_eq!(store.settle(vec![event]).await.expect("absorbed"), 0, "a redelivery settles nothing");
+        assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 1);
+        let refused = store.settle(vec![charge("no-such-key")]).await;
+        assert!(matches!(refused, Err(SettleError::Refused(_))), "{refused:?}");
+        sqlite.pool().close().await;
+        let failed = store.settle(vec![charge(&key.id)]).await;
+        assert!(matches!(failed, Err(SettleError::Unavailable(_))), "{failed:?}");
     }
 }

@@ -24,6 +24,8 @@
 //!   shared by the fleet.
 //! * [`fleet`]: the NATS side — stream/consumer/bucket declarations, the worker pool, and the
 //!   fleet-wide upstream budget (an [`politeness::UpstreamBudget`] set on the engine).
+//! * [`ledger`]: the ledger role — charges pulled from the ledger stream and settled in the
+//!   store through the small [`ledger::LedgerStore`] trait the front's store implements.
 //!
 //! Module dependencies point one way: `fleet` → `lookup` → `engine` → `politeness`, `probe`,
 //! `parse`, `cache`, `health` → `config`; the engine never names `fleet`.
@@ -34,6 +36,7 @@ pub mod engine;
 pub mod fleet;
 pub mod health;
 pub mod job_panic;
+pub mod ledger;
 pub mod lookup;
 pub mod parse;
 pub mod politeness;
