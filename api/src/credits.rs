@@ -97,6 +97,7 @@ impl Reservation {
             credits: self.credits,
             charged_at: self.charged_at,
             front: self.front.to_string(),
+            request_id: common::request_id::current(),
         };
         let outcome = self.ledger.record(event).await;
         let used = || self.account.others.load(Ordering::Acquire) + self.account.mine.load(Ordering::Acquire);

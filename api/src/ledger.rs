@@ -265,9 +265,13 @@ pub async fn forward(js: async_nats::jetstream::Context, subject: String, Ledger
 fn message(event: &LedgerEvent) -> async_nats::jetstream::message::PublishMessage {
     // A LedgerEvent is plain data: serialising it cannot fail.
     let payload = serde_json::to_vec(event).unwrap_or_default();
-    async_nats::jetstream::message::PublishMessage::build()
+    let message = async_nats::jetstream::message::PublishMessage::build()
         .payload(payload.into())
-        .message_id(event.event_id.to_string())
+        .message_id(event.event_id.to_string());
+    match &event.request_id {
+        Some(id) => message.header(common::request_id::NATS_HEADER, id.as_str()),
+        None => message,
+    }
 }
 
 /// Waits for one charge's ack, republishing it with back-off on failure, and wakes its handler.

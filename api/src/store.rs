@@ -1129,6 +1129,7 @@ mod tests {
             credits: 1,
             charged_at: OffsetDateTime::now_utc(),
             front: String::new(),
+            request_id: None,
         };
         let event = charge(&key.id);
         assert_eq!(store.settle(vec![event.clone()]).await.expect("settled"), 1);

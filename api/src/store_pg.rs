@@ -208,6 +208,7 @@ mod tests {
             credits: 1,
             charged_at: OffsetDateTime::now_utc(),
             front: "front-7f3a".into(),
+            request_id: None,
         };
         let batch = vec![e; 500];
         let chunks = chunks_by_size(&batch, event_bytes, STATEMENT_BYTES);

@@ -26,6 +26,11 @@ pub struct LedgerEvent {
     /// others' when it estimates what is still in flight.
     #[serde(default)]
     pub front: String,
+    /// The request that caused the charge ([`crate::request_id`]), so the ledger consumer's log
+    /// line of its settlement can be joined with the front's and the worker's. Absent for charges
+    /// made outside a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<crate::request_id::RequestId>,
 }
 
 /// A lookup job for a worker (fleet mode). Published to the jobs stream with `Nats-Msg-Id` =
@@ -205,6 +210,7 @@ mod tests {
             credits: 1,
             charged_at: time::macros::datetime!(2026-11-30 23:59:59 UTC),
             front: "front-1".into(),
+            request_id: None,
         };
         let json = serde_json::to_string(&e).expect("serialise");
         assert_eq!(serde_json::from_str::<LedgerEvent>(&json).expect("parse"), e);

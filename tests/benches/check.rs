@@ -290,6 +290,7 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
             credits: 0,
             charged_at: time::OffsetDateTime::now_utc(),
             front: "bench".into(),
+            request_id: None,
         };
         let message = async_nats::jetstream::message::PublishMessage::build()
             .payload(serde_json::to_vec(&event)?.into())

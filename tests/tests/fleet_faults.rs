@@ -457,6 +457,7 @@ async fn ledger_poison_event_is_terminated_and_its_batch_applied() {
         credits: 1,
         charged_at: time::OffsetDateTime::now_utc(),
         front: "front-poison-test".into(),
+        request_id: None,
     };
     let events = [event(&key_id), event("no-such-key"), event(&key_id), event(&key_id)];
     for e in &events {
@@ -522,6 +523,7 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
         credits: 1,
         charged_at: time::OffsetDateTime::now_utc(),
         front: "front-dup-test".into(),
+        request_id: None,
     };
     let payload = serde_json::to_vec(&event).expect("event");
     let first = publish(&js, &names.ledger_charge, &payload, &event.event_id.to_string(), None).await;

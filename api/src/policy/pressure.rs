@@ -261,6 +261,7 @@ mod tests {
             credits: 1,
             charged_at: time::OffsetDateTime::now_utc(),
             front: "f".into(),
+            request_id: None,
         };
         // The writer takes 60 ms to make each charge durable, for half a second.
         for _ in 0..8 {

@@ -181,6 +181,7 @@ impl TestApp {
                 credits: 1,
                 charged_at: now,
                 front: "test".into(),
+                request_id: None,
             })
             .collect();
         assert_eq!(self.store.apply_ledger(events).await.expect("apply the ledger events"), u64::from(n));

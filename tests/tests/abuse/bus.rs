@@ -29,6 +29,7 @@ fn forged(key_id: &str, credits: i64) -> LedgerEvent {
         credits,
         charged_at: time::OffsetDateTime::now_utc(),
         front: "forged".into(),
+        request_id: None,
     }
 }
 

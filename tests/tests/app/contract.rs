@@ -289,6 +289,7 @@ async fn every_429_carries_retry_after_right_for_its_cause() {
         credits: 5_000,
         charged_at: datetime!(2026-11-15 12:00:00 UTC),
         front: "test".into(),
+        request_id: None,
     };
     app.store.apply_ledger(vec![spent]).await.expect("ledger");
     let (status, headers, body) = app.get(&format!("/v1/domains/check?client_key={key}&domain=example.com")).await;

@@ -52,6 +52,7 @@ async fn allowance_resets_on_the_first_of_the_month() {
             credits: 1,
             charged_at: datetime!(2026-11-15 12:00:00 UTC),
             front: "test".into(),
+            request_id: None,
         })
         .collect();
     app.store.apply_ledger(events).await.expect("ledger");

@@ -122,6 +122,7 @@ fn event(key: &KeyRecord, endpoint: &str, credits: i64, front: &str) -> LedgerEv
         credits,
         charged_at: time::OffsetDateTime::now_utc(),
         front: front.into(),
+        request_id: None,
     }
 }
 

@@ -259,6 +259,7 @@ async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
         credits: 400,
         charged_at: time::OffsetDateTime::now_utc(),
         front: "forged".into(),
+        request_id: None,
     };
     let publish = tokio::time::timeout(Duration::from_secs(5), async {
         js.publish(names.ledger_charge.clone(), serde_json::to_vec(&forged).expect("json").into()).await?.await

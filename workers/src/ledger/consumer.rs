@@ -137,8 +137,12 @@ pub async fn consume<S: LedgerStore + ?Sized>(
         }
         observe_settle_lag(&events);
         let count = events.len() as u64;
+        let traced = tracing::enabled!(tracing::Level::DEBUG).then(|| settled_trace(&events));
         match store.settle(events).await {
             Ok(applied) => {
+                if let Some(traced) = traced {
+                    log_settled(&traced, applied);
+                }
                 stats.applied.fetch_add(applied, Ordering::Relaxed);
                 stats.duplicates.fetch_add(count - applied, Ordering::Relaxed);
                 stats.batches.fetch_add(1, Ordering::Relaxed);
@@ -183,6 +187,24 @@ pub async fn consume<S: LedgerStore + ?Sized>(
                 }
             }
         }
+    }
+}
+
+/// What the debug log says of each settled charge: its event id, key id, credits and the request
+/// that caused it (so a request id found in a front's log is found in the ledger's).
+type SettledTrace = Vec<(uuid::Uuid, String, i64, Option<common::request_id::RequestId>)>;
+
+fn settled_trace(events: &[LedgerEvent]) -> SettledTrace {
+    events.iter().map(|e| (e.event_id, e.key_id.clone(), e.credits, e.request_id.clone())).collect()
+}
+
+/// One debug line per charge of a committed batch, inside a `settle` span of the batch.
+fn log_settled(traced: &SettledTrace, applied: u64) {
+    let span = tracing::debug_span!("settle", events = traced.len(), applied);
+    let _entered = span.enter();
+    for (event_id, key_id, credits, request_id) in traced {
+        let request_id = request_id.as_ref().map_or("-", |id| id.as_str());
+        tracing::debug!(%event_id, key_id, credits, request_id, "charge settled");
     }
 }
 
