@@ -6,6 +6,7 @@
 //! [`Fleet`] and ends with `fleet.stop().await`, which asserts the job and ledger queues drained.
 
 mod lookups;
+mod teardown;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -342,6 +342,11 @@ impl Fleet {
         super::connect_store(&direct).await
     }
 
+    /// The database's name (`dsa_fleet_<uuid>`).
+    pub fn db_name(&self) -> &str {
+        &self.db.name
+    }
+
     /// The database's direct URL.
     pub fn db_url(&self) -> &str {
         &self.db.url
