@@ -619,19 +619,22 @@ impl WorkerProcess {
     }
 
     /// Stops the process with SIGTERM (a graceful drain, as an orchestrator stops it) and
-    /// reaps it; SIGKILLs it when it has not exited within `within`.
-    pub async fn terminate(&mut self, within: std::time::Duration) {
-        let Some(pid) = self.pid() else { return };
+    /// reaps it; SIGKILLs it when it has not exited within `within`. Returns whether it exited on
+    /// its own (true too when it was not running).
+    pub async fn terminate(&mut self, within: std::time::Duration) -> bool {
+        let Some(pid) = self.pid() else { return true };
         if !self.running() {
             self.sigkill();
-            return;
+            return true;
         }
         let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
         let started = std::time::Instant::now();
         while self.running() && started.elapsed() < within {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        let exited = !self.running();
         self.sigkill();
+        exited
     }
 
     /// The process id, while it runs.

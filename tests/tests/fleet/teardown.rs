@@ -96,3 +96,37 @@ async fn a_job_left_in_the_queue_fails_the_teardown() {
     assert!(text.contains("the Jobs queue is not drained"), "{text}");
     assert_torn_down(&db, port).await;
 }
+
+#[tokio::test]
+async fn a_dsa_process_left_running_is_stopped_with_sigterm_and_its_work_drained() {
+    let mut fleet = Fleet::builder("sigterm").workers(0).start().await;
+    let settings = fleet.settings().clone();
+    let worker = fleet.spawn_process("worker", &settings);
+    let (key, key_id) = fleet.key(Plan::Free).await;
+    let url = fleet.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.com"));
+    let http = reqwest::Client::new();
+    // The process takes jobs once its pull loop runs: retry until it answers.
+    let mut answered = None;
+    for _ in 0..100 {
+        let (status, body) = get(&http, url.clone()).await;
+        if status == 200 {
+            answered = Some(body);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let body = answered.unwrap_or_else(|| {
+        panic!(
+            "the dsa worker process never answered: {}",
+            std::fs::read_to_string(&fleet.process(worker).log).unwrap_or_default()
+        )
+    });
+    assert_eq!(body["available"], true, "{body}");
+    assert!(fleet.process(worker).running());
+    // The teardown SIGTERMs it (and would fail if it outlived the signal by 15 s), then checks
+    // the queues.
+    fleet.drain().await;
+    assert!(!fleet.process(worker).running(), "stopped at teardown");
+    assert_eq!(dsa_tests::harness::fleet::settled(fleet.store(), &key_id, 1).await, 1);
+    fleet.stop().await;
+}

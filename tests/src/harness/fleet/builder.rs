@@ -547,9 +547,17 @@ impl Fleet {
     }
 
     /// SIGTERMs the processes of `role` still running and waits for them.
+    ///
+    /// # Panics
+    /// When one has not exited 15 s after its SIGTERM (it is SIGKILLed first).
     async fn terminate_processes(&mut self, role: &str) {
         for (_, process) in self.processes.iter_mut().filter(|(r, _)| r == role) {
-            process.terminate(Duration::from_secs(15)).await;
+            let exited = process.terminate(Duration::from_secs(15)).await;
+            assert!(
+                exited,
+                "teardown: a `dsa {role}` process did not exit within 15 s of its SIGTERM; its log: {}",
+                std::fs::read_to_string(&process.log).unwrap_or_default()
+            );
         }
     }
 
