@@ -4,7 +4,7 @@
 //!
 //! Every fleet test starts with [`Fleet::builder`] (or [`Fleet::start`]) and ends with
 //! [`Fleet::stop`], which stops the roles in order and asserts that no job is left un-acked and
-//! no ledger event unapplied; a fleet dropped without it fails the test ([`builder`] says why
+//! no ledger event unapplied; a fleet dropped without it fails the test (`fleet/builder.rs` says why
 //! this is the sound way to tear an async fleet down from a synchronous `Drop`). The parts below
 //! (nats-server, database, proxy, roles, processes) are what [`Fleet`] is made of; the benchmarks
 //! use them directly.
