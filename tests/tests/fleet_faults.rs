@@ -3,8 +3,9 @@
 //! duplicate publishes, Postgres unreachable, the fleet-wide upstream limit, credits overspent
 //! across fronts, and `dsa front` processes SIGKILLed under load (with NATS up and down).
 //!
-//! Each test has its own nats-server, database, simulator and name prefix. Teardown asserts that
-//! no job is left un-acked and no ledger event unapplied (`assert_drained`), and every test holds
+//! Each test has its own [`Fleet`]: nats-server, database, simulator and name prefix. Its
+//! teardown (`fleet.drain()` / `fleet.stop()`) asserts that no job is left un-acked and no
+//! ledger event unapplied, and every test holds
 //! the ledger's invariant: successful responses charged = ledger entries, each once. The counts
 //! (kills, redeliveries, duplicates absorbed, violations, overspend) are printed: run with
 //! `--nocapture` to read them.
@@ -14,17 +15,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use api::keys::{KeyRecord, KeyState, Plan};
-use api::ledger::ConsumerStats;
 use api::store::{KeyUpdate, NewKey, Store};
 use common::messages::{CheckJob, CheckOutcome, CheckReply, LedgerEvent};
-use common::subjects::Names;
-use dsa_tests::harness::fleet::*;
+use dsa_tests::harness::fleet::{
+    Fleet, LedgerStats, PoolStats, consumer_info, free_port, redeliveries, settled, wait_until,
+};
 use dsa_tests::sim::{Knobs, Latency, RateLimit};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use sqlx::Connection;
 use workers::config::HostLimit;
-use workers::fleet::PoolStats;
 
 /// Available in the demo scenario, answered by RDAP (404) after a DNS pre-check.
 const AVAILABLE: &str = "dsa-demo-available.com";
@@ -39,7 +39,7 @@ async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
     (status, r.json().await.unwrap_or(serde_json::Value::Null))
 }
 
-fn check_url(front: &Front, key: &str, domain: &str) -> String {
+fn check_url(front: &dsa_tests::harness::fleet::Front, key: &str, domain: &str) -> String {
     front.url(&format!("/v1/domains/check?client_key={key}&domain={domain}"))
 }
 
@@ -75,29 +75,32 @@ struct KillCase {
 /// an in-process worker started after the kill gets the job once the ack wait (1 s) expires.
 async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
     init();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    sim.set_knobs(Knobs { latency_ms: Latency { rdap: 1500, ..Latency::default() }, ..Knobs::default() });
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    settings.engine.check_deadline_secs = deadline_secs;
-    let names = Names::with_prefix(prefix);
-    let js = jetstream(&nats).await;
-    let front = Front::start(&settings).await;
-    let store = front.store.clone();
-    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
-    let (key, key_id) = key(&store, Plan::Free).await;
+    let mut fleet = Fleet::builder(prefix)
+        .workers(0)
+        .knobs(Knobs { latency_ms: Latency { rdap: 1500, ..Latency::default() }, ..Knobs::default() })
+        .configure(move |s| s.engine.check_deadline_secs = deadline_secs)
+        .start()
+        .await;
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
 
-    let mut process = WorkerProcess::spawn(&settings);
+    let settings = fleet.settings().clone();
+    let process = fleet.spawn_process("worker", &settings);
     let (js_ref, names_ref) = (&js, &names);
     let jobs_info =
         move || async move { consumer_info(js_ref, &names_ref.jobs_stream, &names_ref.workers_consumer).await };
     // The process is ready once its pull request waits on the jobs consumer.
     let ready = wait_until(Duration::from_secs(30), || async move { jobs_info().await.num_waiting > 0 }).await;
-    assert!(ready, "dsa worker never pulled; its log: {}", std::fs::read_to_string(&process.log).unwrap_or_default());
+    assert!(
+        ready,
+        "dsa worker never pulled; its log: {}",
+        std::fs::read_to_string(&fleet.process(process).log).unwrap_or_default()
+    );
 
     let http = reqwest::Client::new();
-    let url = check_url(&front, &key, AVAILABLE);
+    let url = check_url(fleet.front(0), &key, AVAILABLE);
     let request = tokio::spawn(async move {
         let started = Instant::now();
         let (status, body) = get(&http, url).await;
@@ -107,10 +110,10 @@ async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
     let delivered = wait_until(Duration::from_secs(5), || async move { jobs_info().await.num_ack_pending == 1 }).await;
     assert!(delivered, "the job reached the worker process");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(process.running(), "the worker process is alive until the kill");
-    process.sigkill();
+    assert!(fleet.process(process).running(), "the worker process is alive until the kill");
+    fleet.process(process).sigkill();
     let pool = Arc::new(PoolStats::default());
-    let worker = Role::worker(&settings, pool.clone());
+    fleet.add_worker(pool.clone());
 
     let (status, body, elapsed) = request.await.expect("request task");
     // A job whose front gave up is left to its ack wait, redelivered, and terminated as expired
@@ -121,10 +124,7 @@ async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
     })
     .await;
     assert!(settled_jobs, "the job was answered or terminated");
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let case = KillCase {
         status,
         body,
@@ -134,7 +134,7 @@ async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
         answered: pool.answered.load(Ordering::Relaxed),
         terminated: pool.terminated.load(Ordering::Relaxed),
     };
-    db.drop_now().await;
+    fleet.stop().await;
     case
 }
 
@@ -281,23 +281,18 @@ impl Store for FaultyStore {
 
 /// Charges `successes` checks, lets a consumer over a hanging [`FaultyStore`] take them, aborts it
 /// where it hangs, and lets a normal consumer finish. Returns the second consumer's counters.
-async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<ConsumerStats> {
+async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<LedgerStats> {
     init();
     const SUCCESSES: i64 = 12;
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let names = Names::with_prefix(prefix);
-    let js = jetstream(&nats).await;
-    let front = Front::start(&settings).await;
-    let store = front.store.clone();
-    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
-    let (key, key_id) = key(&store, Plan::Free).await;
+    let mut fleet = Fleet::builder(prefix).ledger(false).start().await;
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     let mut successes = 0;
     for _ in 0..SUCCESSES {
-        let (status, body) = get(&http, check_url(&front, &key, AVAILABLE)).await;
+        let (status, body) = get(&http, check_url(fleet.front(0), &key, AVAILABLE)).await;
         assert_eq!(status, 200, "{body}");
         successes += 1;
     }
@@ -310,9 +305,8 @@ async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<ConsumerStats> 
         "all charges published"
     );
 
-    let crashing =
-        Arc::new(FaultyStore::new(api::fleet::connect_pg(&settings).await.expect("pg"), Some(hang), Vec::new()));
-    let doomed = Role::ledger_with_store(&settings, crashing.clone(), Arc::new(ConsumerStats::default()));
+    let crashing = Arc::new(FaultyStore::new(fleet.connect_store().await, Some(hang), Vec::new()));
+    fleet.start_ledger_with_store(crashing.clone(), Arc::new(LedgerStats::default()));
     let target = SUCCESSES as u64;
     let probe = &crashing;
     let reached = match hang {
@@ -331,11 +325,11 @@ async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<ConsumerStats> 
         Hang::BeforeCommit => assert_eq!(written, 0, "nothing written before the crash"),
     }
     assert_eq!(ledger_info().await.num_ack_pending, SUCCESSES as usize, "held, not acked");
-    doomed.crash();
+    fleet.crash_ledger();
     let crashed_at = Instant::now();
 
-    let stats = Arc::new(ConsumerStats::default());
-    let ledger = Role::ledger(&settings, stats.clone());
+    let stats = Arc::new(LedgerStats::default());
+    fleet.start_ledger(stats.clone());
     let counters = &stats;
     let settled = wait_until(Duration::from_secs(10), || async move {
         counters.applied.load(Ordering::Relaxed) + counters.duplicates.load(Ordering::Relaxed) >= target
@@ -343,10 +337,7 @@ async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<ConsumerStats> 
     .await;
     assert!(settled, "the batch was redelivered to the new consumer");
     let recovered_in = crashed_at.elapsed();
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let entries = ledger_count(&store, &key_id).await;
     let used = store.settled_usage(&key_id, &period()).await.expect("usage");
     let redelivered = redeliveries(&js, &names.ledger_stream, &names.ledger_consumer).await;
@@ -360,7 +351,7 @@ async fn ledger_consumer_killed(prefix: &str, hang: Hang) -> Arc<ConsumerStats> 
     assert_eq!(used, successes, "each charge counted once in the usage");
     assert!(redelivered >= target, "the whole batch was redelivered");
     assert!(recovered_in >= Duration::from_millis(500), "redelivered after the ack wait, not before");
-    db.drop_now().await;
+    fleet.stop().await;
     stats
 }
 
@@ -385,20 +376,14 @@ async fn ledger_killed_between_fetch_and_commit_loses_nothing() {
 async fn ledger_store_flapping_mid_batch_loses_no_charge() {
     init();
     const SUCCESSES: i64 = 6;
-    let prefix = "ledger-flap";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let names = Names::with_prefix(prefix);
-    let js = jetstream(&nats).await;
-    let front = Front::start(&settings).await;
-    let store = front.store.clone();
-    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
-    let (key, key_id) = key(&store, Plan::Free).await;
+    let mut fleet = Fleet::builder("ledger-flap").ledger(false).start().await;
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     for _ in 0..SUCCESSES {
-        let (status, body) = get(&http, check_url(&front, &key, AVAILABLE)).await;
+        let (status, body) = get(&http, check_url(fleet.front(0), &key, AVAILABLE)).await;
         assert_eq!(status, 200, "{body}");
     }
     let (js_ref, names_ref) = (&js, &names);
@@ -412,14 +397,11 @@ async fn ledger_store_flapping_mid_batch_loses_no_charge() {
     );
     // Call 1 (the batch) fails, call 2 succeeds, calls 3 to 7 fail, then the store is back.
     let script = vec![true, false, true, true, true, true, true];
-    let flaky = Arc::new(FaultyStore::new(api::fleet::connect_pg(&settings).await.expect("pg"), None, script));
-    let stats = Arc::new(ConsumerStats::default());
-    let ledger = Role::ledger_with_store(&settings, flaky.clone(), stats.clone());
+    let flaky = Arc::new(FaultyStore::new(fleet.connect_store().await, None, script));
+    let stats = Arc::new(LedgerStats::default());
+    fleet.start_ledger_with_store(flaky.clone(), stats.clone());
     let entries = settled(&store, &key_id, SUCCESSES).await;
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let entries_final = ledger_count(&store, &key_id).await;
     println!(
         "[ledger store flapping] successes {SUCCESSES}, store calls {} (failed {}), applied {}, duplicates {}, ledger redeliveries {}, entries {entries_final}",
@@ -431,7 +413,7 @@ async fn ledger_store_flapping_mid_batch_loses_no_charge() {
     );
     assert_eq!(entries, SUCCESSES, "every charge applied, none terminated for the store's failure");
     assert_eq!(entries_final, SUCCESSES, "ledger entries = successful responses");
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// The other side of the flapping test: an event the database refuses as data (its key does not
@@ -439,16 +421,11 @@ async fn ledger_store_flapping_mid_batch_loses_no_charge() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ledger_poison_event_is_terminated_and_its_batch_applied() {
     init();
-    let prefix = "ledger-poison";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let names = Names::with_prefix(prefix);
-    let js = jetstream(&nats).await;
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
-    let store = api::fleet::connect_pg(&settings).await.expect("pg");
-    let (_key, key_id) = key(&store, Plan::Free).await;
+    let mut fleet = Fleet::builder("ledger-poison").fronts(0).workers(0).ledger(false).start().await;
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let store = fleet.store().clone();
+    let (_key, key_id) = fleet.key(Plan::Free).await;
     let event = |key_id: &str| LedgerEvent {
         event_id: uuid::Uuid::now_v7(),
         key_id: key_id.to_owned(),
@@ -464,11 +441,10 @@ async fn ledger_poison_event_is_terminated_and_its_batch_applied() {
         let payload = serde_json::to_vec(e).expect("event");
         publish(&js, &names.ledger_charge, &payload, &e.event_id.to_string(), None).await;
     }
-    let stats = Arc::new(ConsumerStats::default());
-    let ledger = Role::ledger(&settings, stats.clone());
+    let stats = Arc::new(LedgerStats::default());
+    fleet.start_ledger(stats.clone());
     assert_eq!(settled(&store, &key_id, 3).await, 3, "the good events applied");
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     println!(
         "[ledger poison] events 4 (1 for an unknown key): applied {}, entries {}, entries for the unknown key {} (terminated)",
         stats.applied.load(Ordering::Relaxed),
@@ -477,7 +453,7 @@ async fn ledger_poison_event_is_terminated_and_its_batch_applied() {
     );
     assert_eq!(stats.applied.load(Ordering::Relaxed), 3);
     assert_eq!(ledger_count(&store, "no-such-key").await, 0);
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -502,17 +478,12 @@ async fn publish(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicate_publishes_make_one_entry_and_one_job() {
     init();
-    let prefix = "dup";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let names = Names::with_prefix(prefix);
-    let client = async_nats::connect(nats.url()).await.expect("connect");
+    let mut fleet = Fleet::builder("dup").fronts(0).workers(0).ledger(false).start().await;
+    let names = fleet.names().clone();
+    let client = async_nats::connect(fleet.nats().url()).await.expect("connect");
     let js = async_nats::jetstream::new(client.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
-    let store = api::fleet::connect_pg(&settings).await.expect("pg");
-    let (_key, key_id) = key(&store, Plan::Free).await;
+    let store = fleet.store().clone();
+    let (_key, key_id) = fleet.key(Plan::Free).await;
 
     // The ledger: the same event twice with one Nats-Msg-Id → JetStream keeps one.
     let event = LedgerEvent {
@@ -531,8 +502,8 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
     assert!(!first.duplicate);
     assert!(second.duplicate, "same Nats-Msg-Id within the duplicate window");
     assert_eq!(second.sequence, first.sequence);
-    let stats = Arc::new(ConsumerStats::default());
-    let ledger = Role::ledger(&settings, stats.clone());
+    let stats = Arc::new(LedgerStats::default());
+    fleet.start_ledger(stats.clone());
     assert_eq!(settled(&store, &key_id, 1).await, 1);
     // The same event again after it was applied, under another message id: JetStream cannot
     // tell, Postgres' ON CONFLICT (event_id) DO NOTHING must.
@@ -564,7 +535,7 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
     let mut jobs_stream = js.get_stream(&names.jobs_stream).await.expect("jobs stream");
     assert_eq!(jobs_stream.info().await.expect("info").state.messages, 1, "one job queued");
     let pool = Arc::new(PoolStats::default());
-    let worker = Role::worker(&settings, pool.clone());
+    fleet.add_worker(pool.clone());
     let message = tokio::time::timeout(Duration::from_secs(5), replies.next())
         .await
         .expect("a reply")
@@ -582,10 +553,7 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
         u8::from(b.duplicate)
     );
     assert_eq!(answered, 1);
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -594,29 +562,17 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
     init();
-    let prefix = "pgdown";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let proxy = PgProxy::start(pg_server_addr()).await;
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    settings.database.url = proxy.url_for(&db.url).into();
+    let mut fleet = Fleet::builder("pgdown").pg_proxy().start().await;
+    let (front, proxy) = (fleet.front(0), fleet.pg_proxy());
     // Read the truth around the proxy.
-    let direct = {
-        let mut direct = settings.clone();
-        direct.database.url = db.url.clone().into();
-        api::fleet::connect_pg(&direct).await.expect("pg")
-    };
-    let front = Front::start(&settings).await;
-    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
-    let (cached_key, cached_key_id) = key(&direct, Plan::Free).await;
-    let (cold_key, cold_key_id) = key(&direct, Plan::Free).await;
+    let direct = fleet.store().clone();
+    let (cached_key, cached_key_id) = fleet.key(Plan::Free).await;
+    let (cold_key, cold_key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("client");
     let mut successes = 0;
 
     // Warm: the key and the name are cached by the front (the key for 5 s).
-    let (status, body) = get(&http, check_url(&front, &cached_key, AVAILABLE)).await;
+    let (status, body) = get(&http, check_url(front, &cached_key, AVAILABLE)).await;
     assert_eq!(status, 200, "{body}");
     successes += 1;
     let warmed_at = Instant::now();
@@ -632,7 +588,7 @@ async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
     for _ in 0..5 {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let started = Instant::now();
-        let (status, body) = get(&http, check_url(&front, &cached_key, AVAILABLE)).await;
+        let (status, body) = get(&http, check_url(front, &cached_key, AVAILABLE)).await;
         cached_latencies.push(started.elapsed());
         assert_eq!(
             status,
@@ -646,12 +602,12 @@ async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
     // record: an outage longer than the cache is not a wall of 500s.
     tokio::time::sleep((warmed_at + Duration::from_secs(6)).saturating_duration_since(Instant::now())).await;
     let started = Instant::now();
-    let (status, body) = get(&http, check_url(&front, &cached_key, AVAILABLE)).await;
+    let (status, body) = get(&http, check_url(front, &cached_key, AVAILABLE)).await;
     let stale_elapsed = started.elapsed();
     assert_eq!(status, 200, "a known key outlives its cache entry while Postgres is down: {body}");
     successes += 1;
     let started = Instant::now();
-    let (status, body) = get(&http, check_url(&front, &cached_key, AVAILABLE)).await;
+    let (status, body) = get(&http, check_url(front, &cached_key, AVAILABLE)).await;
     assert_eq!(status, 200, "{body}");
     successes += 1;
     assert!(
@@ -662,7 +618,7 @@ async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
     // A key the front has never seen cannot be checked: 503 in the spec's shape with
     // Retry-After, within the key lookup timeout.
     let started = Instant::now();
-    let response = http.get(check_url(&front, &cold_key, AVAILABLE)).send().await.expect("cold");
+    let response = http.get(check_url(front, &cold_key, AVAILABLE)).send().await.expect("cold");
     let cold_status = response.status().as_u16();
     let retry_after = response.headers().get("retry-after").map(|v| v.to_str().expect("ascii").to_owned());
     let body: serde_json::Value = response.json().await.expect("json");
@@ -684,20 +640,17 @@ async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
 
     proxy.restore().await;
     let restored_at = Instant::now();
-    let (h, f) = (&http, &front);
+    let (h, f) = (&http, front);
     let ready_again =
         wait_until(Duration::from_secs(15), || async move { get(h, f.url("/readyz")).await.0 == 200 }).await;
     assert!(ready_again, "ready again once Postgres is back");
     let ready_after = restored_at.elapsed();
     assert_eq!(settled(&direct, &cached_key_id, successes).await, successes, "every charge applied after the outage");
     let settled_after = restored_at.elapsed();
-    let (status, body) = get(&http, check_url(&front, &cold_key, AVAILABLE)).await;
+    let (status, body) = get(&http, check_url(front, &cold_key, AVAILABLE)).await;
     assert_eq!(status, 200, "the cold key works again: {body}");
     successes += 1;
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let entries = ledger_count(&direct, &cached_key_id).await + ledger_count(&direct, &cold_key_id).await;
     println!(
         "[postgres down] cut for {:.2} s; cached-key checks 5 × 200 (slowest {:.3} s); uncached key {cold_status} in {:.2} s; /readyz 503 in {:.2} s; ready {:.2} s and all charges settled {:.2} s after restore; successes {successes}, entries {entries}",
@@ -709,7 +662,7 @@ async fn postgres_unreachable_fails_cleanly_and_loses_no_charge() {
         settled_after.as_secs_f64(),
     );
     assert_eq!(entries, successes, "ledger entries = successful responses");
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -732,49 +685,46 @@ struct LimitRun {
 async fn three_workers_against_a_limited_registry(prefix: &str, fleet_rate_limits: bool) -> LimitRun {
     init();
     const CHECKS: usize = 30;
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    sim.set_knobs(Knobs {
-        rate_limit: RateLimit { rdap_per_second: Some(5), ..RateLimit::default() },
-        ..Knobs::default()
-    });
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    let rdap_host = settings
-        .engine
-        .rdap
-        .base_overrides
-        .get("com")
-        .and_then(|base| url::Url::parse(base).ok())
-        .and_then(|u| u.host_str().map(str::to_owned))
-        .expect("the simulator's RDAP base for .com");
-    assert_eq!(rdap_host, "127.0.0.1");
-    assert_eq!(
-        settings
-            .engine
-            .rdap
-            .base_overrides
-            .get("net")
-            .and_then(|b| url::Url::parse(b).ok())
-            .and_then(|u| u.host_str().map(str::to_owned)),
-        Some(rdap_host.clone())
-    );
-    settings.engine.limits.hosts.insert(rdap_host, HostLimit { per_second: 5.0, burst: 1, concurrency: 4 });
-    settings.fleet.fleet_rate_limits = fleet_rate_limits;
-    // 30 RDAP queries at 5/s take 6 s: the queued ones must be allowed to wait that long.
-    settings.engine.check_deadline_secs = 15.0;
-    settings.engine.limits.max_queue_wait_secs = 12.0;
-    let front = Front::start(&settings).await;
-    let store = front.store.clone();
-    let workers: Vec<_> = (0..3).map(|_| Role::worker(&settings, Arc::new(PoolStats::default()))).collect();
-    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
-    let (key, key_id) = key(&store, Plan::Pro).await;
+    let mut fleet = Fleet::builder(prefix)
+        .workers(3)
+        .knobs(Knobs { rate_limit: RateLimit { rdap_per_second: Some(5), ..RateLimit::default() }, ..Knobs::default() })
+        .configure(move |settings| {
+            let rdap_host = settings
+                .engine
+                .rdap
+                .base_overrides
+                .get("com")
+                .and_then(|base| url::Url::parse(base).ok())
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .expect("the simulator's RDAP base for .com");
+            assert_eq!(rdap_host, "127.0.0.1");
+            assert_eq!(
+                settings
+                    .engine
+                    .rdap
+                    .base_overrides
+                    .get("net")
+                    .and_then(|b| url::Url::parse(b).ok())
+                    .and_then(|u| u.host_str().map(str::to_owned)),
+                Some(rdap_host.clone())
+            );
+            settings.engine.limits.hosts.insert(rdap_host, HostLimit { per_second: 5.0, burst: 1, concurrency: 4 });
+            settings.fleet.fleet_rate_limits = fleet_rate_limits;
+            // 30 RDAP queries at 5/s take 6 s: the queued ones must be allowed to wait that long.
+            settings.engine.check_deadline_secs = 15.0;
+            settings.engine.limits.max_queue_wait_secs = 12.0;
+        })
+        .start()
+        .await;
+    let (front, sim) = (fleet.front(0), fleet.sim());
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Pro).await;
     let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("client");
     let started = Instant::now();
     let mut requests = tokio::task::JoinSet::new();
     for i in 0..CHECKS {
         let tld = if i % 2 == 0 { "com" } else { "net" };
-        let (http, url) = (http.clone(), check_url(&front, &key, &format!("fleet-limit-{i}.{tld}")));
+        let (http, url) = (http.clone(), check_url(front, &key, &format!("fleet-limit-{i}.{tld}")));
         requests.spawn(async move { get(&http, url).await });
     }
     let mut methods = std::collections::BTreeMap::new();
@@ -791,14 +741,9 @@ async fn three_workers_against_a_limited_registry(prefix: &str, fleet_rate_limit
     let took = started.elapsed();
     let ok = statuses.get(&200).copied().unwrap_or(0);
     let stats = sim.stats();
-    front.stop().await;
-    for worker in workers {
-        worker.stop().await;
-    }
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let entries = ledger_count(&store, &key_id).await;
-    db.drop_now().await;
+    fleet.stop().await;
     LimitRun {
         sent: CHECKS,
         ok,
@@ -855,7 +800,11 @@ const BURST: usize = 1000;
 
 /// Sends `BURST` concurrent checks of a cached name, round-robin over `fronts`; every answer is a
 /// 200 or the spec's 429 for an exhausted allowance. Returns the successes and the statuses.
-async fn burst(http: &reqwest::Client, fronts: &[&Front], key: &str) -> (i64, std::collections::BTreeMap<u16, usize>) {
+async fn burst(
+    http: &reqwest::Client,
+    fronts: &[&dsa_tests::harness::fleet::Front],
+    key: &str,
+) -> (i64, std::collections::BTreeMap<u16, usize>) {
     let mut requests = tokio::task::JoinSet::new();
     for i in 0..BURST {
         let (http, url) = (http.clone(), check_url(fronts[i % fronts.len()], key, AVAILABLE));
@@ -877,28 +826,19 @@ async fn burst(http: &reqwest::Client, fronts: &[&Front], key: &str) -> (i64, st
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_front_never_overspends() {
     init();
-    let prefix = "spend-one";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let store = front.store.clone();
-    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
-    let (key, key_id) = key(&store, Plan::Free).await;
+    let mut fleet = Fleet::start("spend-one", 1, 1).await;
+    let front = fleet.front(0);
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().expect("client");
-    let (status, body) = get(&http, check_url(&front, &key, AVAILABLE)).await;
+    let (status, body) = get(&http, check_url(front, &key, AVAILABLE)).await;
     assert_eq!(status, 200, "warm-up: {body}");
     let started = Instant::now();
-    let (burst_ok, statuses) = burst(&http, &[&front], &key).await;
+    let (burst_ok, statuses) = burst(&http, &[front], &key).await;
     let took = started.elapsed();
     let successes = 1 + burst_ok;
     let entries = settled(&store, &key_id, successes).await;
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let entries_final = ledger_count(&store, &key_id).await;
     println!(
         "[overspend, one front] {BURST} concurrent checks in {:.2} s: statuses {statuses:?}; successes {successes} (warm-up included), ledger entries {entries_final}, overspend {}",
@@ -908,27 +848,19 @@ async fn one_front_never_overspends() {
     assert_eq!(successes, FREE_CREDITS, "exactly the allowance through one front");
     assert_eq!(entries, FREE_CREDITS);
     assert_eq!(entries_final, FREE_CREDITS, "ledger entries = successful responses");
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_fronts_overspend_within_the_documented_bound() {
     init();
-    let prefix = "spend-two";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    settings.fleet.credits_refresh_ms = 200;
-    let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms);
-    let front_a = Front::start(&settings).await;
-    let front_b = Front::start(&settings).await;
-    let store = front_a.store.clone();
-    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
-    let (key, key_id) = key(&store, Plan::Free).await;
+    let mut fleet = Fleet::builder("spend-two").fronts(2).configure(|s| s.fleet.credits_refresh_ms = 200).start().await;
+    let refresh = Duration::from_millis(fleet.settings().fleet.credits_refresh_ms);
+    let (front_a, front_b) = (fleet.front(0), fleet.front(1));
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().expect("client");
-    for front in [&front_a, &front_b] {
+    for front in [front_a, front_b] {
         let (status, body) = get(&http, check_url(front, &key, AVAILABLE)).await;
         assert_eq!(status, 200, "warm-up: {body}");
     }
@@ -936,7 +868,7 @@ async fn two_fronts_overspend_within_the_documented_bound() {
 
     // Watch the ledger settle during the burst: settled entries per front over time, and how
     // long such a read takes (the fronts' refresh reads are alike).
-    let db_url = db.url.clone();
+    let db_url = fleet.db_url().to_owned();
     let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let sampler = {
         let (key_id, sampling) = (key_id.clone(), sampling.clone());
@@ -960,7 +892,7 @@ async fn two_fronts_overspend_within_the_documented_bound() {
         })
     };
     let started = Instant::now();
-    let (burst_ok, statuses) = burst(&http, &[&front_a, &front_b], &key).await;
+    let (burst_ok, statuses) = burst(&http, &[front_a, front_b], &key).await;
     let took = started.elapsed();
     let successes = 2 + burst_ok;
     let entries = settled(&store, &key_id, successes).await;
@@ -968,7 +900,7 @@ async fn two_fronts_overspend_within_the_documented_bound() {
     let (samples, slowest_read) = sampler.await.expect("sampler");
 
     // When each charge was made (its reservation), per front, from the ledger itself.
-    let mut conn = sqlx::PgConnection::connect(&db.url).await.expect("connect");
+    let mut conn = sqlx::PgConnection::connect(fleet.db_url()).await.expect("connect");
     let charges: Vec<(String, time::OffsetDateTime)> =
         sqlx::query_as("SELECT front, charged_at FROM ledger_entries WHERE key_id = $1 ORDER BY charged_at")
             .bind(&key_id)
@@ -1015,11 +947,7 @@ async fn two_fronts_overspend_within_the_documented_bound() {
         }
     }
     let per_front: Vec<usize> = fronts.iter().map(|f| times(f).len()).collect();
-    front_a.stop().await;
-    front_b.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     let entries_final = ledger_count(&store, &key_id).await;
     println!(
         "[overspend, two fronts] {BURST} concurrent checks in {:.2} s: statuses {statuses:?}; successes {successes} (per front {per_front:?}, warm-ups included), ledger entries {entries_final}; overspend {} with bound {bound} (window {} ms = refresh {} ms + settle lag {} ms + 8 × read {} ms + 100 ms)",
@@ -1038,7 +966,7 @@ async fn two_fronts_overspend_within_the_documented_bound() {
     );
     assert_eq!(entries, successes);
     assert_eq!(entries_final, successes, "ledger entries = successful responses");
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1065,12 +993,13 @@ struct FrontKills {
     entries: i64,
 }
 
-/// Starts `dsa front` on a free port and waits until it answers `/healthz`.
-async fn front_process(settings: &api::config::Settings) -> (WorkerProcess, String) {
-    let mut settings = settings.clone();
+/// Starts a `dsa front` process of `fleet` on a free port and waits until it answers `/healthz`;
+/// returns its process index and base URL.
+async fn front_process(fleet: &mut Fleet) -> (usize, String) {
+    let mut settings = fleet.settings().clone();
     settings.server.listen = format!("127.0.0.1:{}", free_port()).parse().expect("address");
     settings.bootstrap.create_dev_key = false;
-    let mut process = WorkerProcess::spawn_role(&settings, "front");
+    let process = fleet.spawn_process("front", &settings);
     let base = format!("http://{}", settings.server.listen);
     let http = reqwest::Client::new();
     let up = wait_until(Duration::from_secs(60), || {
@@ -1078,10 +1007,11 @@ async fn front_process(settings: &api::config::Settings) -> (WorkerProcess, Stri
         async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) }
     })
     .await;
+    let process_ref = fleet.process(process);
     assert!(
-        up && process.running(),
+        up && process_ref.running(),
         "dsa front never answered; its log: {}",
-        std::fs::read_to_string(&process.log).unwrap_or_default()
+        std::fs::read_to_string(&process_ref.log).unwrap_or_default()
     );
     (process, base)
 }
@@ -1092,18 +1022,13 @@ async fn front_process(settings: &api::config::Settings) -> (WorkerProcess, Stri
 /// against the ledger's entries.
 async fn fronts_sigkilled_under_load(prefix: &str, kills: usize) -> FrontKills {
     init();
-    let mut nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let store = api::fleet::connect_pg(&settings).await.expect("store");
-    let worker = Role::worker(&settings, Arc::new(PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(ConsumerStats::default()));
-    let (key, key_id) = key(&store, Plan::Reseller).await;
+    let mut fleet = Fleet::builder(prefix).fronts(0).start().await;
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Reseller).await;
     let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("client");
     let mut seen = FrontKills::default();
     for round in 0..kills {
-        let (mut front, base) = front_process(&settings).await;
+        let (front, base) = front_process(&mut fleet).await;
         let url = format!("{base}/v1/domains/check?client_key={key}&domain={AVAILABLE}");
         // Warm the front's cache so the load is cached checks, charged without a worker.
         let _ = http.get(&url).send().await;
@@ -1138,10 +1063,10 @@ async fn fronts_sigkilled_under_load(prefix: &str, kills: usize) -> FrontKills {
         tokio::time::sleep(Duration::from_millis(200 + (round as u64 * 137) % 400)).await;
         let nats_down = round % 2 == 1;
         if nats_down {
-            nats.kill();
+            fleet.nats_mut().kill();
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
-        front.sigkill();
+        fleet.process(front).sigkill();
         stop.store(true, Ordering::Relaxed);
         while let Some(done) = clients.join_next().await {
             let client = done.expect("client task");
@@ -1153,15 +1078,13 @@ async fn fronts_sigkilled_under_load(prefix: &str, kills: usize) -> FrontKills {
             }
         }
         if nats_down {
-            nats.resume().await;
+            fleet.nats_mut().resume().await;
         }
     }
     // Settle: the consumer drains the stream (teardown check), then count.
-    assert_drained(&nats, prefix).await;
+    fleet.drain().await;
     seen.entries = ledger_count(&store, &key_id).await;
-    worker.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
     println!(
         "[front SIGKILL × {kills}] charged 200s {}, 503s {}, requests without an answer {}, other {:?}; ledger entries {} (extra entries {})",
         seen.charged_ok,

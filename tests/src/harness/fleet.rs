@@ -1,6 +1,17 @@
 //! Fleet test harness: a real nats-server (≥ 2.10, JetStream) started per test on a free port, a
 //! fresh Postgres database per test on the machine's server, the registry simulator, and fronts,
 //! workers and a ledger consumer running the production code.
+//!
+//! Every fleet test starts with [`Fleet::builder`] (or [`Fleet::start`]) and ends with
+//! [`Fleet::stop`], which stops the roles in order and asserts that no job is left un-acked and
+//! no ledger event unapplied; a fleet dropped without it fails the test (`fleet/builder.rs` says why
+//! this is the sound way to tear an async fleet down from a synchronous `Drop`). The parts below
+//! (nats-server, database, proxy, roles, processes) are what [`Fleet`] is made of; the benchmarks
+//! use them directly.
+
+mod builder;
+
+pub use builder::{Fleet, FleetBuilder, Queue, ROLE_PASSWORDS};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,6 +26,11 @@ use api::keys::{KeyKind, Plan};
 use api::store::{NewKey, Store};
 use sqlx::Connection;
 use tokio::sync::oneshot;
+
+/// A worker pool's counters (what the tests read of a worker).
+pub type PoolStats = workers::fleet::PoolStats;
+/// The ledger consumer's counters.
+pub type LedgerStats = api::ledger::ConsumerStats;
 
 /// Whether `bin` runs and is nats-server ≥ 2.10 (JetStream KV with async-nats 0.51).
 fn usable(bin: &str) -> bool {
@@ -149,12 +165,13 @@ pub fn pg_admin_url() -> String {
     std::env::var("DSA_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
-/// A fresh database, dropped at the end.
+/// A fresh database, dropped by [`PgDatabase::drop_now`] or, failing that, when dropped.
 pub struct PgDatabase {
     /// The database name (`dsa_fleet_<uuid>`).
     pub name: String,
     /// Its URL on the machine's server.
     pub url: String,
+    dropped: std::sync::atomic::AtomicBool,
 }
 
 impl PgDatabase {
@@ -171,16 +188,45 @@ impl PgDatabase {
             .await
             .expect("create database");
         let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).expect("admin url has a database");
-        Self { url: format!("{base}/{name}"), name }
+        Self { url: format!("{base}/{name}"), name, dropped: std::sync::atomic::AtomicBool::new(false) }
     }
 
     /// Drops the database, closing its connections (`WITH (FORCE)`).
     pub async fn drop_now(&self) {
-        if let Ok(mut conn) = sqlx::PgConnection::connect(&pg_admin_url()).await {
-            let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)))
-                .execute(&mut conn)
-                .await;
+        if self.dropped.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
         }
+        drop_database(&self.name).await;
+    }
+
+    /// Drops the database from synchronous code (a `Drop`, a panicking test): on a thread of its
+    /// own with its own runtime, so that it works whatever runtime the caller is on, even one it
+    /// blocks.
+    pub fn drop_blocking(&self) {
+        if self.dropped.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let name = self.name.clone();
+        let dropper = std::thread::spawn(move || {
+            if let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                runtime.block_on(drop_database(&name));
+            }
+        });
+        let _ = dropper.join();
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        self.drop_blocking();
+    }
+}
+
+async fn drop_database(name: &str) {
+    if let Ok(mut conn) = sqlx::PgConnection::connect(&pg_admin_url()).await {
+        let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")))
+            .execute(&mut conn)
+            .await;
     }
 }
 
@@ -229,9 +275,7 @@ impl Front {
         // with credentials) is left to the roles themselves.
         let url = settings.fleet.nats_url.expose();
         if url::Url::parse(url).is_ok_and(|u| u.username().is_empty()) {
-            let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
-            let js = async_nats::jetstream::new(app.nats.clone());
-            workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare the fleet");
+            declare_all(app.nats.clone(), settings).await;
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
@@ -254,6 +298,14 @@ impl Front {
     /// URL of a path.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
+    }
+
+    /// Stops serving at once (a crash; charges in flight are lost).
+    pub fn abort(&mut self) {
+        self.shutdown.take();
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
     }
 
     /// Stops serving and waits until every charge is forwarded to the ledger stream.
@@ -314,6 +366,12 @@ impl Role {
 
     /// Abrupt stop: the task is dropped mid-flight, nothing is acked.
     pub fn crash(mut self) {
+        self.abort();
+    }
+
+    /// As [`Role::crash`], in place.
+    pub fn abort(&mut self) {
+        self.shutdown.take();
         if let Some(task) = self.task.take() {
             task.abort();
         }
@@ -361,23 +419,39 @@ pub async fn settled(store: &Arc<dyn Store>, key_id: &str, expected: i64) -> i64
     count
 }
 
-/// Teardown check: no job left un-acked and no ledger event unapplied.
+/// Teardown check on an open server: no job left un-acked and no ledger event unapplied. (A
+/// [`Fleet`] does this itself at [`Fleet::stop`].)
 pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
-    let client = async_nats::connect(nats.url()).await.expect("connect");
-    let js = async_nats::jetstream::new(client);
+    let js = jetstream(nats).await;
     let names = common::subjects::Names::with_prefix(prefix);
-    let mut pairs: Vec<(&str, &str)> = common::lookup::LookupKind::ALL
-        .into_iter()
-        .map(|kind| (names.jobs_stream.as_str(), names.jobs_consumer(kind)))
-        .collect();
-    pairs.push((&names.ledger_stream, &names.ledger_consumer));
+    assert_queue_drained(&js, &names, Queue::Jobs).await;
+    assert_queue_drained(&js, &names, Queue::Ledger).await;
+}
+
+/// Waits up to 10 s for every consumer of `queue` to have nothing pending and nothing un-acked.
+///
+/// # Panics
+/// When one does not drain in time, or does not exist (nothing ever consumed its stream).
+pub async fn assert_queue_drained(js: &async_nats::jetstream::Context, names: &common::subjects::Names, queue: Queue) {
+    let pairs: Vec<(&str, &str)> = match queue {
+        Queue::Jobs => common::lookup::LookupKind::ALL
+            .into_iter()
+            .map(|kind| (names.jobs_stream.as_str(), names.jobs_consumer(kind)))
+            .collect(),
+        Queue::Ledger => vec![(names.ledger_stream.as_str(), names.ledger_consumer.as_str())],
+    };
     for (stream, consumer) in pairs {
         let mut ok = false;
         let mut last = String::new();
         for _ in 0..100 {
-            let mut c: async_nats::jetstream::consumer::PullConsumer =
-                js.get_stream(stream).await.expect("stream").get_consumer(consumer).await.expect("consumer");
-            let info = c.info().await.expect("info");
+            let mut c: async_nats::jetstream::consumer::PullConsumer = js
+                .get_stream(stream)
+                .await
+                .unwrap_or_else(|e| panic!("teardown: stream {stream}: {e}"))
+                .get_consumer(consumer)
+                .await
+                .unwrap_or_else(|e| panic!("teardown: consumer {consumer} of {stream}: {e}"));
+            let info = c.info().await.expect("consumer info");
             last = format!("{stream}/{consumer}: pending {} ack_pending {}", info.num_pending, info.num_ack_pending);
             if info.num_pending == 0 && info.num_ack_pending == 0 {
                 ok = true;
@@ -385,8 +459,20 @@ pub async fn assert_drained(nats: &NatsServer, prefix: &str) {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        assert!(ok, "not drained: {last}");
+        assert!(ok, "teardown: the {queue:?} queue is not drained: {last}");
     }
+}
+
+/// Declares every stream, consumer and bucket of the fleet on `client`'s server (idempotent).
+async fn declare_all(client: async_nats::Client, settings: &Settings) {
+    let names = common::subjects::Names::with_prefix(&settings.fleet.prefix);
+    let js = async_nats::jetstream::new(client);
+    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare the fleet");
+}
+
+/// The fleet's Postgres store on `settings` (migrated).
+async fn connect_store(settings: &Settings) -> Arc<dyn Store> {
+    api::fleet::connect_pg(settings).await.expect("connect to the fleet's Postgres")
 }
 
 /// The address of the machine's Postgres server (from [`pg_admin_url`]).
@@ -530,6 +616,25 @@ impl WorkerProcess {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Stops the process with SIGTERM (a graceful drain, as an orchestrator stops it) and
+    /// reaps it; SIGKILLs it when it has not exited within `within`. Returns whether it exited on
+    /// its own (true too when it was not running).
+    pub async fn terminate(&mut self, within: std::time::Duration) -> bool {
+        let Some(pid) = self.pid() else { return true };
+        if !self.running() {
+            self.sigkill();
+            return true;
+        }
+        let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        let started = std::time::Instant::now();
+        while self.running() && started.elapsed() < within {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let exited = !self.running();
+        self.sigkill();
+        exited
     }
 
     /// The process id, while it runs.

@@ -5,12 +5,13 @@
 //!   127.0.0.1:0 with its own SQLite file (zero2prod's `spawn_app()`); requests go over HTTP;
 //!   [`app::TestApp::finish`] stops it, drains the ledger and returns the key's ledger entries,
 //!   so each test checks "successful responses charged = entries".
-//! * [`fleet`] — the fleet: a nats-server process per test ([`fleet::NatsServer`]), a fresh
-//!   Postgres database per test ([`fleet::PgDatabase`]), fronts ([`fleet::Front`]), workers and
-//!   the ledger consumer as tasks ([`fleet::Role`]) or as `dsa` processes to SIGKILL
-//!   ([`fleet::WorkerProcess`]), and a proxy to cut Postgres off ([`fleet::PgProxy`]). Teardown
-//!   asserts that no job is left un-acked and no ledger event unapplied
-//!   ([`fleet::assert_drained`]).
+//! * [`fleet`] — the fleet: [`fleet::Fleet::builder`] starts a nats-server process per test
+//!   ([`fleet::NatsServer`]), a fresh Postgres database per test ([`fleet::PgDatabase`]), fronts
+//!   ([`fleet::Front`]), workers and the ledger consumer as tasks ([`fleet::Role`]) or as `dsa`
+//!   processes to SIGKILL ([`fleet::WorkerProcess`]), and a proxy to cut Postgres off
+//!   ([`fleet::PgProxy`]). Its teardown, [`fleet::Fleet::stop`], stops the roles in order and
+//!   asserts that no job is left un-acked and no ledger event unapplied; a fleet dropped without
+//!   it fails the test.
 //! * [`bench`] — the small measuring helpers the benchmarks share (percentiles, knobs).
 //! * [`binary`] — the `dsa` binary for tests that run the real command ([`binary::dsa_binary`]).
 //!

@@ -3,8 +3,9 @@
 //! charge, `/v1/dns` resolves public names only, and the smaller network and durability rules
 //! (RDAP redirects, proxies, `/metrics`, streaming bulk deadlines, suggestions' charge).
 //!
-//! The NATS tests run a real nats-server with the authorization block the code generates
-//! (`common::nats_auth`, the same as `nats/nats.conf`) and each role on its own user.
+//! The NATS tests run a [`Fleet`] on a real nats-server with the authorization block the code
+//! generates (`common::nats_auth`, the same as `nats/nats.conf`) and each role on its own user;
+//! their teardown asserts the job and ledger queues drained.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,12 +13,11 @@ use std::time::Duration;
 use api::keys::Plan;
 use api::store::Store;
 use common::messages::LedgerEvent;
-use dsa_tests::harness::fleet::*;
+use common::nats_auth::FleetRole;
+use dsa_tests::harness::fleet::{Fleet, NatsServer, PgDatabase, key, settled, wait_until};
 use futures::StreamExt;
 
 mod network;
-
-const PASSWORDS: [&str; 3] = ["front-pw", "worker-pw", "ledger-pw"];
 
 /// A forged charge for `key_id` of `credits`.
 fn forged(key_id: &str, credits: i64) -> LedgerEvent {
@@ -68,35 +68,20 @@ async fn client_as(nats: &NatsServer, user: &str, password: &str) -> (async_nats
 /// what the real charges made it.
 #[tokio::test]
 async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let prefix = "bus";
-    let names = common::subjects::Names::with_prefix(prefix);
-    let passwords = PASSWORDS.map(str::to_owned);
-    let block = common::nats_auth::authorization(&names, &common::nats_auth::Passwords::Literal(passwords.clone()));
-    let nats = NatsServer::start_with_config(&block).await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let base = settings(&nats, &db, &sim, prefix);
-    let as_role = |user: &str, password: &str| {
-        let mut s = base.clone();
-        s.fleet.nats_url = format!("nats://{user}:{password}@127.0.0.1:{}", nats.port).into();
-        s
-    };
-    let front = Front::start(&as_role("dsa-front", &passwords[0])).await;
-    let worker = Role::worker(&as_role("dsa-worker", &passwords[1]), Arc::new(workers::fleet::PoolStats::default()));
-    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
-    let ledger = Role::ledger(&as_role("dsa-ledger", &passwords[2]), ledger_stats.clone());
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let fleet = Fleet::builder(prefix).role_users().start().await;
+    let (front, store, nats, names) = (fleet.front(0), fleet.store(), fleet.nats(), fleet.names());
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     let check = |name: &'static str| {
         let (http, url) = (http.clone(), front.url(&format!("/v1/domains/check?client_key={key}&domain={name}")));
         async move { http.get(url).send().await.expect("request").status().as_u16() }
     };
     assert_eq!(check("example.com").await, 200, "the fleet works with per-role users");
-    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
+    assert_eq!(settled(store, &key_id, 1).await, 1);
 
     // The attacker: the worker's credential, sniffing every inbox it can name.
-    let (attacker, errors) = client_as(&nats, "dsa-worker", &passwords[1]).await;
+    let (attacker, errors) = client_as(nats, "dsa-worker", fleet.role_password(FleetRole::Worker)).await;
     let role_inbox = |role: &str| {
         // As `Names::with_prefix` builds them (written out: the test also ran before they existed).
         format!("_INBOX_{}_{role}", prefix.replace('-', "_"))
@@ -140,10 +125,10 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
         sniffer.abort();
     }
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    assert_eq!(settled(&front.store, &key_id, 11).await, 11);
+    assert_eq!(settled(store, &key_id, 11).await, 11);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let entries = front.store.ledger_count(&key_id, &period).await.expect("count");
-    let after = used(&front.store, &key_id).await;
+    let entries = store.ledger_count(&key_id, &period).await.expect("count");
+    let after = used(store, &key_id).await;
     assert_eq!((entries, after), (11, 11), "forged charges reached the ledger: (entries, key_usage.used)");
     let caught = caught.lock().expect("caught").clone();
     assert!(
@@ -168,12 +153,9 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
         "publishing into a front's inbox must be refused; errors: {errors:?}"
     );
     assert_eq!(check("example.com").await, 200, "the fleet still works");
-    assert_eq!(settled(&front.store, &key_id, 12).await, 12);
+    assert_eq!(settled(store, &key_id, 12).await, 12);
 
-    front.stop().await;
-    worker.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// The ledger's own checks, behind the permissions (a server run without them, or a credential
@@ -182,19 +164,11 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
 /// by the stream, is terminated as poison. Neither changes the key's usage or ledger entries.
 #[tokio::test]
 async fn the_ledger_applies_only_its_streams_deliveries_of_positive_charges() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "busopen";
-    let names = common::subjects::Names::with_prefix(prefix);
     // An open server: only the ledger's own checks stand between a client and the balance.
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
-    let ledger = Role::ledger(&settings, ledger_stats.clone());
-    let (_key, key_id) = key(&front.store, Plan::Free).await;
-    let attacker = async_nats::connect(nats.url()).await.expect("connect");
+    let fleet = Fleet::builder("busopen").workers(0).start().await;
+    let (store, names) = (fleet.store(), fleet.names());
+    let (_key, key_id) = fleet.key(Plan::Free).await;
+    let attacker = async_nats::connect(fleet.nats().url()).await.expect("connect");
     let js = async_nats::jetstream::new(attacker.clone());
 
     // A real charge, published as a front does.
@@ -204,8 +178,8 @@ async fn the_ledger_applies_only_its_streams_deliveries_of_positive_charges() {
         .expect("publish")
         .await
         .expect("stored");
-    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
-    assert_eq!(used(&front.store, &key_id).await, 3);
+    assert_eq!(settled(store, &key_id, 1).await, 1);
+    assert_eq!(used(store, &key_id).await, 3);
 
     // The ledger's fetch inbox, learnt from its pull requests (any client may listen on an open
     // server), then charges published straight into it: with no reply subject, and with the ack
@@ -238,23 +212,21 @@ async fn the_ledger_applies_only_its_streams_deliveries_of_positive_charges() {
         .expect("publish")
         .await
         .expect("stored");
-    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "the next real charge is applied");
+    assert_eq!(settled(store, &key_id, 2).await, 2, "the next real charge is applied");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
     assert_eq!(
-        front.store.ledger_count(&key_id, &period).await.expect("count"),
+        store.ledger_count(&key_id, &period).await.expect("count"),
         2,
         "only the two real charges are ledger entries"
     );
-    assert_eq!(used(&front.store, &key_id).await, 5, "key_usage.used counts the real charges only");
+    assert_eq!(used(store, &key_id).await, 5, "key_usage.used counts the real charges only");
     // Every non-positive charge was terminated, not left to be redelivered.
     let mut stream = js.get_stream(&names.ledger_stream).await.expect("stream");
     let state = stream.info().await.expect("info").state.clone();
     assert_eq!(state.messages, 0, "nothing left in the ledger stream: {state:?}");
 
-    front.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// `CHECK (credits > 0)` in both schemas (migration 0005): a store refuses a non-positive charge
@@ -291,42 +263,35 @@ async fn both_stores_refuse_non_positive_charges() {
 /// for a 503).
 #[tokio::test]
 async fn suggestions_charge_exactly_what_they_answer() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "bussuggest";
-    let mut nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::start("bussuggest", 1, 1).await;
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     // example.com's verdict is in the front's cache: the pre-check answers it at once.
-    let r = http.get(front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"))).send().await;
+    let r = http.get(fleet.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"))).send().await;
     assert_eq!(r.expect("check").status().as_u16(), 200);
-    assert_eq!(settled(&front.store, &key_id, 1).await, 1);
+    assert_eq!(settled(&store, &key_id, 1).await, 1);
     // The other suggestions' NS lookups are slow; NATS dies while they wait.
-    sim.set_knobs(dsa_tests::sim::Knobs {
+    fleet.sim().set_knobs(dsa_tests::sim::Knobs {
         latency_ms: dsa_tests::sim::Latency { dns: 3000, ..Default::default() },
         ..Default::default()
     });
-    let url = front.url(&format!("/v1/domains/suggest?client_key={key}&keyword=example&tlds=.com,.net&check=1"));
+    let url = fleet.url(&format!("/v1/domains/suggest?client_key={key}&keyword=example&tlds=.com,.net&check=1"));
     let request = tokio::spawn(async move {
         let r = reqwest::Client::new().get(url).send().await.expect("suggest");
         let status = r.status().as_u16();
         (status, r.json::<serde_json::Value>().await.unwrap_or_default())
     });
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    nats.kill();
+    fleet.nats_mut().kill();
     let (status, body) = request.await.expect("join");
-    nats.resume().await;
-    sim.set_knobs(dsa_tests::sim::Knobs::default());
+    fleet.nats_mut().resume().await;
+    fleet.sim().set_knobs(dsa_tests::sim::Knobs::default());
     let charged = if status == 200 { body["credits_cost"].as_i64().expect("credits_cost") } else { 0 };
     // A later check, settled, shows the ledger has caught up with everything before it.
     let mut sentinel = 0;
     for _ in 0..50 {
-        let r = http.get(front.url(&format!("/v1/domains/check?client_key={key}&domain=google.com"))).send().await;
+        let r = http.get(fleet.url(&format!("/v1/domains/check?client_key={key}&domain=google.com"))).send().await;
         if r.is_ok_and(|r| r.status().as_u16() == 200) {
             sentinel = 1;
             break;
@@ -336,7 +301,7 @@ async fn suggestions_charge_exactly_what_they_answer() {
     assert_eq!(sentinel, 1, "the fleet recovers");
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
     let settled_all = wait_until(Duration::from_secs(15), || {
-        let store = front.store.clone();
+        let store = store.clone();
         let (key_id, period) = (key_id.clone(), period.clone());
         async move {
             store
@@ -348,12 +313,9 @@ async fn suggestions_charge_exactly_what_they_answer() {
     .await;
     assert!(settled_all, "the sentinel check settled");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let usage = front.store.usage_by_endpoint(&key_id, &period).await.expect("usage");
+    let usage = store.usage_by_endpoint(&key_id, &period).await.expect("usage");
     let suggest: i64 = usage.iter().filter(|(e, _)| e == "suggest").map(|(_, n)| n).sum();
     assert_eq!(suggest, charged, "the front answered {status} ({body}) but the key was charged {suggest} for it");
 
-    front.stop().await;
-    worker.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use api::keys::Plan;
 use dsa_tests::harness::app::{KeyOpts, TestApp};
-use dsa_tests::harness::fleet::{self, Front, NatsServer, PgDatabase, Role, WorkerProcess};
+use dsa_tests::harness::fleet::{Fleet, free_port, settled, wait_until};
 use futures::StreamExt;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -164,21 +164,18 @@ async fn hostile_whois_bytes_cost_an_unknown_verdict_never_a_worker_standalone()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_whois_bytes_cost_an_unknown_verdict_never_a_worker_in_the_fleet() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let hostile = HostileWhois::start().await;
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = fleet::sim().await;
-    let prefix = "hostilewhois";
-    let mut settings = fleet::settings(&nats, &db, &sim, prefix);
-    settings.fleet.worker_concurrency = ORDINARY_AT_ONCE;
-    settings.engine.whois.addr_overrides.insert(IO_WHOIS_HOST.to_owned(), hostile.addr.to_string());
-    unthrottled(&mut settings.engine);
-    let front = Front::start(&settings).await;
-    let stats = Arc::new(workers::fleet::PoolStats::default());
-    let worker = Role::worker(&settings, stats.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = fleet::key(&front.store, Plan::Free).await;
+    let hostile_addr = hostile.addr.to_string();
+    let fleet = Fleet::builder("hostilewhois")
+        .configure(move |settings| {
+            settings.fleet.worker_concurrency = ORDINARY_AT_ONCE;
+            settings.engine.whois.addr_overrides.insert(IO_WHOIS_HOST.to_owned(), hostile_addr);
+            unthrottled(&mut settings.engine);
+        })
+        .start()
+        .await;
+    let (front, settings, stats) = (fleet.front(0), fleet.settings(), fleet.pool_stats().clone());
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     // The pool fetches once its consumers answer.
     let (status, body, _) =
@@ -209,17 +206,10 @@ async fn hostile_whois_bytes_cost_an_unknown_verdict_never_a_worker_in_the_fleet
     assert_eq!(stats.readiness(kinds), Ok(()), "every pull loop of the pool is alive and fetching");
 
     let expected = 1 + ORDINARY_AT_ONCE as i64;
-    assert_eq!(
-        fleet::settled(&front.store, &key_id, expected).await,
-        expected,
-        "only the definitive answers are charged"
-    );
-    front.stop().await;
-    worker.stop().await;
-    // Every job was answered and acked: none left to come back and panic again.
-    fleet::assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(settled(fleet.store(), &key_id, expected).await, expected, "only the definitive answers are charged");
+    // Every job was answered and acked: none left to come back and panic again (the teardown
+    // asserts it).
+    fleet.stop().await;
 }
 
 #[tokio::test]
@@ -267,13 +257,16 @@ async fn readiness_fails_while_a_kind_of_lookup_has_no_live_worker() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_worker_is_ready_only_while_its_pool_can_take_work() {
-    let mut nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = fleet::sim().await;
-    let mut settings = fleet::settings(&nats, &db, &sim, "workerready");
-    let admin: SocketAddr = format!("127.0.0.1:{}", fleet::free_port()).parse().expect("address");
-    settings.server.admin_listen = Some(admin);
-    let worker = WorkerProcess::spawn(&settings);
+    let admin: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
+    let mut fleet = Fleet::builder("workerready")
+        .fronts(0)
+        .workers(0)
+        .ledger(false)
+        .configure(move |settings| settings.server.admin_listen = Some(admin))
+        .start()
+        .await;
+    let settings = fleet.settings().clone();
+    fleet.spawn_process("worker", &settings);
     let http = reqwest::Client::new();
     let readyz = format!("http://{admin}/readyz");
     let status = |wanted: u16| {
@@ -284,21 +277,20 @@ async fn a_fleet_worker_is_ready_only_while_its_pool_can_take_work() {
         }
     };
     assert!(
-        fleet::wait_until(Duration::from_secs(20), status(200)).await,
+        wait_until(Duration::from_secs(20), status(200)).await,
         "the worker's /readyz says ready once its pool fetches"
     );
 
     // NATS goes away: the process runs, but its pool takes no work.
-    nats.kill();
-    assert!(fleet::wait_until(Duration::from_secs(10), status(503)).await, "not ready without NATS");
+    fleet.nats_mut().kill();
+    assert!(wait_until(Duration::from_secs(10), status(503)).await, "not ready without NATS");
     let (code, body, _) = get(&http, readyz.clone()).await;
     assert_eq!(code, 503, "{body}");
     assert!(body["error"].as_str().is_some_and(|e| e.contains("cannot fetch")), "{body}");
     let (code, _, _) = get(&http, format!("http://{admin}/healthz")).await;
     assert_eq!(code, 200, "the process itself still runs");
 
-    nats.resume().await;
-    assert!(fleet::wait_until(Duration::from_secs(20), status(200)).await, "ready again once NATS is back");
-    drop(worker);
-    db.drop_now().await;
+    fleet.nats_mut().resume().await;
+    assert!(wait_until(Duration::from_secs(20), status(200)).await, "ready again once NATS is back");
+    fleet.stop().await;
 }

@@ -9,34 +9,27 @@ use api::keys::Plan;
 use common::lookup::LookupKind;
 
 use super::get;
-use dsa_tests::harness::fleet::*;
+use dsa_tests::harness::fleet::{Fleet, PoolStats, consumer_info, settled, wait_until};
 
 #[tokio::test]
 async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let prefix = "kinds";
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    settings.engine.records.dns_deadline_secs = 1.0;
-    let front = Front::start(&settings).await;
-    let check_stats = Arc::new(workers::fleet::PoolStats::default());
-    let mut check_only = settings.clone();
-    check_only.fleet.worker_kinds = "check".into();
-    let check_worker = Role::worker(&check_only, check_stats.clone());
-    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
-    let ledger = Role::ledger(&settings, ledger_stats.clone());
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::builder("kinds")
+        .worker_kinds("check")
+        .configure(|s| s.engine.records.dns_deadline_secs = 1.0)
+        .start()
+        .await;
+    let check_stats = fleet.pool_stats().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
+    let front = fleet.front(0);
 
     // Checks flow; a DNS job waits on its own consumer, untouched by the check-only worker.
     let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"))).await;
     assert_eq!(status, 200, "{body}");
     let (status, body) = get(&http, front.url(&format!("/v1/dns?client_key={key}&domain=example.com&types=A"))).await;
     assert_eq!(status, 502, "no dns worker: no answer in time, not charged: {body}");
-    let js = jetstream(&nats).await;
-    let names = common::subjects::Names::with_prefix(prefix);
+    let js = fleet.jetstream().await;
+    let names = fleet.names().clone();
     let dns_info = consumer_info(&js, &names.jobs_stream, names.jobs_consumer(LookupKind::Dns)).await;
     assert_eq!(dns_info.num_pending, 1, "the dns job waits for a dns worker");
     assert_eq!(dns_info.config.filter_subject, names.jobs_subject(LookupKind::Dns));
@@ -45,10 +38,11 @@ async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job
     assert_eq!(check_stats.answered.load(Ordering::Relaxed), 1, "the check worker answered the check only");
 
     // A worker for whois and dns takes the waiting (now expired) job and answers new ones.
-    let lookup_stats = Arc::new(workers::fleet::PoolStats::default());
-    let mut lookup_kinds = settings.clone();
+    let lookup_stats = Arc::new(PoolStats::default());
+    let mut lookup_kinds = fleet.settings().clone();
     lookup_kinds.fleet.worker_kinds = "whois,dns".into();
-    let lookup_worker = Role::worker(&lookup_kinds, lookup_stats.clone());
+    fleet.add_worker_with(&lookup_kinds, lookup_stats.clone());
+    let front = fleet.front(0);
     let (status, body) =
         get(&http, front.url(&format!("/v1/dns?client_key={key}&domain=example.com&types=A,MX"))).await;
     assert_eq!(status, 200, "{body}");
@@ -63,31 +57,21 @@ async fn each_kind_has_its_own_consumer_and_a_check_worker_never_takes_a_dns_job
         "the expired dns job is terminated, not answered"
     );
     assert_eq!(check_stats.answered.load(Ordering::Relaxed), 1, "no whois or dns job reached the check worker");
-    assert_eq!(settled(&front.store, &key_id, 3).await, 3, "three charges: check, dns, whois");
+    assert_eq!(settled(fleet.store(), &key_id, 3).await, 3, "three charges: check, dns, whois");
 
-    front.stop().await;
-    check_worker.stop().await;
-    lookup_worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 #[tokio::test]
 async fn a_bulk_sends_its_jobs_together_and_the_ledger_settles_exactly_what_was_charged() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let prefix = "bulk";
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    // A name without a verdict waits this long (the worker retries it until then).
-    settings.engine.check_deadline_secs = 2.0;
-    let front = Front::start(&settings).await;
-    let worker_stats = Arc::new(workers::fleet::PoolStats::default());
-    let worker = Role::worker(&settings, worker_stats.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let fleet = Fleet::builder("bulk")
+        // A name without a verdict waits this long (the worker retries it until then).
+        .configure(|s| s.engine.check_deadline_secs = 2.0)
+        .start()
+        .await;
+    let (front, sim, store) = (fleet.front(0), fleet.sim(), fleet.store());
+    let worker_stats = fleet.pool_stats().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
 
     // Every uncached name waits 300 ms for its RDAP answer: one after the other, four would
@@ -155,34 +139,23 @@ async fn a_bulk_sends_its_jobs_together_and_the_ledger_settles_exactly_what_was_
     assert_eq!(body["credits_cost"], 1);
     assert_eq!(body["credits_remaining"], 493);
 
-    assert_eq!(settled(&front.store, &key_id, 4).await, 4, "one entry per JSON bulk, one per streamed line");
+    assert_eq!(settled(store, &key_id, 4).await, 4, "one entry per JSON bulk, one per streamed line");
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    assert_eq!(front.store.settled_usage(&key_id, &period).await.expect("usage"), 7, "4 + 2 + 1 credits, no more");
-    let by_endpoint = front.store.usage_by_endpoint(&key_id, &period).await.expect("usage");
+    assert_eq!(store.settled_usage(&key_id, &period).await.expect("usage"), 7, "4 + 2 + 1 credits, no more");
+    let by_endpoint = store.usage_by_endpoint(&key_id, &period).await.expect("usage");
     assert_eq!(by_endpoint, vec![("bulk".to_owned(), 7)]);
 
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// Suggestions in the fleet: generated by the front, the `check=1` pre-check on the `dns` subject
 /// answered by a worker, both charges settled by the ledger.
 #[tokio::test]
 async fn suggestions_with_a_precheck_through_the_fleet() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let prefix = "suggest";
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let worker_stats = Arc::new(workers::fleet::PoolStats::default());
-    let worker = Role::worker(&settings, worker_stats.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let fleet = Fleet::start("suggest", 1, 1).await;
+    let (front, store) = (fleet.front(0), fleet.store());
+    let worker_stats = fleet.pool_stats().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     let (status, body) = get(
         &http,
@@ -200,33 +173,26 @@ async fn suggestions_with_a_precheck_through_the_fleet() {
     assert!(items.iter().all(|s| s["available"] != true), "never available on DNS alone: {body}");
     assert!(worker_stats.answered.load(Ordering::Relaxed) >= 5, "the pre-checks ran on the worker");
     // One charge of 10: suggestions and their pre-check are committed together (issue 32).
-    assert_eq!(settled(&front.store, &key_id, 1).await, 1, "suggestions + pre-check, one event");
+    assert_eq!(settled(store, &key_id, 1).await, 1, "suggestions + pre-check, one event");
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    assert_eq!(front.store.settled_usage(&key_id, &period).await.expect("usage"), 10);
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(store.settled_usage(&key_id, &period).await.expect("usage"), 10);
+    fleet.stop().await;
 }
 
 #[tokio::test]
 async fn a_fleet_front_answers_the_catalogue_and_serves_stale_from_what_its_workers_returned() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let prefix = "tlds";
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    // Taken names go to the registry (no DNS pre-check) and nothing stays fresh in any cache.
-    settings.engine.dns.enabled = false;
-    settings.engine.cache.taken_ttl_secs = 0;
-    settings.engine.cache.available_ttl_secs = 0;
-    settings.engine.check_deadline_secs = 2.0;
-    let front = Front::start(&settings).await;
-    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let fleet = Fleet::builder("tlds")
+        .configure(|s| {
+            // Taken names go to the registry (no DNS pre-check) and nothing stays fresh in any cache.
+            s.engine.dns.enabled = false;
+            s.engine.cache.taken_ttl_secs = 0;
+            s.engine.cache.available_ttl_secs = 0;
+            s.engine.check_deadline_secs = 2.0;
+        })
+        .start()
+        .await;
+    let (front, sim) = (fleet.front(0), fleet.sim());
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
 
     let (status, body) = get(&http, front.url("/v1/tlds")).await;
@@ -255,11 +221,7 @@ async fn a_fleet_front_answers_the_catalogue_and_serves_stale_from_what_its_work
     assert_eq!((body["verdict"]["stale"].as_bool(), body["verdict"]["cached"].as_bool()), (Some(true), Some(true)));
     assert!(body["verdict"]["age_secs"].is_u64(), "{body}");
     assert_eq!(body["credits_cost"], 1, "a stale answer is charged like a cache hit");
-    assert_eq!(settled(&front.store, &key_id, 2).await, 2);
+    assert_eq!(settled(fleet.store(), &key_id, 2).await, 2);
 
-    front.stop().await;
-    worker.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }

@@ -2,9 +2,11 @@
 //!
 //! One test binary: `/v1/dns` and `/v1/whois` through the fleet are in [`lookups`]. The fault
 //! tests that kill processes are a binary of their own (`fleet_faults.rs`), so that they never
-//! run beside these; both use the harness in [`dsa_tests::harness::fleet`].
+//! run beside these; both use the harness in [`dsa_tests::harness::fleet`]: every test starts a
+//! [`Fleet`] and ends with `fleet.stop().await`, which asserts the job and ledger queues drained.
 
 mod lookups;
+mod teardown;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use api::keys::Plan;
 use dsa_tests::harness::binary::dsa_binary;
-use dsa_tests::harness::fleet::*;
+use dsa_tests::harness::fleet::{Fleet, PoolStats, Queue, free_port, settled, wait_until};
 
 async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
     let r = http.get(url).send().await.expect("request");
@@ -22,19 +24,10 @@ async fn get(http: &reqwest::Client, url: String) -> (u16, serde_json::Value) {
 
 #[tokio::test]
 async fn check_flow_through_jetstream_and_the_ledger() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let prefix = "flow";
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let pool_stats = Arc::new(workers::fleet::PoolStats::default());
-    let w1 = Role::worker(&settings, pool_stats.clone());
-    let w2 = Role::worker(&settings, pool_stats.clone());
-    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
-    let ledger = Role::ledger(&settings, ledger_stats.clone());
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::start("flow", 1, 2).await;
+    let front = fleet.front(0);
+    let (pool_stats, ledger_stats) = (fleet.pool_stats().clone(), fleet.ledger_stats().clone());
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
 
     let mut successes = 0;
@@ -54,73 +47,62 @@ async fn check_flow_through_jetstream_and_the_ledger() {
     let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=example.es"))).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(pool_stats.answered.load(Ordering::Relaxed), 5, "the cache hit never reached a worker");
-    assert_eq!(settled(&front.store, &key_id, successes).await, successes, "ledger entries = successful responses");
+    assert_eq!(settled(fleet.store(), &key_id, successes).await, successes, "ledger entries = successful responses");
 
-    front.stop().await;
-    w1.stop().await;
-    w2.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
+    fleet.drain().await;
     assert_eq!(ledger_stats.applied.load(Ordering::Relaxed), successes as u64);
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 #[tokio::test]
 async fn no_worker_means_a_clean_502_without_charge() {
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, "noworker");
-    settings.engine.check_deadline_secs = 1.0;
-    let front = Front::start(&settings).await;
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::builder("noworker")
+        .workers(0)
+        .ledger(false)
+        .configure(|s| s.engine.check_deadline_secs = 1.0)
+        .expect_undrained(Queue::Jobs, "no worker: the job the front gave up on stays in the jobs stream")
+        .start()
+        .await;
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let started = Instant::now();
     let (status, body) = get(
         &reqwest::Client::new(),
-        front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net")),
+        fleet.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net")),
     )
     .await;
     assert_eq!(status, 502, "{body}");
     assert_eq!(body["success"], false);
     assert!(started.elapsed() < Duration::from_secs(3));
-    front.stop().await;
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
+    fleet.stop_front(0).await;
+    fleet.start_ledger(fleet.ledger_stats().clone());
     tokio::time::sleep(Duration::from_millis(500)).await;
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
-    let store = api::fleet::connect_pg(&settings).await.expect("pg");
-    assert_eq!(store.ledger_count(&key_id, &period).await.expect("count"), 0);
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(fleet.store().ledger_count(&key_id, &period).await.expect("count"), 0);
+    fleet.stop().await;
 }
 
 #[tokio::test]
 async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
-    let mut nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, "natsdown");
-    let front = Front::start(&settings).await;
-    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::start("natsdown", 1, 1).await;
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
-    assert_eq!(get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=google.net"))).await.0, 200);
+    assert_eq!(get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=google.net"))).await.0, 200);
 
-    nats.kill();
+    fleet.nats_mut().kill();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = Instant::now();
     let (status, body) =
-        get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+        get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
     assert_eq!(status, 502, "{body}");
     assert!(started.elapsed() < Duration::from_secs(1), "fast: {:?}", started.elapsed());
-    let (status, body) = get(&http, front.url("/readyz")).await;
+    let (status, body) = get(&http, fleet.url("/readyz")).await;
     assert_eq!(status, 503, "a front that cannot publish jobs is not ready: {body}");
 
-    nats.resume().await;
+    fleet.nats_mut().resume().await;
     let mut recovered = false;
     for _ in 0..100 {
         let (status, _) =
-            get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
+            get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.net"))).await;
         if status == 200 {
             recovered = true;
             break;
@@ -128,26 +110,20 @@ async fn nats_down_is_a_fast_502_and_the_fleet_recovers() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(recovered, "the fleet answers again once NATS is back");
-    assert_eq!(get(&http, front.url("/readyz")).await.0, 200, "ready again");
-    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "both successful checks settled, the 502 not");
-    front.stop().await;
-    worker.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(get(&http, fleet.url("/readyz")).await.0, 200, "ready again");
+    assert_eq!(settled(fleet.store(), &key_id, 2).await, 2, "both successful checks settled, the 502 not");
+    fleet.stop().await;
 }
 
 #[tokio::test]
 async fn per_minute_limit_holds_across_two_fronts() {
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, "minute");
-    settings.policy.per_minute.free = 40; // leased in blocks of 2
-    let a = Front::start(&settings).await;
-    let b = Front::start(&settings).await;
-    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&a.store, Plan::Free).await;
+    let fleet = Fleet::builder("minute")
+        .fronts(2)
+        .configure(|s| s.policy.per_minute.free = 40) // leased in blocks of 2
+        .start()
+        .await;
+    let (a, b) = (fleet.front(0), fleet.front(1));
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     // Stay inside one minute window: start right after a minute boundary if close to the end.
     let second = time::OffsetDateTime::now_utc().second();
@@ -174,24 +150,19 @@ async fn per_minute_limit_holds_across_two_fronts() {
     println!("two fronts, 40/min: {ok} allowed, {limited} limited");
     assert!(ok <= 40, "the fleet-wide limit holds: {ok}");
     assert!(ok >= 38, "at most one unused block per front is lost: {ok}");
-    assert_eq!(settled(&a.store, &key_id, ok).await, ok);
-    a.stop().await;
-    b.stop().await;
-    worker.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(settled(fleet.store(), &key_id, ok).await, ok);
+    fleet.stop().await;
 }
 
 #[tokio::test]
 async fn demo_counters_are_shared_by_the_fronts() {
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, "demo");
-    settings.policy.demo.checks_per_ip_per_day = 3;
-    let a = Front::start(&settings).await;
-    let b = Front::start(&settings).await;
-    let worker = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    let fleet = Fleet::builder("demo")
+        .fronts(2)
+        .ledger(false)
+        .configure(|s| s.policy.demo.checks_per_ip_per_day = 3)
+        .start()
+        .await;
+    let (a, b) = (fleet.front(0), fleet.front(1));
     let http = reqwest::Client::new();
     let first = http.get(a.url("/v1/domains/check?domain=example.com")).send().await.expect("get");
     assert_eq!(first.status().as_u16(), 200);
@@ -208,45 +179,28 @@ async fn demo_counters_are_shared_by_the_fronts() {
     assert_eq!(fresh.status().as_u16(), 200, "third check from this IP");
     let capped = http.get(a.url("/v1/domains/check?domain=example.com")).send().await.expect("get");
     assert_eq!(capped.status().as_u16(), 429, "per-IP cap across fronts");
-    a.stop().await;
-    b.stop().await;
-    worker.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// Per-role NATS users (nats/README.md "Credentials"): the fleet works with each role on its own
 /// user, a worker's credential cannot publish a charge, and an anonymous client gets nowhere.
 #[tokio::test]
 async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "auth";
-    let names = common::subjects::Names::with_prefix(prefix);
-    let passwords = ["front-pw", "worker-pw", "ledger-pw"].map(str::to_owned);
-    let block = common::nats_auth::authorization(&names, &common::nats_auth::Passwords::Literal(passwords.clone()));
-    let nats = NatsServer::start_with_config(&block).await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let base = settings(&nats, &db, &sim, prefix);
-    let as_role = |user: &str, password: &str| {
-        let mut s = base.clone();
-        s.fleet.nats_url = format!("nats://{user}:{password}@127.0.0.1:{}", nats.port).into();
-        s
-    };
-    let front = Front::start(&as_role("dsa-front", &passwords[0])).await;
-    let worker = Role::worker(&as_role("dsa-worker", &passwords[1]), Arc::new(workers::fleet::PoolStats::default()));
-    let ledger_stats = Arc::new(api::ledger::ConsumerStats::default());
-    let ledger = Role::ledger(&as_role("dsa-ledger", &passwords[2]), ledger_stats.clone());
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::builder("auth").role_users().start().await;
+    let (front, names, nats) = (fleet.front(0), fleet.names(), fleet.nats());
+    let ledger_stats = fleet.ledger_stats().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     for (name, available) in [("dsa-demo-available.com", true), ("example.com", false)] {
         let (status, body) = get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
         assert_eq!(status, 200, "{name}: {body}");
         assert_eq!(body["available"], available);
     }
-    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "charges settle through the ledger user");
+    assert_eq!(settled(fleet.store(), &key_id, 2).await, 2, "charges settle through the ledger user");
 
     // A worker's credential: publishing a charge is refused by the server.
-    let worker_client = async_nats::ConnectOptions::with_user_and_password("dsa-worker".into(), passwords[1].clone())
+    let worker_password = fleet.role_password(common::nats_auth::FleetRole::Worker);
+    let worker_client = async_nats::ConnectOptions::with_user_and_password("dsa-worker".into(), worker_password.into())
         .connect(format!("127.0.0.1:{}", nats.port))
         .await
         .expect("worker connects");
@@ -274,13 +228,11 @@ async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
     let anonymous = tokio::time::timeout(Duration::from_secs(3), async_nats::connect(nats.url())).await;
     assert!(!matches!(anonymous, Ok(Ok(_))), "anonymous connections are refused");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(settled(&front.store, &key_id, 2).await, 2, "the forged charge never reached the ledger");
+    assert_eq!(settled(fleet.store(), &key_id, 2).await, 2, "the forged charge never reached the ledger");
 
-    front.stop().await;
-    worker.stop().await;
-    ledger.stop().await;
+    fleet.drain().await;
     assert_eq!(ledger_stats.applied.load(Ordering::Relaxed), 2);
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// Runs `dsa ARGS` with `settings` written to a TOML file; returns (success, stdout, stderr).
@@ -306,25 +258,13 @@ fn dsa_cli(settings: &api::config::Settings, args: &[&str]) -> (bool, String, St
 /// fleet front creates and prints its first key the way standalone does.
 #[tokio::test]
 async fn operator_cli_and_first_key_on_the_fleets_postgres() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, "cli");
-    // A fresh fleet: `dsa front` creates the first key and prints it once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
-    settings.server.listen = format!("127.0.0.1:{port}").parse().expect("addr");
+    // A fresh fleet: `dsa front` (a process) creates the first key and prints it once.
+    let mut fleet = Fleet::builder("cli").fronts(0).workers(0).ledger(false).start().await;
+    let mut settings = fleet.settings().clone();
+    settings.server.listen = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
     settings.bootstrap.create_dev_key = true;
-    let path = std::env::temp_dir().join(format!("dsa-front-{}.toml", uuid::Uuid::now_v7().simple()));
-    std::fs::write(&path, toml::to_string(&settings).expect("toml")).expect("write config");
-    let log = path.with_extension("log");
-    let mut front = std::process::Command::new(dsa_binary())
-        .arg("front")
-        .env("DSA_CONFIG", &path)
-        .env("DSA_LOG", "warn")
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("dsa front");
+    let front = fleet.spawn_process("front", &settings);
+    let log = fleet.process(front).log.clone();
     let mut first_key = None;
     for _ in 0..200 {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -334,11 +274,10 @@ async fn operator_cli_and_first_key_on_the_fleets_postgres() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let _ = front.kill();
-    let _ = front.wait();
     let first_key = first_key.unwrap_or_else(|| {
         panic!("dsa front printed no first key: {}", std::fs::read_to_string(&log).unwrap_or_default())
     });
+    fleet.process(front).sigkill();
     let (ok, out, err) = dsa_cli(&settings, &["keys", "show", &first_key]);
     assert!(ok, "the first key is in Postgres: {err}");
     assert!(out.contains("server"), "{out}");
@@ -355,12 +294,9 @@ async fn operator_cli_and_first_key_on_the_fleets_postgres() {
     assert!(out.contains("5000"), "starter allowance: {out}");
     let (ok, _, err) = dsa_cli(&settings, &["keys", "disable", &key]);
     assert!(ok, "{err}");
-    let store = api::fleet::connect_pg(&settings).await.expect("pg");
-    let record = store.find_key(&api::keys::hash_key(&key)).await.expect("find").expect("exists");
+    let record = fleet.store().find_key(&api::keys::hash_key(&key)).await.expect("find").expect("exists");
     assert_eq!(record.state, api::keys::KeyState::Disabled);
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(&log);
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// A worker reply about another domain than the job's is never returned to the user: 502, no
@@ -368,19 +304,12 @@ async fn operator_cli_and_first_key_on_the_fleets_postgres() {
 #[tokio::test]
 async fn a_reply_about_another_domain_is_a_502() {
     use futures::StreamExt;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "wrongreply";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let names = common::subjects::Names::with_prefix(prefix);
-    // A "worker" that answers every check job with a verdict about example.org; it declares the
-    // workers' consumers as a worker does (a front declares none).
-    let client = async_nats::connect(nats.url()).await.expect("connect");
+    let mut fleet = Fleet::builder("wrongreply").workers(0).ledger(false).start().await;
+    let names = fleet.names().clone();
+    // A "worker" that answers every check job with a verdict about example.org, on the workers'
+    // consumer (the fleet declared it).
+    let client = async_nats::connect(fleet.nats().url()).await.expect("connect");
     let js = async_nats::jetstream::new(client.clone());
-    workers::fleet::declare(&js, &names, settings.fleet.tuning()).await.expect("declare");
     let consumer: async_nats::jetstream::consumer::PullConsumer = js
         .get_stream(&names.jobs_stream)
         .await
@@ -414,20 +343,16 @@ async fn a_reply_about_another_domain_is_a_502() {
             let _ = message.ack().await;
         }
     });
-    let (key, key_id) = key(&front.store, Plan::Free).await;
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     let (status, body) =
-        get(&http, front.url(&format!("/v1/domains/check?client_key={key}&domain=asked-name-dsa.com"))).await;
+        get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=asked-name-dsa.com"))).await;
     assert_eq!(status, 502, "{body}");
     assert_eq!(body["success"], false);
     liar.abort();
-    front.stop().await;
-    assert_eq!(settled(&front_store_of(&settings).await, &key_id, 0).await, 0, "not charged");
-    db.drop_now().await;
-}
-
-async fn front_store_of(settings: &api::config::Settings) -> std::sync::Arc<dyn api::store::Store> {
-    api::fleet::connect_pg(settings).await.expect("pg")
+    fleet.stop_front(0).await;
+    assert_eq!(settled(fleet.store(), &key_id, 0).await, 0, "not charged");
+    fleet.stop().await;
 }
 
 /// Issue 17: the worker pool asks the registry once per name, whichever fronts sent the jobs:
@@ -436,28 +361,22 @@ async fn front_store_of(settings: &api::config::Settings) -> std::sync::Arc<dyn 
 /// another worker answers from the fleet-wide verdict bucket.
 #[tokio::test]
 async fn workers_coalesce_jobs_and_answer_from_their_cache() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "coalesce";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    // A slow registry, so the two fronts' jobs overlap in the worker.
-    sim.set_knobs(dsa_tests::sim::Knobs {
-        latency_ms: dsa_tests::sim::Latency { rdap: 600, ..Default::default() },
-        ..Default::default()
-    });
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front_a = Front::start(&settings).await;
-    let front_b = Front::start(&settings).await;
-    let stats = Arc::new(workers::fleet::PoolStats::default());
-    let worker = Role::worker(&settings, stats.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front_a.store, Plan::Free).await;
+    let mut fleet = Fleet::builder("coalesce")
+        .fronts(2)
+        // A slow registry, so the two fronts' jobs overlap in the worker.
+        .knobs(dsa_tests::sim::Knobs {
+            latency_ms: dsa_tests::sim::Latency { rdap: 600, ..Default::default() },
+            ..Default::default()
+        })
+        .start()
+        .await;
+    let stats = fleet.pool_stats().clone();
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
-    let before = sim.stats().rdap.queries;
+    let before = fleet.sim().stats().rdap.queries;
     let name = "dsa-demo-available.net";
     let mut calls = Vec::new();
-    for front in [&front_a, &front_b] {
+    for front in [fleet.front(0), fleet.front(1)] {
         for _ in 0..10 {
             let url = front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"));
             let http = http.clone();
@@ -469,36 +388,33 @@ async fn workers_coalesce_jobs_and_answer_from_their_cache() {
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["available"], true, "{body}");
     }
-    assert_eq!(sim.stats().rdap.queries - before, 1, "twenty checks from two fronts, one registry query");
+    assert_eq!(fleet.sim().stats().rdap.queries - before, 1, "twenty checks from two fronts, one registry query");
     // The second front's job joined the first's lookup (or, on a very slow machine, came after it
     // and found its verdict in the worker's cache): either way no second query.
     let joined = stats.coalesced.load(Ordering::Relaxed);
     let hits = stats.cache_hits.load(Ordering::Relaxed);
     assert_eq!(joined + hits, 1, "coalesced {joined}, cache hits {hits}");
     // A third front (cold cache) asks again: the worker answers from its cache.
-    let front_c = Front::start(&settings).await;
-    let (status, body) = get(&http, front_c.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
+    let front_c = fleet.add_front().await;
+    let (status, body) =
+        get(&http, fleet.front(front_c).url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["available"], true);
     assert_eq!(stats.cache_hits.load(Ordering::Relaxed), hits + 1, "{body}");
-    assert_eq!(sim.stats().rdap.queries - before, 1, "still one registry query");
+    assert_eq!(fleet.sim().stats().rdap.queries - before, 1, "still one registry query");
     // Another worker (cold cache) takes over: it answers from the fleet-wide verdict bucket.
-    worker.stop().await;
-    let stats_2 = Arc::new(workers::fleet::PoolStats::default());
-    let worker_2 = Role::worker(&settings, stats_2.clone());
-    let front_d = Front::start(&settings).await;
-    let (status, body) = get(&http, front_d.url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
+    fleet.stop_worker(0).await;
+    let stats_2 = Arc::new(PoolStats::default());
+    fleet.add_worker(stats_2.clone());
+    let front_d = fleet.add_front().await;
+    let (status, body) =
+        get(&http, fleet.front(front_d).url(&format!("/v1/domains/check?client_key={key}&domain={name}"))).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["available"], true);
     assert_eq!(stats_2.fleet_cache_hits.load(Ordering::Relaxed), 1, "{body}");
-    assert_eq!(sim.stats().rdap.queries - before, 1, "still one registry query, fleet-wide");
-    assert_eq!(settled(&front_a.store, &key_id, 22).await, 22, "every answer charged once");
-    for front in [front_a, front_b, front_c, front_d] {
-        front.stop().await;
-    }
-    worker_2.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(fleet.sim().stats().rdap.queries - before, 1, "still one registry query, fleet-wide");
+    assert_eq!(settled(fleet.store(), &key_id, 22).await, 22, "every answer charged once");
+    fleet.stop().await;
 }
 
 /// Issue 17: one registry query per name in flight, fleet-wide. Two workers that each hold one
@@ -506,31 +422,27 @@ async fn workers_coalesce_jobs_and_answer_from_their_cache() {
 /// the claims bucket, the second waits for its verdict instead of asking the registry too.
 #[tokio::test]
 async fn workers_share_one_lookup_under_a_claim() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "claims";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    sim.set_knobs(dsa_tests::sim::Knobs {
-        latency_ms: dsa_tests::sim::Latency { rdap: 800, ..Default::default() },
-        ..Default::default()
-    });
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    // One job at a time per worker: while the first worker asks the registry, the second fetches.
-    settings.fleet.worker_concurrency = 1;
-    let front_a = Front::start(&settings).await;
-    let front_b = Front::start(&settings).await;
-    let (stats_a, stats_b) =
-        (Arc::new(workers::fleet::PoolStats::default()), Arc::new(workers::fleet::PoolStats::default()));
-    let worker_a = Role::worker(&settings, stats_a.clone());
-    let worker_b = Role::worker(&settings, stats_b.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, key_id) = key(&front_a.store, Plan::Free).await;
+    let mut fleet = Fleet::builder("claims")
+        .fronts(2)
+        .workers(0)
+        .knobs(dsa_tests::sim::Knobs {
+            latency_ms: dsa_tests::sim::Latency { rdap: 800, ..Default::default() },
+            ..Default::default()
+        })
+        // One job at a time per worker: while the first worker asks the registry, the second fetches.
+        .configure(|s| s.fleet.worker_concurrency = 1)
+        .start()
+        .await;
+    let (stats_a, stats_b) = (Arc::new(PoolStats::default()), Arc::new(PoolStats::default()));
+    fleet.add_worker(stats_a.clone());
+    fleet.add_worker(stats_b.clone());
+    let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
-    let before = sim.stats().rdap.queries;
+    let before = fleet.sim().stats().rdap.queries;
     let name = "dsa-demo-available.org";
     let mut calls = Vec::new();
-    for front in [&front_a, &front_b, &front_a, &front_b] {
+    let (front_a, front_b) = (fleet.front(0), fleet.front(1));
+    for front in [front_a, front_b, front_a, front_b] {
         let url = front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"));
         let http = http.clone();
         calls.push(tokio::spawn(async move { get(&http, url).await }));
@@ -542,26 +454,20 @@ async fn workers_share_one_lookup_under_a_claim() {
     }
     let (a, b) = (stats_a.answered.load(Ordering::Relaxed), stats_b.answered.load(Ordering::Relaxed));
     assert!(a > 0 && b > 0, "both workers took jobs (a {a}, b {b})");
-    assert_eq!(sim.stats().rdap.queries - before, 1, "two workers, one registry query");
+    assert_eq!(fleet.sim().stats().rdap.queries - before, 1, "two workers, one registry query");
     let peers = stats_a.peer_lookups.load(Ordering::Relaxed) + stats_b.peer_lookups.load(Ordering::Relaxed);
     let fleet_hits =
         stats_a.fleet_cache_hits.load(Ordering::Relaxed) + stats_b.fleet_cache_hits.load(Ordering::Relaxed);
     assert!(peers >= 1, "the second worker waited for the first's lookup (peer {peers}, fleet cache {fleet_hits})");
     // Released: no claim is left behind.
-    let js = jetstream(&nats).await;
+    let js = fleet.jetstream().await;
     // The worker declares the claims bucket as it starts (a front does not use it).
-    let bucket = common::subjects::Names::with_prefix(prefix).claim_bucket;
+    let bucket = fleet.names().claim_bucket.clone();
     assert!(wait_until(Duration::from_secs(10), || async { js.get_key_value(&bucket).await.is_ok() }).await);
     let claims = js.get_key_value(&bucket).await.expect("claims bucket");
     assert_eq!(claims.get(name).await.expect("get"), None, "the claim was released");
-    assert_eq!(settled(&front_a.store, &key_id, 4).await, 4);
-    for front in [front_a, front_b] {
-        front.stop().await;
-    }
-    worker_a.stop().await;
-    worker_b.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(settled(fleet.store(), &key_id, 4).await, 4);
+    fleet.stop().await;
 }
 
 /// Issue 17: a claim left by a crashed worker costs a waiting check time, never its answer. A
@@ -569,20 +475,12 @@ async fn workers_share_one_lookup_under_a_claim() {
 /// worker asks the registry itself; a void claim (past its deadline) is taken over at once.
 #[tokio::test]
 async fn a_crashed_workers_claim_delays_but_never_fails_a_check() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "deadclaim";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let settings = settings(&nats, &db, &sim, prefix);
-    let front = Front::start(&settings).await;
-    let stats = Arc::new(workers::fleet::PoolStats::default());
-    let worker = Role::worker(&settings, stats.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, _) = key(&front.store, Plan::Free).await;
-    let js = jetstream(&nats).await;
+    let fleet = Fleet::start("deadclaim", 1, 1).await;
+    let (front, sim, settings) = (fleet.front(0), fleet.sim(), fleet.settings());
+    let (key, _) = fleet.key(Plan::Free).await;
+    let js = fleet.jetstream().await;
     // The worker declares the claims bucket as it starts (a front does not use it).
-    let bucket = common::subjects::Names::with_prefix(prefix).claim_bucket;
+    let bucket = fleet.names().claim_bucket.clone();
     assert!(wait_until(Duration::from_secs(10), || async { js.get_key_value(&bucket).await.is_ok() }).await);
     let claims = js.get_key_value(&bucket).await.expect("claims bucket");
     let now_ms = (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64;
@@ -614,10 +512,7 @@ async fn a_crashed_workers_claim_delays_but_never_fails_a_check() {
     assert!(started.elapsed() < half, "no wait on a void claim ({:?})", started.elapsed());
     assert_eq!(sim.stats().rdap.queries - before, 1);
     assert_eq!(claims.get(void).await.expect("get"), None, "the taken-over claim was released");
-    front.stop().await;
-    worker.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// Issue 17 burst benchmark (not a timed test: `cargo test -p dsa-tests --test fleet -- --ignored
@@ -628,22 +523,18 @@ async fn a_crashed_workers_claim_delays_but_never_fails_a_check() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "benchmark; run with --ignored --nocapture"]
 async fn burst_bench() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "burst";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    // The shipped politeness limits (the test harness raises WHOIS to 100/s), a 10 s deadline.
-    settings.engine.limits = workers::config::LimitsConfig::default();
-    settings.engine.check_deadline_secs = 10.0;
-    let front_a = Front::start(&settings).await;
-    let front_b = Front::start(&settings).await;
-    let stats = Arc::new(workers::fleet::PoolStats::default());
-    let w1 = Role::worker(&settings, stats.clone());
-    let w2 = Role::worker(&settings, stats.clone());
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, _) = key(&front_a.store, Plan::Reseller).await;
+    let fleet = Fleet::builder("burst")
+        .fronts(2)
+        .workers(2)
+        .configure(|s| {
+            // The shipped politeness limits (the test harness raises WHOIS to 100/s), a 10 s deadline.
+            s.engine.limits = workers::config::LimitsConfig::default();
+            s.engine.check_deadline_secs = 10.0;
+        })
+        .start()
+        .await;
+    let (front_a, front_b, sim, stats) = (fleet.front(0), fleet.front(1), fleet.sim(), fleet.pool_stats().clone());
+    let (key, _) = fleet.key(Plan::Reseller).await;
     let run = uuid::Uuid::now_v7().simple().to_string();
     let mut names: Vec<String> = (0..20).map(|i| format!("burst-{}-{i}.com", &run[..8])).collect();
     names.extend((0..20).map(|i| format!("burst-{}-{i}.net", &run[..8])));
@@ -655,7 +546,7 @@ async fn burst_bench() {
     let mut calls = Vec::new();
     for i in 0..1000 {
         // Every name goes to both fronts (rounds of 50 alternate between them).
-        let front = if (i / 50) % 2 == 0 { &front_a } else { &front_b };
+        let front = if (i / 50) % 2 == 0 { front_a } else { front_b };
         let url = front.url(&format!("/v1/domains/check?client_key={key}&domain={}", names[i % names.len()]));
         let http = http.clone();
         calls.push(tokio::spawn(async move { get(&http, url).await.0 }));
@@ -682,13 +573,7 @@ async fn burst_bench() {
         stats.coalesced.load(Ordering::Relaxed),
         stats.peer_lookups.load(Ordering::Relaxed),
     );
-    for front in [front_a, front_b] {
-        front.stop().await;
-    }
-    w1.stop().await;
-    w2.stop().await;
-    ledger.stop().await;
-    db.drop_now().await;
+    fleet.stop().await;
 }
 
 /// Issue 14: self-correcting routing is shared by the fleet. Worker A sees RDAP fail while WHOIS
@@ -698,67 +583,63 @@ async fn burst_bench() {
 #[tokio::test]
 async fn rdap_demoted_by_one_worker_is_whois_first_for_every_worker() {
     use dsa_tests::sim::{Fault, Faults, Knobs};
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let prefix = "routing";
-    let nats = NatsServer::start().await;
-    let db = PgDatabase::create().await;
-    let sim = sim().await;
-    let mut settings = settings(&nats, &db, &sim, prefix);
-    settings.engine.dns.enabled = false;
-    settings.engine.routing.rdap_failures = 3;
-    settings.engine.routing.prefer_whois_secs = 300;
-    let front = Front::start(&settings).await;
-    let ledger = Role::ledger(&settings, Arc::new(api::ledger::ConsumerStats::default()));
-    let (key, _) = key(&front.store, Plan::Free).await;
+    let mut fleet = Fleet::builder("routing")
+        .workers(0)
+        .configure(|s| {
+            s.engine.dns.enabled = false;
+            s.engine.routing.rdap_failures = 3;
+            s.engine.routing.prefer_whois_secs = 300;
+        })
+        .start()
+        .await;
+    let (key, _) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
-    let check = |name: &str| front.url(&format!("/v1/domains/check?client_key={key}&domain={name}"));
+    let front_url = fleet.url("");
+    let check = |name: &str| format!("{front_url}/v1/domains/check?client_key={key}&domain={name}");
+    let tld = |suffix: &str| format!("{front_url}/v1/tlds/{suffix}");
     let whois_first_until = |detail: &serde_json::Value| detail["health"].get("whois_first_until").cloned();
 
     // Worker A alone: RDAP resets every connection, WHOIS answers.
-    sim.set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
-    let worker_a = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
+    fleet.sim().set_knobs(Knobs { faults: Faults { rdap: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
+    let worker_a = fleet.add_worker(Arc::new(PoolStats::default()));
     for i in 1..=3 {
         let (status, body) = get(&http, check(&format!("routing-{i}.com"))).await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["verdict"]["method"], "whois", "{body}");
     }
-    let (_, detail) = get(&http, front.url("/v1/tlds/com")).await;
+    let (_, detail) = get(&http, tld("com")).await;
     assert!(whois_first_until(&detail).is_some_and(|v| v.is_string()), "the front shows the fleet's state: {detail}");
-    let (_, net) = get(&http, front.url("/v1/tlds/net")).await;
+    let (_, net) = get(&http, tld("net")).await;
     assert_eq!(whois_first_until(&net), None, "per suffix: {net}");
-    worker_a.stop().await;
+    fleet.stop_worker(worker_a).await;
 
     // Worker B (fresh process, no failures of its own) asks WHOIS first: RDAP is not asked.
-    let worker_b = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
-    let rdap_before = sim.stats().rdap.queries;
+    let worker_b = fleet.add_worker(Arc::new(PoolStats::default()));
+    let rdap_before = fleet.sim().stats().rdap.queries;
     for i in 4..=5 {
         let (status, body) = get(&http, check(&format!("routing-{i}.com"))).await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["verdict"]["method"], "whois", "{body}");
     }
-    assert_eq!(sim.stats().rdap.queries, rdap_before, "worker B went WHOIS-first without failing itself");
+    assert_eq!(fleet.sim().stats().rdap.queries, rdap_before, "worker B went WHOIS-first without failing itself");
 
     // RDAP recovers while WHOIS breaks: B's WHOIS-first check falls through to RDAP, which
     // answers; B promotes RDAP back for the fleet.
-    sim.set_knobs(Knobs { faults: Faults { whois: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
+    fleet.sim().set_knobs(Knobs { faults: Faults { whois: Fault::Reset, ..Faults::default() }, ..Knobs::default() });
     let (status, body) = get(&http, check("routing-6.com")).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["verdict"]["method"], "rdap", "{body}");
-    let (_, detail) = get(&http, front.url("/v1/tlds/com")).await;
+    let (_, detail) = get(&http, tld("com")).await;
     assert_eq!(whois_first_until(&detail), None, "promoted back fleet-wide: {detail}");
-    worker_b.stop().await;
+    fleet.stop_worker(worker_b).await;
 
     // Another fresh worker follows the catalogue's order again: RDAP first, WHOIS not asked.
-    sim.set_knobs(Knobs::default());
-    let worker_c = Role::worker(&settings, Arc::new(workers::fleet::PoolStats::default()));
-    let whois_before = sim.stats().whois.queries;
+    fleet.sim().set_knobs(Knobs::default());
+    fleet.add_worker(Arc::new(PoolStats::default()));
+    let whois_before = fleet.sim().stats().whois.queries;
     let (status, body) = get(&http, check("routing-7.com")).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["verdict"]["method"], "rdap", "{body}");
-    assert_eq!(sim.stats().whois.queries, whois_before, "RDAP leads again");
-    front.stop().await;
-    worker_c.stop().await;
-    assert_drained(&nats, prefix).await;
-    ledger.stop().await;
-    db.drop_now().await;
+    assert_eq!(fleet.sim().stats().whois.queries, whois_before, "RDAP leads again");
+    fleet.stop().await;
 }
