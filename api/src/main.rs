@@ -24,7 +24,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // The command has finished (a role has drained): what is left on the runtime (a pool's
+    // connections closing, a blocking task) gets two seconds, never an unbounded wait. A one-shot
+    // command was seen printing its result and then not exiting for 19 minutes under load.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dsa: {e:#}");
