@@ -590,6 +590,12 @@ impl WorkerProcess {
 
     /// Writes `settings` to a TOML file and starts `dsa ROLE` on it (`front`, `worker`, `ledger`).
     pub fn spawn_role(settings: &Settings, role: &str) -> Self {
+        Self::spawn_role_with_env(settings, role, &[])
+    }
+
+    /// As [`WorkerProcess::spawn_role`], with `env` set for the process (after the harness's
+    /// own `DSA_LOG=warn`, so `("DSA_LOG", …)` overrides it).
+    pub fn spawn_role_with_env(settings: &Settings, role: &str, env: &[(&str, &str)]) -> Self {
         let text = toml::to_string(settings).expect("settings serialise to TOML");
         let back: Settings = toml::from_str(&text).expect("the written TOML reads back");
         assert_eq!(&back, settings, "Settings round-trip through TOML");
@@ -602,6 +608,7 @@ impl WorkerProcess {
             .arg(role)
             .env("DSA_CONFIG", &config)
             .env("DSA_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)

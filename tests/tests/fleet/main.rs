@@ -7,6 +7,7 @@
 
 mod lookups;
 mod teardown;
+mod trace;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

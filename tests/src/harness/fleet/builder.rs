@@ -488,6 +488,12 @@ impl Fleet {
         self.processes.len() - 1
     }
 
+    /// As [`Fleet::spawn_process`], with `env` set for the process (`DSA_LOG`, `DSA_LOG_FORMAT`).
+    pub fn spawn_process_with_env(&mut self, role: &str, settings: &Settings, env: &[(&str, &str)]) -> usize {
+        self.processes.push((role.to_owned(), WorkerProcess::spawn_role_with_env(settings, role, env)));
+        self.processes.len() - 1
+    }
+
     /// Process `i`, to SIGKILL or read its log.
     ///
     /// # Panics
