@@ -97,7 +97,7 @@ impl From<common::domain::DomainError> for ApiError {
     }
 }
 
-/// The spec's error body (§7), fields in the spec's order: `{"success":false,"error":"…"}`.
+/// Every error answer: `{"success":false,"error":"…"}`, the error written for people.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 #[schema(example = json!({"success": false, "error": "Invalid or disabled client key."}))]
 pub struct ErrorBody {

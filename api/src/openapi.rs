@@ -54,12 +54,12 @@ members marked as our additions) extend the service specification's fields witho
     components(schemas(routes::Flag)),
     modifiers(&ClientKeyScheme, &HttpConventions),
     tags(
-        (name = "availability", description = "Is a domain name free to register? (spec §4.1)"),
-        (name = "front page", description = "The public front page, the embeddable widget (spec §4.6) and the front page's short form of the check (spec §4.7)."),
-        (name = "bulk", description = "Up to 10 availability checks in one request, run in parallel; optionally streamed as NDJSON (spec §4.4)."),
-        (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise (spec §4.2)."),
-        (name = "dns", description = "DNS records of a host name from recursive resolvers (spec §4.3)."),
-        (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms (spec §4.5)."),
+        (name = "availability", description = "Is a domain name free to register?"),
+        (name = "front page", description = "The public front page, the embeddable widget and the front page's short form of the check."),
+        (name = "bulk", description = "Up to 10 availability checks in one request, run in parallel; optionally streamed as NDJSON."),
+        (name = "whois", description = "The registration record of a domain: RDAP first, WHOIS otherwise."),
+        (name = "dns", description = "DNS records of a host name from recursive resolvers."),
+        (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms."),
         (name = "catalogue", description = "The suffixes dsa answers for, how it asks about each, and the live health of their registries (free)."),
         (name = "operations", description = "Liveness and readiness for the operator (free)."),
     ),
@@ -76,7 +76,7 @@ impl Modify for ClientKeyScheme {
             "client_key",
             SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
                 "client_key",
-                "An embed key (browser use, origin-checked) or a server key (keep secret), spec §2.1, §5.",
+                "An embed key (for browsers: it works only from the origins you allow) or a server key (for your servers: keep it secret).",
             ))),
         );
     }
@@ -92,8 +92,8 @@ impl Modify for ClientKeyScheme {
 pub const UNDESCRIBED: &[(&str, &str)] = &[
     ("/v1/openapi.json", "this document"),
     ("/docs*", "the documentation page rendered from this document (Swagger UI, vendored)"),
-    ("/account*", "the account portal's HTML pages and forms (spec §5.5)"),
-    ("/metrics", "operators' Prometheus text, not served on the public listener unless server.public_metrics"),
+    ("/account*", "the account portal's HTML pages and forms"),
+    ("/metrics", "operators' Prometheus text, not served on the public listener unless the operator enables it"),
 ];
 
 /// Whether `path` (a router path such as `/docs/{*rest}`) is in [`UNDESCRIBED`].

@@ -172,7 +172,7 @@ pub fn checkout_url(base: &CheckoutUrl, domain: &str, sld: &str, tld: &str) -> S
     url.into()
 }
 
-/// Where `purchase.url` came from (spec §2.2 `purchase.source`).
+/// Where `purchase.url` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PurchaseSource {
@@ -184,12 +184,12 @@ pub enum PurchaseSource {
     Url,
 }
 
-/// The `purchase` object of an availability result (spec §2.2), field names as in the spec.
+/// Where to buy an available name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Purchase {
     /// Always true when the object is present.
     pub show_button: bool,
-    /// Checkout URL with `domain`, `sld` and `tld` appended (see [`checkout_url`]).
+    /// Checkout URL with `domain`, `sld` and `tld` appended.
     pub url: String,
     /// Where the URL came from.
     pub source: PurchaseSource,

@@ -75,7 +75,7 @@ const UNKNOWN_WORD: f64 = -9.0;
 /// Score of a number or of a word outside the English model.
 const NEUTRAL_WORD: f64 = -7.0;
 
-/// How a suggestion was made (spec §2.6 `variant`).
+/// How a suggestion was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {

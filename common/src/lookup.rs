@@ -74,7 +74,7 @@ impl std::fmt::Display for LookupKind {
     }
 }
 
-/// Where a registration answer came from (our addition to the spec's §2.3 object).
+/// Where a registration answer came from (a dsa extension).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct WhoisProvenance {
     /// `rdap` (RFC 9083) or `whois` (RFC 3912, port 43).
@@ -192,8 +192,8 @@ impl std::fmt::Display for DnsType {
     }
 }
 
-/// One DNS record in presentation form (spec §2.4: every record has `type` and `ttl`; the other
-/// members depend on the type, absent members are omitted). Host names are lower case without the
+/// One DNS record in presentation form: every record has `type` and `ttl`; the other members
+/// depend on the type, and members that do not apply are omitted. Host names are lower case without the
 /// trailing dot.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct DnsRecord {

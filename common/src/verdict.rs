@@ -7,10 +7,10 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-/// Registration status of a domain as decided by the engine.
+/// Registration status of a domain.
 ///
-/// Only [`Status::Available`] is reported as `available: true`; [`Status::Unknown`] is never
-/// reported as taken or available (the front answers 502 for it).
+/// Only `available` is reported as `available: true`. A check that reaches no definitive answer
+/// is answered with a 502, never with a status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {

@@ -146,7 +146,7 @@ impl Price {
     }
 }
 
-/// Whether displayed prices include a commission (spec §2.2 `pricing_mode`).
+/// Whether displayed prices include a commission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PricingMode {
@@ -156,7 +156,7 @@ pub enum PricingMode {
     WithCommission,
 }
 
-/// The `pricing` object of an availability result (spec §2.2), field names as in the spec.
+/// The price of an available name.
 /// Amounts are exact decimals in major units of `currency`, rounded to its minor unit (ISO 4217),
 /// and JSON numbers on the wire (`10.65`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -121,7 +121,7 @@ fn options(
     })
 }
 
-/// The `POST` body (spec §4.4): `{"domains": ["example.com", …]}`. Other members are ignored.
+/// The `POST` body: `{"domains": ["example.com", …]}`. Other members are ignored.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[schema(example = json!({"domains": ["example.com", "dsa-demo-available.net"]}))]
 pub struct BulkRequest {
@@ -131,7 +131,7 @@ pub struct BulkRequest {
     pub domains: Vec<String>,
 }
 
-/// One checked domain (spec §2.5: the §2.2 fields), or why it could not be checked.
+/// One checked domain (the fields of an availability check), or why it could not be checked.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct BulkEntry {
     /// True with a definitive verdict (charged 1 credit); false when the registry gave none in
@@ -160,7 +160,7 @@ pub struct BulkEntry {
     pub error: Option<String>,
 }
 
-/// An entry that was rejected before any check (spec §2.5 `invalid`; its shape is ours).
+/// An entry that was rejected before any check, with the reason.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct InvalidEntry {
     /// The entry as sent.
@@ -169,7 +169,7 @@ pub struct InvalidEntry {
     pub error: String,
 }
 
-/// The bulk response (spec §2.5).
+/// The answer to a bulk check.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct BulkResponse {
     /// Always true here (per-domain failures are in the entries).
@@ -190,7 +190,7 @@ pub struct BulkResponse {
     pub checked_at: OffsetDateTime,
 }
 
-/// The last line of the streaming form: the §2.5 totals without the per-domain entries (those
+/// The last line of the streaming form: the totals without the per-domain entries (those
 /// were the lines before it).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct BulkSummary {
@@ -222,8 +222,8 @@ pub enum BulkStreamLine {
     Entry(BulkEntry),
     /// The last line.
     Summary(BulkSummary),
-    /// The last line instead of the summary when the request's time ran out
-    /// (`server.request_timeout_secs`) before every check finished, in the spec's error shape;
+    /// The last line instead of the summary when the request's time ran out before every check
+    /// finished, in the error shape `{"success": false, "error": "…"}`;
     /// the domains without a line were not checked to the end and not charged.
     TimedOut(crate::error::ErrorBody),
 }
@@ -336,6 +336,8 @@ fn wants_stream(headers: &HeaderMap) -> bool {
     path = "/v1/domains/bulk",
     tag = "bulk",
     operation_id = "bulkCheckDomains",
+    summary = "Check up to 10 domain names at once",
+    description = "Checks every name of `domains` (comma-separated, at most 10) in parallel and answers one entry per distinct valid name, in request order; names that cannot be checked are listed in `invalid` with the reason. Costs 1 credit per name that gets a definitive verdict; the credits for all valid names must be available when the request starts.\n\nSend `Accept: application/x-ndjson` to receive one line per name as soon as its verdict is known, then a summary line (a dsa extension).",
     params(BulkQuery),
     security(("client_key" = [])),
     responses(
@@ -387,6 +389,8 @@ pub async fn bulk_get(
     path = "/v1/domains/bulk",
     tag = "bulk",
     operation_id = "bulkCheckDomainsPost",
+    summary = "Check up to 10 domain names at once (JSON body)",
+    description = "The same checks as `GET /v1/domains/bulk`, with the names in a JSON body `{\"domains\": [\"example.com\", …]}` (at most 10 entries, at most 16 KiB, `Content-Type: application/json`).",
     params(BulkPostQuery),
     request_body(content = BulkRequest, content_type = "application/json", description = "The domains to check (at most 10 entries; the body at most 16 KiB)."),
     security(("client_key" = [])),

@@ -37,8 +37,7 @@ use crate::state::{AppState, LookupError};
 /// Credits per availability check (spec §8).
 pub const CHECK_COST: i64 = 1;
 
-/// Our additions to the spec's check result, kept in one nested object (`verdict`); not part of
-/// the spec's §2.2 fields.
+/// How the verdict was reached and how fresh it is (a dsa extension, kept in one nested object).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VerdictInfo {
     /// available, taken, pending_delete, reserved, restricted.
@@ -66,7 +65,7 @@ pub struct VerdictInfo {
     pub unicode: String,
 }
 
-/// The check response (spec §2.2 plus `credits_*` per §8 and our `verdict` object).
+/// The answer to an availability check.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CheckResponse {
     /// Always true here.
@@ -88,9 +87,9 @@ pub struct CheckResponse {
     pub credits_cost: i64,
     /// Credits left this month (for a demo check: demo checks left in the session).
     pub credits_remaining: i64,
-    /// How the verdict was reached (our addition, not in the spec's §2.2).
+    /// How the verdict was reached (a dsa extension).
     pub verdict: VerdictInfo,
-    /// Present (true) on demo checks only (spec §5.6).
+    /// Present (true) on demo checks only: checks made without a key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub demo: Option<bool>,
 }
@@ -104,17 +103,17 @@ pub struct CheckQuery {
     #[param(required = true, value_type = String, min_length = 1, max_length = 1024, example = "example.com")]
     pub domain: Option<String>,
     /// Percentage markup for this request's displayed price; overrides the key's default
-    /// commission (spec §4.1). A decimal number from 0 to 1000.
+    /// commission. A decimal number from 0 to 1000.
     #[param(value_type = Option<f64>, minimum = 0, maximum = 1000, example = 10)]
     pub commission_percent: Option<String>,
     /// Custom checkout URL (absolute http or https); `domain`, `sld` and `tld` are appended and
-    /// `purchase.source` is `client_url` (spec §4.1).
+    /// `purchase.source` is `client_url`.
     #[param(value_type = Option<String>, example = "https://shop.example/cart")]
     pub redirect_url: Option<String>,
-    /// `1` forces the platform checkout URL in `purchase.url` (spec §4.1).
+    /// `1` forces the platform checkout URL in `purchase.url`.
     #[param(value_type = Option<Flag>)]
     pub redirect_checkout: Option<String>,
-    /// The front-page form of the call (spec §4.1, §4.7): `1` includes `price` in the answer of
+    /// For the front page's short form: `1` includes `price` in the answer of
     /// `GET /domain-check`; accepted and without effect on `GET /v1/domains/check`.
     #[param(value_type = Option<Flag>)]
     pub include_price: Option<String>,
@@ -273,6 +272,8 @@ impl VerdictInfo {
     path = "/v1/domains/check",
     tag = "availability",
     operation_id = "checkDomain",
+    summary = "Check whether a domain name can be registered",
+    description = "Answers whether `domain` can be registered now. `available` is `true` only when the registry itself said the name is free (RDAP or WHOIS); a name that resolves in DNS is taken. An available name comes with its price (the registry price plus your commission) and a purchase link. The `verdict` object (a dsa extension) says how the answer was reached and how fresh it is.\n\nWithout `client_key` this is a demo check: two per browser session, without price or purchase link. With a key it costs 1 credit per definitive answer; a 502 (no definitive answer) is never charged.",
     params(CheckQuery),
     security(("client_key" = []), ()),
     responses(

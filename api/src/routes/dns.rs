@@ -43,7 +43,7 @@ pub struct DnsQuery {
     pub types: Option<String>,
 }
 
-/// Our additions to the spec's DNS result (not part of §2.4), in one nested object.
+/// How the lookup went (a dsa extension, kept in one nested object).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DnsLookupInfo {
     /// Response code: `NOERROR`, or `NXDOMAIN` when the name does not exist (then every array is
@@ -55,14 +55,13 @@ pub struct DnsLookupInfo {
     /// Types whose lookup failed (SERVFAIL, timeout, DNSSEC `bogus`), with why; their arrays
     /// are empty.
     pub failed: BTreeMap<String, String>,
-    /// DNSSEC proof of the records returned when the operator turned validation on
-    /// (`engine.records.dnssec_validation`): `secure`, `insecure` or `indeterminate` (the
+    /// DNSSEC proof of the records returned when the service validates DNSSEC: `secure`, `insecure` or `indeterminate` (the
     /// weakest over every record, RFC 4035 §4.3); `null` when validation is off or nothing was
     /// returned. Records that fail validation are never returned.
     pub dnssec: Option<String>,
 }
 
-/// The DNS response (spec §2.4 plus our `lookup` object).
+/// The answer to a DNS lookup.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DnsResponse {
     /// Always true here.
@@ -143,6 +142,8 @@ pub fn parse_dns_name(input: &str) -> Result<String, String> {
     path = "/v1/dns",
     tag = "dns",
     operation_id = "lookupDns",
+    summary = "Look up a host name's DNS records",
+    description = "The records of `domain` for each requested type (default A, MX, NS and TXT; also AAAA, CNAME, SOA, CAA and SRV), asked of recursive resolvers, with each record's TTL. Only public names are answered: internal and special-use names are refused with a 400. Costs 1 credit; a 502 is not charged.",
     params(DnsQuery),
     security(("client_key" = [])),
     responses(

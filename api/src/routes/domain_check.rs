@@ -37,11 +37,11 @@ use crate::error::{ApiError, ErrorBody};
 use crate::policy::ClientAddr;
 use crate::pricing::{CommissionPercent, PriceTable, quote};
 
-/// The `price` object of the short form (spec §4.7), in major units of `currency`, with the
+/// The `price` object of the short form, in major units of `currency`, with the
 /// commission of the request (or the key's default) applied to both amounts.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ShortPrice {
-    /// First-year registration price as displayed (§2.2 `display_register`).
+    /// First-year registration price as displayed (the full check's `display_register`).
     #[serde(with = "rust_decimal::serde::float")]
     #[schema(value_type = f64, example = 12.17)]
     pub register: Decimal,
@@ -54,8 +54,8 @@ pub struct ShortPrice {
     pub currency: String,
 }
 
-/// The short-form answer (spec §4.7). All fields are always present; `price` and `purchase_url`
-/// may be null (see the module documentation).
+/// The short-form answer. `price` and `purchase_url` are null when there is no price to show or
+/// no purchase link.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DomainCheckResponse {
     /// Normalised domain (A-label).
@@ -67,7 +67,8 @@ pub struct DomainCheckResponse {
     /// Prices with the commission applied; null unless `include_price=1`, pricing is enabled for
     /// the key, the name is available and the TLD has a price (never on demo checks).
     pub price: Option<ShortPrice>,
-    /// Checkout URL with `domain`, `sld` and `tld` appended; null when §4.1 has no `purchase`.
+    /// Checkout URL with `domain`, `sld` and `tld` appended; null when the name cannot be bought
+    /// here.
     pub purchase_url: Option<String>,
     /// When the registry's evidence was obtained (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
@@ -109,11 +110,12 @@ impl DomainCheckResponse {
     path = "/domain-check",
     tag = "front page",
     operation_id = "domainCheckShort",
+    summary = "Check a domain name (short form)",
     params(CheckQuery),
     security(("client_key" = []), ()),
-    description = "The front page's short form of `GET /v1/domains/check` (spec §4.7): the same check, keys, \
+    description = "The front page's short form of `GET /v1/domains/check`: the same check, keys, \
 credits (1 per definitive answer), per-minute limits, origins and demo rules (without `client_key`: 2 checks per \
-session, no price, no purchase), answered in another shape. `price` is null unless `include_price=1` and the §4.1 \
+session, no price, no purchase), answered in another shape. `price` is null unless `include_price=1` and the full \
 answer would carry `pricing`; `purchase_url` is null when it would carry no `purchase`. The commission \
 (`commission_percent`, else the key's default) applies to `register` and `renew`.",
     responses(

@@ -109,6 +109,8 @@ pub struct AssetQuery {
     path = "/widget.js",
     tag = "front page",
     operation_id = "widgetScript",
+    summary = "The embeddable search widget",
+    description = "JavaScript for the one-line embed: `<script src=\".../widget.js\" data-key=\"YOUR_EMBED_KEY\"></script>` renders a search box that checks names with your embed key from the allowed origins you set.",
     params(AssetQuery),
     responses(
         (status = 200, description = "The widget script (`text/javascript; charset=utf-8`). Embed it with the README's snippet, \
@@ -126,6 +128,8 @@ pub async fn widget_js(Query(q): Query<AssetQuery>, headers: HeaderMap) -> Respo
     path = "/assets/front.css",
     tag = "front page",
     operation_id = "frontStylesheet",
+    summary = "The front page's stylesheet",
+    description = "The CSS that styles the front page (`text/css`).",
     params(AssetQuery),
     responses(
         (status = 200, description = "The front page's stylesheet.", content_type = "text/css", body = String),
@@ -258,6 +262,8 @@ pub fn render_front(state: &AppState, headers: &HeaderMap) -> Result<String, Api
     path = "/",
     tag = "front page",
     operation_id = "frontPage",
+    summary = "The front page",
+    description = "The service's public page: a live domain search (the widget in demo mode), the plans and the API's endpoints. HTML.",
     responses(
         (status = 200, description = "The front page (HTML, strict Content-Security-Policy).", content_type = "text/html", body = String),
         (status = 500, description = "Unexpected server error.", body = crate::error::ErrorBody),

@@ -10,6 +10,8 @@ use crate::state::AppState;
 
 /// Liveness: always 200 while the process serves.
 #[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "healthz",
+    summary = "Liveness",
+    description = "200 while the process serves HTTP. For load balancers and orchestrators; free.",
     responses((status = 200, description = "The process serves.", body = Object,
         example = json!({"success": true, "status": "ok"}))))]
 pub async fn healthz() -> Json<Value> {
@@ -20,6 +22,8 @@ pub async fn healthz() -> Json<Value> {
 /// in standalone mode every kind of lookup has live worker tasks; in the fleet NATS is connected)
 /// and the store answers, else 503 naming what is missing.
 #[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz",
+    summary = "Readiness",
+    description = "200 when this instance can take work: its job bus and its workers can answer lookups and its store answers; 503 with the reason otherwise, so a load balancer stops sending it traffic. Free.",
     responses(
         (status = 200, description = "Ready to serve: lookups can be answered and storage answers. In standalone mode `workers` gives the worker tasks alive per kind of lookup.", body = Object, example = json!({"success": true, "status": "ready", "workers": {"check": 64, "whois": 8, "dns": 8}})),
         (status = 503, description = "Not ready: the `error` says what is missing — no live workers for a kind of lookup (standalone), the job bus (NATS) unavailable (fleet), or storage unavailable. Take this instance out of rotation until it answers 200; `/healthz` still says whether the process itself runs.", body = crate::error::ErrorBody,

@@ -45,7 +45,7 @@ pub struct SuggestQuery {
     pub check: Option<String>,
 }
 
-/// One suggestion (spec §2.6 items, plus our `unicode` and the `check=1` fields).
+/// One suggested name (with `check=1`, its availability hint).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SuggestionItem {
     /// The domain (A-label).
@@ -79,7 +79,7 @@ pub struct SuggestionItem {
     pub checked_by: Option<&'static str>,
 }
 
-/// The suggestions response (spec §2.6).
+/// The answer to a suggestions request.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SuggestResponse {
     /// Always true here.
@@ -113,6 +113,8 @@ pub struct SuggestResponse {
     path = "/v1/domains/suggest",
     tag = "suggestions",
     operation_id = "suggestDomains",
+    summary = "Suggest domain names for a keyword",
+    description = "Up to `limit` names built from `keyword`: the keyword itself under each requested TLD, its words hyphenated or shortened, common prefixes and suffixes, and the requested .af zones. Every suggestion is a valid registrable name under a requested TLD. With `check=1` each suggestion also carries a quick availability hint. Costs 5 credits, plus 5 when `check=1` produced hints.",
     params(SuggestQuery),
     security(("client_key" = [])),
     responses(

@@ -72,7 +72,7 @@ pub struct TldList {
 /// The politeness budget of an upstream host (per process).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct BudgetInfo {
-    /// Sustained queries per second allowed (`engine.limits`).
+    /// Sustained queries per second this service allows itself towards the registry.
     pub per_second: f64,
     /// Queries allowed at once after an idle period.
     pub burst: u32,
@@ -128,7 +128,7 @@ pub struct HealthInfo {
     #[serde(with = "time::serde::rfc3339::option", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_definitive_at: Option<OffsetDateTime>,
-    /// Self-correcting routing (`engine.routing`): while RDAP keeps failing for the suffix and
+    /// Self-correcting routing: while RDAP keeps failing for the suffix and
     /// WHOIS answers, checks ask WHOIS before RDAP until this time (RFC 3339, UTC), or until RDAP
     /// answers again. In a fleet this is the state shared by every worker (the routing KV
     /// bucket); standalone, this process's. Absent when the catalogue's order applies. `methods`
@@ -203,6 +203,8 @@ fn build_listing(state: &AppState) -> bytes::Bytes {
     path = "/v1/tlds",
     tag = "catalogue",
     operation_id = "listTlds",
+    summary = "List the TLDs this service answers for",
+    description = "Every top-level domain and registry zone (such as `.com.af`) the service can check, with how it asks about each (RDAP, WHOIS, DNS) and whether registration is open. Free; no key needed.",
     responses(
         (status = 200, description = "Every supported suffix, sorted.", body = TldList,
             headers(("Cache-Control" = String, description = "`public, max-age=3600`: the listing only changes when the server restarts with another catalogue, configuration or price table.")),
@@ -244,6 +246,8 @@ fn normalise(raw: &str) -> Result<String, ApiError> {
     path = "/v1/tlds/{tld}",
     tag = "catalogue",
     operation_id = "getTld",
+    summary = "Describe one TLD and its registries' health",
+    description = "One suffix's entry, the registry zone that answers for it, and, for each lookup method, the last hour's attempts, failures and latency. Free; no key needed.",
     params(("tld" = String, Path, description = "A TLD or registry suffix, with or without its leading dot, as an A-label or U-label: `com`, `.com`, `com.af`, `рф`.", example = "com")),
     responses(
         (status = 200, description = "The suffix, with live health.", body = TldDetail,

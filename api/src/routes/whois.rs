@@ -42,7 +42,7 @@ pub struct WhoisQuery {
     pub domain: Option<String>,
 }
 
-/// Who holds the name, as far as the registry publishes it (spec §2.3).
+/// Who holds the name, as far as the registry publishes it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RegistrantObject {
     /// Organisation; `null` when not published or redacted (see `lookup.redacted`).
@@ -52,7 +52,7 @@ pub struct RegistrantObject {
     pub country: Option<String>,
 }
 
-/// The spec's §2.3 `whois` object. Timestamps are RFC 3339 in UTC with `Z`.
+/// The registration record. Timestamps are RFC 3339 in UTC with `Z`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WhoisObject {
     /// The domain (A-label, lower case).
@@ -85,7 +85,7 @@ pub struct WhoisObject {
     pub source: &'static str,
 }
 
-/// Our additions to the spec's WHOIS result (not part of §2.3), in one nested object.
+/// How the record was obtained (a dsa extension, kept in one nested object).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WhoisLookupInfo {
     /// False when the registry says the name is not registered (then `whois` is `null`).
@@ -95,7 +95,7 @@ pub struct WhoisLookupInfo {
     pub provenance: WhoisProvenance,
 }
 
-/// The WHOIS response (spec §2.3 plus our `lookup` object).
+/// The answer to a WHOIS lookup.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WhoisResponse {
     /// Always true here.
@@ -143,6 +143,8 @@ pub fn whois_object(domain: &str, r: DomainRecord) -> WhoisObject {
     path = "/v1/whois",
     tag = "whois",
     operation_id = "lookupWhois",
+    summary = "Look up a domain's registration record",
+    description = "The registration facts of a registered domain: registrar, creation, update and expiry dates, name servers, EPP statuses. Read from the registry's RDAP service where it has one, else from its WHOIS server. Costs 2 credits; a 502 (no registry answered) is not charged. A server key is required.",
     params(WhoisQuery),
     security(("client_key" = [])),
     responses(

@@ -373,3 +373,62 @@ fn the_bulk_operations_document_both_forms_the_body_and_the_limit() {
     assert!(item["post"]["responses"].get("415").is_some());
     assert!(item["get"]["responses"].get("415").is_none(), "a GET has no body to refuse");
 }
+
+/// Every text of the document (descriptions, summaries, reasons), with where it is.
+fn texts(value: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(s) => out.push((at.to_owned(), s.clone())),
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                texts(v, &format!("{at}/{i}"), out);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                texts(v, &format!("{at}/{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Issue 30: the document is written for the API's users, not copied from Rust docs: no Rust
+/// paths or intra-doc links, no "Handler of", no references to a specification outsiders never
+/// see, no configuration keys; every operation has a short summary (one line, no trailing period)
+/// and a description.
+#[test]
+fn the_document_speaks_to_api_users_not_rust_readers() {
+    let doc = document();
+    let mut all = Vec::new();
+    texts(&doc, "", &mut all);
+    let banned = [
+        "super::",
+        "crate::",
+        "Handler of",
+        "spec §",
+        "the spec's",
+        "(§",
+        "[`",
+        "](",
+        "module doc",
+        "engine.",
+        "policy.",
+        "server.request",
+        "server.public",
+        "fleet.",
+    ];
+    let offending: Vec<String> = all
+        .iter()
+        .filter(|(_, text)| banned.iter().any(|b| text.contains(b)))
+        .map(|(at, text)| format!("{at}: {}", text.chars().take(120).collect::<String>()))
+        .collect();
+    assert!(offending.is_empty(), "Rust or internal wording in the document:\n{}", offending.join("\n"));
+    for ((path, method), op) in operations(&doc) {
+        let summary = op["summary"].as_str().unwrap_or_default();
+        assert!(
+            !summary.is_empty() && summary.len() <= 60 && !summary.contains('\n') && !summary.ends_with('.'),
+            "{method} {path}: a one-line summary of at most 60 characters: {summary:?}"
+        );
+        assert!(op["description"].as_str().is_some_and(|d| d.len() > summary.len()), "{method} {path}: a description");
+    }
+}
