@@ -30,7 +30,7 @@ pub struct Settings {
     /// First-run conveniences of standalone mode.
     pub bootstrap: BootstrapConfig,
     /// Rate limits, demo mode, origin defaults.
-    pub policy: crate::policy::PolicyConfig,
+    pub policy: crate::front::policy::PolicyConfig,
     /// Fleet mode (`dsa front`, `dsa worker`, `dsa ledger`): NATS JetStream and Postgres.
     pub fleet: FleetConfig,
 }

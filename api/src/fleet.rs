@@ -1,7 +1,7 @@
 //! Fleet mode: the same check flow as standalone, distributed over NATS JetStream and Postgres.
 //!
-//! * `dsa front`: the HTTP front; jobs to workers through [`crate::dispatch::NatsBus`], charges
-//!   stored in the ledger stream through [`crate::ledger::forward`] before each answer, keys and
+//! * `dsa front`: the HTTP front; jobs to workers through [`crate::front::dispatch::NatsBus`], charges
+//!   stored in the ledger stream through [`crate::front::ledger::forward`] before each answer, keys and
 //!   settled usage from Postgres.
 //! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
@@ -20,11 +20,11 @@ use common::subjects::Names;
 use workers::engine::Engine;
 
 use crate::config::Settings;
-use crate::credits::Credits;
-use crate::dispatch::NatsBus;
-use crate::state::{AppState, Clock, Parts};
+use crate::front::credits::Credits;
+use crate::front::dispatch::NatsBus;
+use crate::front::state::{AppState, Clock, Parts};
 use crate::store::Store;
-use crate::store_pg::PgStore;
+use crate::store::postgres::PgStore;
 
 fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
@@ -129,15 +129,15 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     // `GET /v1/tlds/{tld}` shows the fleet's routing state (the workers write it).
     share_routing(&engine, &js, &names).await;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
-    let (ledger_tx, ledger_rx) = crate::ledger::queue(crate::ledger::QUEUE_CAPACITY);
-    let forwarder = tokio::spawn(crate::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
+    let (ledger_tx, ledger_rx) = crate::front::ledger::queue(crate::front::ledger::QUEUE_CAPACITY);
+    let forwarder = tokio::spawn(crate::front::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
     // The settlement lag as the stream sees it, exported by every front (the ledger consumer may
     // be the one that is down).
-    tokio::spawn(crate::ledger::watch_unsettled(js.clone(), names.ledger_stream.clone(), UNSETTLED_WATCH));
+    tokio::spawn(crate::front::ledger::watch_unsettled(js.clone(), names.ledger_stream.clone(), UNSETTLED_WATCH));
     let (prices, platform_checkout) = crate::pricing_parts(settings)?;
     let front_id = format!("front-{}", uuid::Uuid::now_v7().simple());
     let refresh = Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
-    let rate = crate::policy::RateWindows::fleet(nats.clone(), &js, &names.rate_bucket).await?;
+    let rate = crate::front::policy::RateWindows::fleet(nats.clone(), &js, &names.rate_bucket).await?;
     let demo_bucket = js
         .get_key_value(&names.demo_bucket)
         .await

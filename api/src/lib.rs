@@ -1,5 +1,19 @@
 //! dsa's HTTP front and standalone mode.
 //!
+//! The crate is grouped by what each part serves; no module imports another around a circle (a
+//! test checks it):
+//!
+//! * [`front`] — the front's request path: routes, policy (keys, origins, limits, demo mode,
+//!   shedding), the application state, the job bus client, credits and the front's side of the
+//!   ledger, errors, the OpenAPI document, logs and metrics;
+//! * [`portal`] — the account portal and its accounts;
+//! * [`pricing`] — price tables, commissions and purchase URLs;
+//! * [`suggest`] — name suggestions;
+//! * [`store`] — keys, accounts and the ledger in SQLite or Postgres;
+//! * [`fleet`] — the fleet's role launchers (front, worker, ledger); [`serve`] and [`standalone`]
+//!   here launch standalone mode; the `dsa` command line (`src/cli/`) is the binary's.
+//! * [`config`] and [`secret`] — the settings.
+//!
 //! The path of a check in standalone mode:
 //!
 //! ```text
@@ -29,28 +43,21 @@
 
 #![allow(clippy::module_name_repetitions)]
 
-pub mod accounts;
 pub mod config;
-pub mod credits;
-pub mod dispatch;
-pub mod error;
 pub mod fleet;
-pub mod keys;
-pub mod ledger;
-pub mod openapi;
-pub mod origin;
-pub mod policy;
+pub mod front;
 pub mod portal;
 pub mod pricing;
-pub mod purchase;
-pub mod routes;
 pub mod secret;
 pub use workers::singleflight;
-pub mod state;
 pub mod store;
-pub mod store_pg;
 pub mod suggest;
-pub mod telemetry;
+
+// The paths of the modules before they were grouped (issue 24), kept for the crate's users.
+pub use front::{credits, dispatch, error, keys, ledger, openapi, origin, policy, routes, state, telemetry};
+pub use portal::accounts;
+pub use pricing::purchase;
+pub use store::postgres as store_pg;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -67,13 +74,13 @@ use tower_http::trace::TraceLayer;
 use workers::engine::Engine;
 
 use crate::config::Settings;
-use crate::credits::Credits;
-use crate::dispatch::InProcessBus;
-use crate::error::{ApiError, error_response};
-use crate::keys::{KeyKind, Plan};
+use crate::front::credits::Credits;
+use crate::front::dispatch::InProcessBus;
+use crate::front::error::{ApiError, error_response};
+use crate::front::keys::{KeyKind, Plan};
+use crate::front::state::{AppState, Parts};
 use crate::pricing::PriceTable;
-use crate::purchase::CheckoutUrl;
-use crate::state::{AppState, Parts};
+use crate::pricing::purchase::CheckoutUrl;
 use crate::store::{NewKey, SqliteStore, Store};
 
 /// Builds the router over a state (no listener; tests drive it with `oneshot`).

@@ -931,7 +931,7 @@ async fn two_fronts_overspend_within_the_documented_bound() {
             }
         }
     }
-    // The bound of api/src/credits.rs: a front's view of the others lags by at most the refresh
+    // The bound of api/src/front/credits.rs: a front's view of the others lags by at most the refresh
     // interval plus the settle lag, so the overspend is at most the other front's charges within
     // one such window (taken as the largest over the burst). The view in use was read up to one
     // statement before its refresh ended, and the next refresh (up to seven statements: three

@@ -31,7 +31,7 @@ pub(crate) enum Keys {
         /// Checkout URL (absolute http or https).
         #[arg(long, value_parser = parse_purchase_url)]
         purchase_url: Option<String>,
-        /// Allowed origin, scheme://host[:port] or scheme://*.domain[:port] (repeatable).
+        /// Allowed origin, `scheme://host[:port]` or `scheme://*.domain[:port]` (repeatable).
         #[arg(long = "origin", value_name = "ORIGIN", value_parser = parse_origin)]
         origins: Vec<String>,
         /// Label.
@@ -64,7 +64,7 @@ pub(crate) enum Keys {
         /// Checkout URL (absolute http or https), or none.
         #[arg(long, value_name = "URL|none", value_parser = parse_purchase_url_or_none)]
         purchase_url: Option<Clearable<String>>,
-        /// Adds an allowed origin, scheme://host[:port] or scheme://*.domain[:port] (repeatable).
+        /// Adds an allowed origin, `scheme://host[:port]` or `scheme://*.domain[:port]` (repeatable).
         #[arg(long = "origin", value_name = "ORIGIN", value_parser = parse_origin)]
         origins: Vec<String>,
         /// Removes an allowed origin (repeatable).

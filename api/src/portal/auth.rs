@@ -14,10 +14,10 @@ use super::session::{
 };
 use super::text::t;
 use super::{MAX_NAME_CHARS, Portal};
-use crate::accounts::{self, AccountState, Email, NewAccount};
-use crate::keys::KeyKind;
-use crate::policy::{ClientAddr, PortalConfig};
-use crate::state::AppState;
+use crate::front::keys::KeyKind;
+use crate::front::policy::{ClientAddr, PortalConfig};
+use crate::front::state::AppState;
+use crate::portal::accounts::{self, AccountState, Email, NewAccount};
 
 /// Hashes a password on a blocking thread (argon2id takes tens of milliseconds of CPU and
 /// `password_memory_kib` of memory), within the global budget of [`Portal::hashing`].
@@ -110,7 +110,7 @@ pub(super) async fn signup(
     if !portal.limits.may_sign_up(ip, day) {
         tracing::info!(?ip, "portal sign-up refused: daily limit of the address");
         let page = signup_error(&state, &headers, StatusCode::TOO_MANY_REQUESTS, t("signup_limited"), &form)?;
-        return Ok(with_retry_after(page, crate::policy::secs_to_next_day(now)));
+        return Ok(with_retry_after(page, crate::front::policy::secs_to_next_day(now)));
     }
     let email = match Email::parse(field(&form, "email")) {
         Ok(e) => e,
@@ -129,7 +129,7 @@ pub(super) async fn signup(
     // Counted before the insert (concurrent sign-ups cannot all pass), given back if none is made.
     if !portal.limits.sign_up(ip, day) {
         let page = signup_error(&state, &headers, StatusCode::TOO_MANY_REQUESTS, t("signup_limited"), &form)?;
-        return Ok(with_retry_after(page, crate::policy::secs_to_next_day(now)));
+        return Ok(with_retry_after(page, crate::front::policy::secs_to_next_day(now)));
     }
     let created = state
         .store()

@@ -11,8 +11,8 @@ use super::chart;
 use super::render::{PortalError, PortalResult, render, ser};
 use super::session::require_session;
 use super::text::t;
-use crate::keys::{KeyRecord, Plan};
-use crate::state::AppState;
+use crate::front::keys::{KeyRecord, Plan};
+use crate::front::state::AppState;
 
 /// How many charges the dashboard lists.
 const RECENT_CHARGES: i64 = 20;

@@ -17,10 +17,10 @@ use super::render::{
 };
 use super::session::{Signed, field, require_post, require_session};
 use super::text::t;
-use crate::accounts::Account;
-use crate::keys::{self, KeyKind, KeyRecord, KeyState, Plan};
-use crate::routes::front::widget;
-use crate::state::AppState;
+use crate::front::keys::{self, KeyKind, KeyRecord, KeyState, Plan};
+use crate::front::routes::front::widget;
+use crate::front::state::AppState;
+use crate::portal::accounts::Account;
 use crate::store::{KeyUpdate, NewKey};
 
 /// One freshly made key, shown once.
@@ -61,7 +61,7 @@ pub(super) fn snippet(state: &AppState, headers: &HeaderMap, embed_key: Option<&
     format!(
         "<div data-dsa-widget data-client-key=\"{}\"></div>\n<script src=\"{}/widget.js?v={}\"\n        integrity=\"{}\"\n        crossorigin=\"anonymous\" async></script>",
         embed_key.unwrap_or(t("snippet_placeholder")),
-        crate::routes::front::base_url(state, headers),
+        crate::front::routes::front::base_url(state, headers),
         w.version,
         w.integrity
     )
@@ -210,9 +210,9 @@ impl SettingsForm {
         let purchase_url = match self.purchase_url.as_str() {
             "" => None,
             // The same check as `dsa keys set --purchase-url` and the same stored form.
-            text => match crate::purchase::CheckoutUrl::parse(text) {
+            text => match crate::pricing::purchase::CheckoutUrl::parse(text) {
                 Ok(u) => Some(u.as_str().to_owned()),
-                Err(crate::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => {
+                Err(crate::pricing::purchase::PurchaseError::InvalidCheckoutUrl { reason }) => {
                     errors.push(format!("{} ({reason})", t("purchase_url_invalid")));
                     None
                 }

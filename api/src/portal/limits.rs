@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use moka::ops::compute::Op;
 use moka::sync::Cache;
 
-use crate::policy::PortalConfig;
+use crate::front::policy::PortalConfig;
 
 /// Most entries of each limiter map (client addresses, (e-mail, address) pairs, …). At about
 /// 300 bytes an entry (an e-mail address is at most 254 bytes), a full map holds about 6 MiB.

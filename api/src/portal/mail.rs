@@ -13,7 +13,7 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
-use crate::policy::{SmtpConfig, SmtpSecurity};
+use crate::front::policy::{SmtpConfig, SmtpSecurity};
 
 /// The portal's outgoing mail: one SMTP relay and one sender.
 pub(super) struct Mailer {

@@ -14,7 +14,7 @@
 //! The portal reads and changes keys through the [`Store`](crate::store::Store) directly; it never
 //! calls the metered API, so looking at a dashboard costs no credits.
 //!
-//! Security parameters (README, "Account portal"): argon2id ([`crate::accounts`]); sign-in limited
+//! Security parameters (README, "Account portal"): argon2id ([`crate::portal::accounts`]); sign-in limited
 //! per client address and per e-mail address (whether or not the account exists, so the limit
 //! reveals nothing), with the same answer and a full hash verification (a dummy hash) for an
 //! unknown address and a wrong password; session cookie `HttpOnly; SameSite=Lax`, plus `Secure`
@@ -24,6 +24,7 @@
 //! security headers), `auth.rs` (sign up, sign in, sign out, password reset), `dashboard.rs`,
 //! `keys.rs` (create, settings, roll, disable/enable), [`chart`] and [`text`].
 
+pub mod accounts;
 mod auth;
 pub mod chart;
 mod dashboard;
@@ -39,7 +40,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-use crate::state::AppState;
+use crate::front::state::AppState;
 
 pub use self::auth::reset_link;
 pub use self::render::PortalError;
@@ -79,7 +80,7 @@ pub fn router() -> Router<AppState> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::PortalConfig;
+    use crate::front::policy::PortalConfig;
 
     /// 100,000 distinct short e-mail addresses from a handful of client addresses: the sign-in
     /// limiters keep at most their bound, however many strings they were given.

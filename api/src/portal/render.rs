@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::PORTAL_CSP;
 use super::text::{self, t};
-use crate::routes::front::front_css;
+use crate::front::routes::front::front_css;
 
 /// Errors of a portal handler: an HTML page with a status.
 #[derive(Debug)]
@@ -118,14 +118,17 @@ pub(super) fn templates() -> &'static minijinja::Environment<'static> {
 }
 
 /// The portal's stylesheet (`api/static/portal.css`), on top of the front page's.
-pub(super) fn portal_css() -> &'static crate::routes::front::Asset {
-    static CSS: OnceLock<crate::routes::front::Asset> = OnceLock::new();
+pub(super) fn portal_css() -> &'static crate::front::routes::front::Asset {
+    static CSS: OnceLock<crate::front::routes::front::Asset> = OnceLock::new();
     CSS.get_or_init(|| {
-        crate::routes::front::Asset::new(include_str!("../../static/portal.css"), "text/css; charset=utf-8")
+        crate::front::routes::front::Asset::new(include_str!("../../static/portal.css"), "text/css; charset=utf-8")
     })
 }
 
-pub(super) async fn stylesheet(Query(q): Query<crate::routes::front::AssetQuery>, headers: HeaderMap) -> Response {
+pub(super) async fn stylesheet(
+    Query(q): Query<crate::front::routes::front::AssetQuery>,
+    headers: HeaderMap,
+) -> Response {
     portal_css().respond(q.v.as_deref(), &headers)
 }
 

@@ -3,8 +3,8 @@
 //! through `AppState::portal`.
 
 use super::{limits, mail};
-use crate::accounts::PasswordParams;
-use crate::policy::{ClientAddr, PortalConfig};
+use crate::front::policy::{ClientAddr, PortalConfig};
+use crate::portal::accounts::PasswordParams;
 
 /// The portal's own state: its settings, limiters, the dummy hash and the hashing budget.
 pub struct Portal {

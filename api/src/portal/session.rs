@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use axum::http::{HeaderMap, header};
 
 use super::render::PortalError;
-use crate::accounts::{self, Account, AccountState, SessionRecord};
-use crate::state::AppState;
+use crate::front::state::AppState;
+use crate::portal::accounts::{self, Account, AccountState, SessionRecord};
 
 /// A session's last-seen time is written at most this often (seconds), not on every page view.
 const TOUCH_EVERY_SECS: i64 = 60;

@@ -42,6 +42,7 @@
 
 mod import;
 mod money;
+pub mod purchase;
 mod quote;
 mod table;
 

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use time::OffsetDateTime;
 
 use super::KV_WAIT_MS;
-use crate::error::ApiError;
+use crate::front::error::ApiError;
 
 /// The rate-limit state of one request, for the response headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -226,7 +226,7 @@ pub fn check_new_password(password: &str, email: &str) -> Result<(), &'static st
 fn common_passwords() -> &'static HashSet<&'static str> {
     static LIST: OnceLock<HashSet<&'static str>> = OnceLock::new();
     LIST.get_or_init(|| {
-        include_str!("../data/common-passwords.txt")
+        include_str!("../../data/common-passwords.txt")
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))

@@ -30,8 +30,8 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ApiError;
-use crate::ledger::LedgerSink;
+use crate::front::error::ApiError;
+use crate::front::ledger::LedgerSink;
 
 /// How often the lag probe asks to wake (milliseconds of wall time).
 pub const TICK: Duration = Duration::from_millis(5);
@@ -250,7 +250,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_slow_ledger_lowers_the_adaptive_limit_and_a_quick_one_raises_it_again() {
-        let (sink, mut queue) = crate::ledger::queue(64);
+        let (sink, mut queue) = crate::front::ledger::queue(64);
         let pressure = Pressure::start(Duration::from_millis(40), 8, 100, Some(sink.clone()));
         assert_eq!(pressure.limit(), 100, "starts at the ceiling");
         let event = || common::messages::LedgerEvent {

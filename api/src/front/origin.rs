@@ -7,8 +7,8 @@
 use axum::http::HeaderMap;
 use axum::http::header::ORIGIN;
 
-use crate::error::ApiError;
-use crate::keys::{KeyKind, KeyRecord};
+use crate::front::error::ApiError;
+use crate::front::keys::{KeyKind, KeyRecord};
 
 /// Checks the request's `Origin` against the key.
 ///

@@ -22,7 +22,7 @@ mod windows;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::keys::Plan;
+use crate::front::keys::Plan;
 
 pub use self::client_addr::{ClientAddr, IpLimiter, limit_prefix};
 pub use self::demo::{DEMO_COOKIE, Demo, DemoTicket, secs_to_next_day};
@@ -114,7 +114,7 @@ pub struct PortalConfig {
 
 impl Default for PortalConfig {
     fn default() -> Self {
-        let params = crate::accounts::PasswordParams::default();
+        let params = crate::portal::accounts::PasswordParams::default();
         Self {
             enabled: true,
             session_idle_secs: 2 * 3_600,
@@ -234,18 +234,18 @@ pub struct KindCaps {
 
 impl KindCaps {
     /// The cap of a kind.
-    pub fn of(&self, kind: crate::keys::KeyKind) -> u32 {
+    pub fn of(&self, kind: crate::front::keys::KeyKind) -> u32 {
         match kind {
-            crate::keys::KeyKind::Embed => self.embed,
-            crate::keys::KeyKind::Server => self.server,
+            crate::front::keys::KeyKind::Embed => self.embed,
+            crate::front::keys::KeyKind::Server => self.server,
         }
     }
 }
 
 impl PortalConfig {
     /// The argon2id parameters.
-    pub fn password_params(&self) -> crate::accounts::PasswordParams {
-        crate::accounts::PasswordParams {
+    pub fn password_params(&self) -> crate::portal::accounts::PasswordParams {
+        crate::portal::accounts::PasswordParams {
             memory_kib: self.password_memory_kib,
             iterations: self.password_iterations,
             parallelism: self.password_parallelism,

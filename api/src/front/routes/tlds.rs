@@ -17,8 +17,8 @@ use utoipa::ToSchema;
 use workers::health::WINDOW_MINUTES;
 use workers::probe::Protocol;
 
-use crate::error::{ApiError, ErrorBody};
-use crate::state::AppState;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::state::AppState;
 
 /// `Cache-Control` of the listing: it only changes when the server restarts with another
 /// catalogue, configuration or price table.

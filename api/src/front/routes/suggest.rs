@@ -16,8 +16,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::keyed::Keyed;
 use super::{ApiQuery, Flag, flag, optional, required};
-use crate::error::{ApiError, ErrorBody};
-use crate::state::AppState;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::state::AppState;
 use crate::suggest::{DEFAULT_TLDS, Keyword, LIMIT_RANGE, Suggestion, Variant, Words, parse_tld, suggest as generate};
 
 /// Credits per suggestion request (spec §8).

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::state::AppState;
+use crate::front::state::AppState;
 
 /// Liveness: always 200 while the process serves.
 #[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "healthz",
@@ -18,7 +18,7 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({ "success": true, "status": "ok" }))
 }
 
-/// Readiness: 200 when the job bus can take and answer jobs ([`crate::dispatch::JobBus::readiness`]:
+/// Readiness: 200 when the job bus can take and answer jobs ([`crate::front::dispatch::JobBus::readiness`]:
 /// in standalone mode every kind of lookup has live worker tasks; in the fleet NATS is connected)
 /// and the store answers, else 503 naming what is missing.
 #[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz",
@@ -26,7 +26,7 @@ pub async fn healthz() -> Json<Value> {
     description = "200 when this instance can take work: its job bus and its workers can answer lookups and its store answers; 503 with the reason otherwise, so a load balancer stops sending it traffic. Free.",
     responses(
         (status = 200, description = "Ready to serve: lookups can be answered and storage answers. In standalone mode `workers` gives the worker tasks alive per kind of lookup.", body = Object, example = json!({"success": true, "status": "ready", "workers": {"check": 64, "whois": 8, "dns": 8}})),
-        (status = 503, description = "Not ready: the `error` says what is missing — no live workers for a kind of lookup (standalone), the job bus (NATS) unavailable (fleet), or storage unavailable. Take this instance out of rotation until it answers 200; `/healthz` still says whether the process itself runs.", body = crate::error::ErrorBody,
+        (status = 503, description = "Not ready: the `error` says what is missing — no live workers for a kind of lookup (standalone), the job bus (NATS) unavailable (fleet), or storage unavailable. Take this instance out of rotation until it answers 200; `/healthz` still says whether the process itself runs.", body = crate::front::error::ErrorBody,
             example = json!({"success": false, "error": "No live check workers: check jobs cannot be answered."}))))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     if let Err(why) = state.bus().readiness() {
@@ -34,7 +34,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
         return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "success": false, "error": why })));
     }
     let probe = tokio::time::timeout(
-        crate::state::KEY_LOOKUP_TIMEOUT,
+        crate::front::state::KEY_LOOKUP_TIMEOUT,
         state.store().settled_usage("readiness-probe", "0000-00"),
     );
     match probe.await.unwrap_or_else(|_| Err(anyhow::anyhow!("no answer in time"))) {
@@ -68,5 +68,5 @@ pub fn worker_readyz(stats: &workers::fleet::PoolStats, kinds: usize) -> (Status
 #[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics",
     responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain")))]
 pub async fn metrics() -> String {
-    crate::telemetry::prometheus().render()
+    crate::front::telemetry::prometheus().render()
 }

@@ -32,7 +32,7 @@ pub enum ApiError {
     #[error("{0}")]
     Forbidden(String),
     /// Monthly allowance exhausted (429), with the seconds to the 1st of next month 00:00 UTC,
-    /// when the allowance resets (see [`crate::policy::secs_to_next_month`]).
+    /// when the allowance resets (see [`crate::front::policy::secs_to_next_month`]).
     #[error("Monthly credit limit reached")]
     CreditsExhausted {
         /// Seconds for `Retry-After`.

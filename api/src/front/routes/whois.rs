@@ -22,9 +22,9 @@ use utoipa::{IntoParams, ToSchema};
 use super::check::parse_domain;
 use super::keyed::Keyed;
 use super::{ApiQuery, required};
-use crate::dispatch::DispatchError;
-use crate::error::{ApiError, ErrorBody};
-use crate::state::AppState;
+use crate::front::dispatch::DispatchError;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::state::AppState;
 
 /// Credits per WHOIS lookup (spec §8).
 pub const WHOIS_COST: i64 = 2;

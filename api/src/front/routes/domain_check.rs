@@ -33,8 +33,8 @@ use utoipa::ToSchema;
 use super::check::{CheckOutcome, CheckQuery, perform, set_demo_cookie};
 use super::keyed::Keyed;
 use super::{ApiQuery, flag};
-use crate::error::{ApiError, ErrorBody};
-use crate::policy::ClientAddr;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::policy::ClientAddr;
 use crate::pricing::{CommissionPercent, PriceTable, quote};
 
 /// The `price` object of the short form, in major units of `currency`, with the
@@ -135,7 +135,7 @@ answer would carry `pricing`; `purchase_url` is null when it would carry no `pur
     )
 )]
 pub async fn domain_check(
-    State(state): State<crate::state::AppState>,
+    State(state): State<crate::front::state::AppState>,
     keyed: Option<Keyed>,
     headers: HeaderMap,
     addr: ClientAddr,

@@ -12,7 +12,7 @@
 //! fleet").
 //!
 //! A [`Reservation`] is a must-settle guard: [`Reservation::commit`] makes a [`LedgerEvent`]
-//! durable (see [`crate::ledger`]) and keeps the credits spent, and only then may the handler
+//! durable (see [`crate::front::ledger`]) and keeps the credits spent, and only then may the handler
 //! answer; dropping it uncommitted (an error, an unknown verdict, a cancelled request) gives them
 //! back and logs why.
 
@@ -25,9 +25,9 @@ use common::messages::{LedgerEvent, billing_period};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::error::ApiError;
-use crate::keys::KeyRecord;
-use crate::ledger::{LedgerSink, RecordError};
+use crate::front::error::ApiError;
+use crate::front::keys::KeyRecord;
+use crate::front::ledger::{LedgerSink, RecordError};
 use crate::store::Store;
 
 /// One key's month as seen by this front.
@@ -298,7 +298,7 @@ impl Credits {
                         retry_after_secs: Some(1),
                     }
                 } else {
-                    ApiError::CreditsExhausted { retry_after_secs: crate::policy::secs_to_next_month(now) }
+                    ApiError::CreditsExhausted { retry_after_secs: crate::front::policy::secs_to_next_month(now) }
                 }
             })?;
         account.held.fetch_add(credits, Ordering::AcqRel);
@@ -328,14 +328,14 @@ async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::{KeyKind, Plan};
+    use crate::front::keys::{KeyKind, Plan};
     use crate::store::{NewKey, SqliteStore};
 
-    async fn setup() -> (Credits, KeyRecord, crate::ledger::LedgerQueue, std::path::PathBuf) {
+    async fn setup() -> (Credits, KeyRecord, crate::front::ledger::LedgerQueue, std::path::PathBuf) {
         let path = std::env::temp_dir().join(format!("dsa-credits-{}.db", Uuid::now_v7()));
         let store = SqliteStore::connect(&format!("sqlite://{}?mode=rwc", path.display()), 1).await.expect("store");
         store.migrate().await.expect("migrate");
-        let (_, key_hash) = crate::keys::generate(KeyKind::Server);
+        let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
         let mut key = store
             .create_key(NewKey {
                 key_hash,
@@ -351,7 +351,7 @@ mod tests {
             .await
             .expect("key");
         key.monthly_allowance = 10;
-        let (tx, rx) = crate::ledger::queue(16);
+        let (tx, rx) = crate::front::ledger::queue(16);
         (Credits::new(Arc::new(store), tx, "test-front", None), key, rx, path)
     }
 
@@ -393,7 +393,7 @@ mod tests {
         let now = OffsetDateTime::now_utc();
         let store = SqliteStore::connect(&format!("sqlite://{}?mode=rwc", path.display()), 1).await.expect("store");
         // A queue of one that nobody drains: the first charge waits, the second finds it full.
-        let (sink, queue) = crate::ledger::queue(1);
+        let (sink, queue) = crate::front::ledger::queue(1);
         let credits = Credits::new(Arc::new(store), sink, "full-front", None);
         let waiting = credits.reserve(&key, "check", 1, now).await.expect("1 of 10");
         let stuck = tokio::spawn(waiting.commit());

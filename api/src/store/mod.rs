@@ -3,11 +3,13 @@
 //!
 //! The SQL is written once, in [`SqlStore`], generic over the two sqlx drivers; what the dialects
 //! do differently is the [`Dialect`] trait, implemented here for SQLite and in
-//! [`crate::store_pg`] for Postgres. Queries are checked at run time (`sqlx::query` +
+//! [`crate::store::postgres`] for Postgres. Queries are checked at run time (`sqlx::query` +
 //! `Row::try_get`), not by the `query!` macros, so building needs no database (see
 //! `shared/notes/dependencies.md`, "sqlx"). The schemas stay in two migration folders,
 //! `migrations/sqlite` and `migrations/postgres`, with the same tables and columns (a test
 //! compares them).
+
+pub mod postgres;
 
 use futures::future::BoxFuture;
 use sqlx::decode::Decode;
@@ -20,8 +22,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use workers::ledger::SettleError;
 
-use crate::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
-use crate::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
+use crate::front::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
+use crate::portal::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
 use common::messages::LedgerEvent;
 
 /// The error of an account method a store does not implement (test doubles).
@@ -32,7 +34,7 @@ fn unsupported<T: Send + 'static>() -> BoxFuture<'static, anyhow::Result<T>> {
 /// Settings of a key being created.
 #[derive(Debug, Clone)]
 pub struct NewKey {
-    /// Hash of the key (see [`crate::keys::generate`]).
+    /// Hash of the key (see [`crate::front::keys::generate`]).
     pub key_hash: String,
     /// Embed or server.
     pub kind: KeyKind,
@@ -105,7 +107,7 @@ pub trait Store: Send + Sync + 'static {
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// Number of ledger entries of a key in a period (tests, `dsa usage`).
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
-    /// The key whose id, fingerprint or hash is `reference` (see [`crate::keys::lookup_ref`]).
+    /// The key whose id, fingerprint or hash is `reference` (see [`crate::front::keys::lookup_ref`]).
     ///
     /// # Errors
     /// When a fingerprint matches more than one key (8 hex digits can collide): the message
@@ -293,7 +295,7 @@ pub trait Dialect: Database {
 }
 
 /// The store over one database of dialect `DB`: [`SqliteStore`] (standalone) or
-/// [`crate::store_pg::PgStore`] (the fleet).
+/// [`crate::store::postgres::PgStore`] (the fleet).
 pub struct SqlStore<DB: Database> {
     pool: Pool<DB>,
 }
@@ -1105,7 +1107,7 @@ mod tests {
         use workers::ledger::LedgerStore;
         let sqlite = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
         sqlite.migrate().await.expect("migrate");
-        let (_, key_hash) = crate::keys::generate(KeyKind::Server);
+        let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
         let key = sqlite
             .create_key(NewKey {
                 key_hash,

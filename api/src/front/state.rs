@@ -6,13 +6,13 @@ use std::time::Duration;
 use moka::future::Cache;
 use workers::engine::Engine;
 
-use crate::credits::Credits;
-use crate::dispatch::JobBus;
-use crate::error::ApiError;
-use crate::keys::{KeyRecord, hash_key};
-use crate::policy::{Demo, IpLimiter, PolicyConfig, RateState, RateWindows};
+use crate::front::credits::Credits;
+use crate::front::dispatch::JobBus;
+use crate::front::error::ApiError;
+use crate::front::keys::{KeyRecord, hash_key};
+use crate::front::policy::{Demo, IpLimiter, PolicyConfig, RateState, RateWindows};
 use crate::pricing::PriceTable;
-use crate::purchase::CheckoutUrl;
+use crate::pricing::purchase::CheckoutUrl;
 use crate::singleflight::SingleFlight;
 use crate::store::Store;
 use time::OffsetDateTime;
@@ -327,7 +327,7 @@ impl AppState {
             },
         };
         match found {
-            Some(key) if key.state == crate::keys::KeyState::Active => Ok(key),
+            Some(key) if key.state == crate::front::keys::KeyState::Active => Ok(key),
             _ => Err(ApiError::InvalidKey),
         }
     }

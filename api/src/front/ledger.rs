@@ -1,7 +1,7 @@
 //! The ledger: every charge made durable before its response is sent, then settled in the store.
 //!
 //! A handler that keeps credits calls [`LedgerSink::record`] (through
-//! [`crate::credits::Reservation::commit`]) and answers 200 only once the charge is durable:
+//! [`crate::front::credits::Reservation::commit`]) and answers 200 only once the charge is durable:
 //!
 //! * **standalone** ([`run`]): the charge is in SQLite. Charges queue on a bounded channel; the
 //!   writer applies whatever has queued since its last transaction in one transaction

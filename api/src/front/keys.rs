@@ -164,7 +164,7 @@ pub fn lookup_ref(typed: &str) -> String {
 /// Checks an allowed-origin entry (spec §5.3) and returns it normalised: lower case, a trailing
 /// `/` dropped, a default port (`:443` for https, `:80` for http) dropped and a Unicode host turned
 /// into its `xn--` form, because that is how browsers write the `Origin` header
-/// ([RFC 6454 §6.1]) and [`crate::origin::matches`] compares strings.
+/// ([RFC 6454 §6.1]) and [`crate::front::origin::matches`] compares strings.
 ///
 /// The URL is parsed by the `url` crate (WHATWG URL: scheme, user-info, host with IDNA, port);
 /// only the `*.` wildcard form and the "an origin has no path" rule are ours.

@@ -16,7 +16,7 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::HeaderMap;
 use axum::http::request::Parts;
 
-use crate::error::ApiError;
+use crate::front::error::ApiError;
 
 /// The client's address as seen by this front: the socket peer and the `X-Forwarded-For` chain.
 /// [`ClientAddr::ip`] picks the address to count limits against.

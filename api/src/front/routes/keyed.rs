@@ -18,10 +18,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::Params;
-use crate::error::ApiError;
-use crate::keys::KeyRecord;
-use crate::policy::ClientAddr;
-use crate::state::AppState;
+use crate::front::error::ApiError;
+use crate::front::keys::KeyRecord;
+use crate::front::policy::ClientAddr;
+use crate::front::state::AppState;
 
 /// The key admitted by the prelude for this request.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ async fn prelude(state: AppState, mut req: Request, next: Next, demo_allowed: bo
         Ok(key) => key,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = crate::origin::check(&key, req.headers(), state.policy().empty_origins_allow_all) {
+    if let Err(e) = crate::front::origin::check(&key, req.headers(), state.policy().empty_origins_allow_all) {
         return e.into_response();
     }
     let rate = match state.rate_limit(&key).await {

@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha384};
 use utoipa::IntoParams;
 
-use crate::error::ApiError;
-use crate::keys::Plan;
-use crate::state::AppState;
+use crate::front::error::ApiError;
+use crate::front::keys::Plan;
+use crate::front::state::AppState;
 
 /// The Content-Security-Policy of the front page: nothing inline, nothing from elsewhere.
 pub const FRONT_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
@@ -85,13 +85,13 @@ impl Asset {
 /// The widget script (`api/static/widget.js`).
 pub fn widget() -> &'static Asset {
     static WIDGET: OnceLock<Asset> = OnceLock::new();
-    WIDGET.get_or_init(|| Asset::new(include_str!("../../static/widget.js"), "text/javascript; charset=utf-8"))
+    WIDGET.get_or_init(|| Asset::new(include_str!("../../../static/widget.js"), "text/javascript; charset=utf-8"))
 }
 
 /// The front page's stylesheet (`api/static/front.css`).
 pub fn front_css() -> &'static Asset {
     static CSS: OnceLock<Asset> = OnceLock::new();
-    CSS.get_or_init(|| Asset::new(include_str!("../../static/front.css"), "text/css; charset=utf-8"))
+    CSS.get_or_init(|| Asset::new(include_str!("../../../static/front.css"), "text/css; charset=utf-8"))
 }
 
 /// The `v` parameter of a versioned asset URL.
@@ -174,8 +174,8 @@ fn templates() -> &'static minijinja::Environment<'static> {
         let mut env = minijinja::Environment::new();
         // Templates are part of the binary: a syntax error is a build defect, caught by the tests.
         for (name, source) in [
-            ("layout.html", include_str!("../../templates/layout.html")),
-            ("front.html", include_str!("../../templates/front.html")),
+            ("layout.html", include_str!("../../../templates/layout.html")),
+            ("front.html", include_str!("../../../templates/front.html")),
         ] {
             if let Err(e) = env.add_template(name, source) {
                 tracing::error!(template = name, error = %e, "template does not compile");
@@ -225,7 +225,7 @@ pub fn render_front(state: &AppState, headers: &HeaderMap) -> Result<String, Api
             })
             .collect();
     let mut endpoints = Vec::new();
-    for (path, item) in &crate::openapi::document().paths.paths {
+    for (path, item) in &crate::front::openapi::document().paths.paths {
         for (method, op) in [("GET", &item.get), ("POST", &item.post)] {
             let Some(op) = op else { continue };
             let tags = op.tags.as_deref().unwrap_or_default();
@@ -266,7 +266,7 @@ pub fn render_front(state: &AppState, headers: &HeaderMap) -> Result<String, Api
     description = "The service's public page: a live domain search (the widget in demo mode), the plans and the API's endpoints. HTML.",
     responses(
         (status = 200, description = "The front page (HTML, strict Content-Security-Policy).", content_type = "text/html", body = String),
-        (status = 500, description = "Unexpected server error.", body = crate::error::ErrorBody),
+        (status = 500, description = "Unexpected server error.", body = crate::front::error::ErrorBody),
     )
 )]
 pub async fn front_page(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
@@ -303,7 +303,7 @@ mod tests {
     /// The README's snippet pins the widget by version and SRI hash: both must be current.
     #[test]
     fn readme_snippet_matches_the_widget() {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../../README.md");
         let w = widget();
         assert!(
             readme.contains(&format!("integrity=\"{}\"", w.integrity)),

@@ -45,12 +45,12 @@ use utoipa::{IntoParams, ToSchema};
 use super::check::{CheckOptions, CheckOutcome, CheckQuery, VerdictInfo, evaluate, parse_domain};
 use super::keyed::Keyed;
 use super::{ApiQuery, Flag, required};
-use crate::credits::Reservation;
-use crate::error::{ApiError, ErrorBody};
-use crate::keys::KeyRecord;
+use crate::front::credits::Reservation;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::keys::KeyRecord;
+use crate::front::state::AppState;
 use crate::pricing::Pricing;
-use crate::purchase::Purchase;
-use crate::state::AppState;
+use crate::pricing::purchase::Purchase;
 
 /// Most entries one bulk request may carry (spec §4.4, §8); more is a 400 naming the limit.
 pub const MAX_DOMAINS: usize = 10;
@@ -225,7 +225,7 @@ pub enum BulkStreamLine {
     /// The last line instead of the summary when the request's time ran out before every check
     /// finished, in the error shape `{"success": false, "error": "…"}`;
     /// the domains without a line were not checked to the end and not charged.
-    TimedOut(crate::error::ErrorBody),
+    TimedOut(crate::front::error::ErrorBody),
 }
 
 impl BulkEntry {
@@ -576,7 +576,7 @@ fn streaming(
             p.checks = FuturesUnordered::new();
             p.hold = None;
             metrics::counter!("dsa_bulk_stream_timeouts_total").increment(1);
-            let line = BulkStreamLine::TimedOut(crate::error::ErrorBody {
+            let line = BulkStreamLine::TimedOut(crate::front::error::ErrorBody {
                 success: false,
                 error: format!(
                     "The request timed out after {} domain lines; those were charged, the other domains were not \

@@ -16,9 +16,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::keyed::Keyed;
 use super::{ApiQuery, optional, required};
-use crate::dispatch::DispatchError;
-use crate::error::{ApiError, ErrorBody};
-use crate::state::AppState;
+use crate::front::dispatch::DispatchError;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::state::AppState;
 
 /// Credits per DNS lookup (spec §8).
 pub const DNS_COST: i64 = 1;

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha512};
 use time::OffsetDateTime;
 
 use super::{ClientAddr, DemoConfig, KV_WAIT_MS};
-use crate::error::ApiError;
+use crate::front::error::ApiError;
 
 /// Name of the demo session cookie.
 pub const DEMO_COOKIE: &str = "dsa_demo";

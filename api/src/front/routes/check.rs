@@ -26,13 +26,13 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::keyed::Keyed;
 use super::{ApiQuery, Flag, flag, optional, required};
-use crate::dispatch::DispatchError;
-use crate::error::{ApiError, ErrorBody};
-use crate::keys::KeyRecord;
-use crate::policy::{ClientAddr, DemoTicket};
+use crate::front::dispatch::DispatchError;
+use crate::front::error::{ApiError, ErrorBody};
+use crate::front::keys::KeyRecord;
+use crate::front::policy::{ClientAddr, DemoTicket};
+use crate::front::state::{AppState, LookupError};
+use crate::pricing::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
 use crate::pricing::{CommissionPercent, Pricing, quote};
-use crate::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
-use crate::state::{AppState, LookupError};
 
 /// Credits per availability check (spec §8).
 pub const CHECK_COST: i64 = 1;

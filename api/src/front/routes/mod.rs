@@ -18,7 +18,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use crate::front::error::ApiError;
 
 /// Typed query parameters whose rejection answers in the spec's error shape (§7, 400).
 ///

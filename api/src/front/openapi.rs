@@ -2,7 +2,7 @@
 //! (utoipa), served at `GET /v1/openapi.json` and rendered at `GET /docs` by a vendored Swagger UI.
 //!
 //! Adding an endpoint: annotate its handler with `#[utoipa::path(…)]` (every status it can give,
-//! with the [`ErrorBody`](crate::error::ErrorBody) shape for errors), derive `ToSchema` on its
+//! with the [`ErrorBody`](crate::front::error::ErrorBody) shape for errors), derive `ToSchema` on its
 //! body types and `IntoParams` on its query struct, and list the handler in [`ApiDoc`]'s `paths`.
 //! The route/document test (`tests/tests/app/contract.rs`) fails until both sides agree: every route
 //! the router serves is described here, and every described operation is served, except the
@@ -20,7 +20,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Header, ObjectBuilder, Ref, RefOr, ResponseBuilder, Type};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes;
+use crate::front::routes;
 
 /// The OpenAPI document of dsa's HTTP interface.
 #[derive(Debug, OpenApi)]
@@ -175,7 +175,7 @@ impl Modify for HttpConventions {
         );
         if !components.schemas.contains_key("ErrorBody") {
             use utoipa::PartialSchema;
-            components.schemas.insert("ErrorBody".into(), crate::error::ErrorBody::schema());
+            components.schemas.insert("ErrorBody".into(), crate::front::error::ErrorBody::schema());
         }
         let header_ref = |name: &str| RefOr::Ref(Ref::new(format!("#/components/headers/{name}")));
         for item in openapi.paths.paths.values_mut() {
