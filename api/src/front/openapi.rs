@@ -192,6 +192,10 @@ impl Modify for HttpConventions {
             .into_iter()
             .flatten()
             {
+                // A free operation says so (`security: []`), so generated clients send no key.
+                if operation.security.is_none() {
+                    operation.security = Some(Vec::new());
+                }
                 let metered =
                     operation.security.iter().flatten().any(|requirement| {
                         serde_json::to_value(requirement).is_ok_and(|v| v.get("client_key").is_some())

@@ -430,5 +430,7 @@ fn the_document_speaks_to_api_users_not_rust_readers() {
             "{method} {path}: a one-line summary of at most 60 characters: {summary:?}"
         );
         assert!(op["description"].as_str().is_some_and(|d| d.len() > summary.len()), "{method} {path}: a description");
+        // Every operation states its security: the key, or none for a free one (`[]`).
+        assert!(op["security"].is_array(), "{method} {path}: no `security` member");
     }
 }
