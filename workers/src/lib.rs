@@ -28,12 +28,14 @@
 //! Module dependencies point one way: `fleet` → `lookup` → `engine` → `politeness`, `probe`,
 //! `parse`, `cache`, `health` → `config`; the engine never names `fleet`.
 
+pub mod book;
 pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod fleet;
 pub mod health;
 pub mod job_panic;
+pub mod jobs;
 pub mod lookup;
 pub mod parse;
 pub mod politeness;
