@@ -153,12 +153,14 @@ impl Jobs {
         }
     }
 
-    /// The one place a kind of job meets its handler.
+    /// The one place a kind of job meets its handler. Each handler's future is boxed: some are
+    /// large (a DNSSEC-validating lookup), and inline they would grow every future around a job
+    /// (the span, the deadline, the panic guard, the bus) until a debug build's stack overflows.
     async fn handle(&self, work: JobWork, parsed: Option<DomainName>) -> Handled {
         match work {
-            JobWork::Check { domain } => check::handle(self, &domain, parsed).await,
-            JobWork::Whois { domain } => whois::handle(self, &domain, parsed).await,
-            JobWork::Dns { name, types } => dns::handle(self, &name, &types).await,
+            JobWork::Check { domain } => Box::pin(check::handle(self, &domain, parsed)).await,
+            JobWork::Whois { domain } => Box::pin(whois::handle(self, &domain, parsed)).await,
+            JobWork::Dns { name, types } => Box::pin(dns::handle(self, &name, &types)).await,
         }
     }
 
