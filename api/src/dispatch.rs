@@ -90,15 +90,8 @@ fn job(work: JobWork, wait: Duration) -> Job {
 
 /// An answer of another kind than asked: a broken or hostile worker.
 fn mismatch(answer: &JobAnswer) -> BusError {
-    BusError::Unavailable(format!("a worker answered with a {} answer, not the kind asked", kind_of(answer)))
-}
-
-fn kind_of(answer: &JobAnswer) -> &'static str {
-    match answer {
-        JobAnswer::Check { .. } => "check",
-        JobAnswer::Whois { .. } => "whois",
-        JobAnswer::Dns { .. } => "dns",
-    }
+    tracing::error!(?answer, "a worker answered a job with an answer of another kind");
+    BusError::Unavailable("a worker answered with an answer of another kind".to_owned())
 }
 
 impl dyn JobBus {
