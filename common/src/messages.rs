@@ -56,6 +56,8 @@ pub enum JobWork {
         /// The record types to ask for, in request order.
         types: Vec<DnsType>,
     },
+    /// A ping: answered at once.
+    Ping,
 }
 
 impl JobWork {
@@ -65,6 +67,7 @@ impl JobWork {
             JobWork::Check { .. } => LookupKind::Check,
             JobWork::Whois { .. } => LookupKind::Whois,
             JobWork::Dns { .. } => LookupKind::Dns,
+            JobWork::Ping => LookupKind::Ping,
         }
     }
 
@@ -73,6 +76,7 @@ impl JobWork {
         match self {
             JobWork::Check { domain } | JobWork::Whois { domain } => domain,
             JobWork::Dns { name, .. } => name,
+            JobWork::Ping => "ping",
         }
     }
 }
@@ -116,6 +120,8 @@ pub enum JobAnswer {
         /// The records.
         answer: DnsAnswer,
     },
+    /// The answer to a ping.
+    Pong,
 }
 
 /// A worker's reply to a [`Job`] of any kind: the answer, a rejection (a client error: 400), or
