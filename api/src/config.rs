@@ -257,7 +257,6 @@ impl JobsConfig {
             (LookupKind::Check, self.workers),
             (LookupKind::Whois, self.whois_workers),
             (LookupKind::Dns, self.dns_workers),
-            (LookupKind::Ping, 1),
         ]
     }
 }
@@ -278,7 +277,6 @@ impl FleetConfig {
                     LookupKind::Check => self.worker_concurrency,
                     LookupKind::Whois => self.whois_concurrency,
                     LookupKind::Dns => self.dns_concurrency,
-                    LookupKind::Ping => 1,
                 };
                 (k, n)
             })

@@ -131,19 +131,6 @@ impl dyn JobBus {
     }
 }
 
-impl dyn JobBus {
-    /// Pings a worker, waiting at most `wait`.
-    ///
-    /// # Errors
-    /// As [`JobBus::check`].
-    pub async fn ping(&self, wait: Duration) -> Result<(), BusError> {
-        match self.ask(job(JobWork::Ping, wait), None).await? {
-            JobAnswer::Pong => Ok(()),
-            other => Err(mismatch(&other)),
-        }
-    }
-}
-
 /// The answer of a reply's outcome.
 fn answer_of(outcome: LookupOutcome<JobAnswer>) -> Result<JobAnswer, BusError> {
     match outcome {

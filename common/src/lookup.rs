@@ -36,13 +36,11 @@ pub enum LookupKind {
     Whois,
     /// DNS records (`/v1/dns`).
     Dns,
-    /// A worker answers at once (the bus is alive end to end).
-    Ping,
 }
 
 impl LookupKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [LookupKind; 4] = [LookupKind::Check, LookupKind::Whois, LookupKind::Dns, LookupKind::Ping];
+    pub const ALL: [LookupKind; 3] = [LookupKind::Check, LookupKind::Whois, LookupKind::Dns];
 
     /// The kind's name (`check`, `whois`, `dns`), as used in subjects and `--kinds`.
     pub fn as_str(self) -> &'static str {

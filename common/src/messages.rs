@@ -56,8 +56,6 @@ pub enum JobWork {
         /// The record types to ask for, in request order.
         types: Vec<DnsType>,
     },
-    /// A ping: answered at once.
-    Ping,
 }
 
 impl JobWork {
@@ -67,7 +65,6 @@ impl JobWork {
             JobWork::Check { .. } => LookupKind::Check,
             JobWork::Whois { .. } => LookupKind::Whois,
             JobWork::Dns { .. } => LookupKind::Dns,
-            JobWork::Ping => LookupKind::Ping,
         }
     }
 
@@ -76,7 +73,6 @@ impl JobWork {
         match self {
             JobWork::Check { domain } | JobWork::Whois { domain } => domain,
             JobWork::Dns { name, .. } => name,
-            JobWork::Ping => "ping",
         }
     }
 }
@@ -120,8 +116,6 @@ pub enum JobAnswer {
         /// The records.
         answer: DnsAnswer,
     },
-    /// The answer to a ping.
-    Pong,
 }
 
 /// A worker's reply to a [`Job`] of any kind: the answer, a rejection (a client error: 400), or

@@ -17,10 +17,6 @@ pub const JOBS_CHECK: &str = "dsa.jobs.check";
 pub const JOBS_WHOIS: &str = "dsa.jobs.whois";
 /// Subject of DNS-record (`/v1/dns`) jobs.
 pub const JOBS_DNS: &str = "dsa.jobs.dns";
-/// Subject of ping jobs.
-pub const JOBS_PING: &str = "dsa.jobs.ping";
-/// Durable pull consumer of ping jobs (filter [`JOBS_PING`]).
-pub const PING_CONSUMER: &str = "dsa-workers-ping";
 /// Durable pull consumer of check jobs (filter [`JOBS_CHECK`]; the name predates the other kinds).
 pub const WORKERS_CONSUMER: &str = "dsa-workers";
 /// Durable pull consumer of WHOIS jobs (filter [`JOBS_WHOIS`]).
@@ -88,16 +84,12 @@ pub struct Names {
     pub jobs_whois: String,
     /// DNS-job subject.
     pub jobs_dns: String,
-    /// Ping-job subject.
-    pub jobs_ping: String,
     /// Workers' consumer of check jobs.
     pub workers_consumer: String,
     /// Workers' consumer of WHOIS jobs.
     pub whois_consumer: String,
     /// Workers' consumer of DNS jobs.
     pub dns_consumer: String,
-    /// Workers' consumer of ping jobs.
-    pub ping_consumer: String,
     /// Ledger stream name.
     pub ledger_stream: String,
     /// Ledger subject filter.
@@ -148,11 +140,9 @@ impl Names {
             jobs_check: subject(JOBS_CHECK),
             jobs_whois: subject(JOBS_WHOIS),
             jobs_dns: subject(JOBS_DNS),
-            jobs_ping: subject(JOBS_PING),
             workers_consumer: consumer(WORKERS_CONSUMER),
             whois_consumer: consumer(WHOIS_CONSUMER),
             dns_consumer: consumer(DNS_CONSUMER),
-            ping_consumer: consumer(PING_CONSUMER),
             ledger_stream: stream(LEDGER_STREAM),
             ledger_subjects: subject(LEDGER_SUBJECTS),
             ledger_charge: subject(LEDGER_CHARGE),
@@ -177,7 +167,6 @@ impl Names {
             LookupKind::Check => &self.jobs_check,
             LookupKind::Whois => &self.jobs_whois,
             LookupKind::Dns => &self.jobs_dns,
-            LookupKind::Ping => &self.jobs_ping,
         }
     }
 
@@ -187,7 +176,6 @@ impl Names {
             LookupKind::Check => &self.workers_consumer,
             LookupKind::Whois => &self.whois_consumer,
             LookupKind::Dns => &self.dns_consumer,
-            LookupKind::Ping => &self.ping_consumer,
         }
     }
 }

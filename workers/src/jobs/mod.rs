@@ -22,7 +22,6 @@
 
 mod check;
 mod dns;
-mod ping;
 mod whois;
 
 use std::sync::Arc;
@@ -162,7 +161,6 @@ impl Jobs {
             JobWork::Check { domain } => Box::pin(check::handle(self, &domain, parsed)).await,
             JobWork::Whois { domain } => Box::pin(whois::handle(self, &domain, parsed)).await,
             JobWork::Dns { name, types } => Box::pin(dns::handle(self, &name, &types)).await,
-            JobWork::Ping => ping::handle().await,
         }
     }
 
