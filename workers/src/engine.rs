@@ -102,15 +102,16 @@ pub struct Report {
 
 /// Why a registry method gave no definitive answer, kept typed up to the verdict so the worker
 /// can tell trouble that may pass (timeouts, resets, throttling, 5xx) from answers that will not
-/// change on a retry (an oversized body, an unreadable text).
+/// change on a retry (an oversized body, an unreadable text). Private to the engine: it ends as
+/// an unknown verdict's evidence and [`Report::retryable`], never as an error of the check path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+struct Failure {
     /// The method that failed.
-    pub method: Method,
+    method: Method,
     /// What happened, for the evidence.
-    pub message: String,
+    message: String,
     /// Whether asking again may give a definitive answer.
-    pub retryable: bool,
+    retryable: bool,
 }
 
 impl Failure {
