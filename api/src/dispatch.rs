@@ -110,7 +110,7 @@ impl dyn JobBus {
     /// The registration record of `domain` (`/v1/whois`), waiting at most `wait`.
     ///
     /// # Errors
-    /// As [`JobBus::check`].
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
     pub async fn whois(&self, domain: &DomainName, wait: Duration) -> Result<WhoisAnswer, BusError> {
         let work = JobWork::Whois { domain: domain.as_str().to_owned() };
         match self.ask(job(work, wait), Some(domain.clone())).await? {
@@ -122,7 +122,7 @@ impl dyn JobBus {
     /// The `types` records of `name` (`/v1/dns`), waiting at most `wait`.
     ///
     /// # Errors
-    /// As [`JobBus::check`].
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
     pub async fn dns(&self, name: String, types: Vec<DnsType>, wait: Duration) -> Result<DnsAnswer, BusError> {
         match self.ask(job(JobWork::Dns { name, types }, wait), None).await? {
             JobAnswer::Dns { answer } => Ok(answer),

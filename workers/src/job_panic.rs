@@ -14,7 +14,7 @@
 //! ([`Panicked::verdict`]), a failed lookup for `/v1/whois` and `/v1/dns` — HTTP 502 at the
 //! front, never charged. Used at the one job boundary of both buses ([`crate::jobs::Jobs::run`],
 //! run by standalone's in-process workers and the fleet's pool), around the registry read of a
-//! check (so a fleet claim is released), by [`crate::fleet::pull`] as the last line of a pull
+//! check (so a fleet claim is released), by [`crate::fleet::pull`](mod@crate::fleet::pull) as the last line of a pull
 //! loop, and by [`crate::singleflight`], so that every waiter of a shared run gets the answer too.
 
 use std::any::Any;

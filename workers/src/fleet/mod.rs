@@ -12,7 +12,7 @@
 //!
 //! * [`streams`]: every stream, consumer and KV bucket, declared in one place (and kept equal to
 //!   `nats/*.json` by a test).
-//! * [`pull`]: the one JetStream pull loop (bounded fetch, slots, ack / nak / term, liveness,
+//! * [`pull`](mod@pull): the one JetStream pull loop (bounded fetch, slots, ack / nak / term, liveness,
 //!   drain), generic over what a message means.
 //! * [`pool`]: the worker pool, one pull loop per kind of job over [`crate::jobs`].
 //! * [`budget`]: the fleet-wide per-upstream rate limit over NATS KV, the
