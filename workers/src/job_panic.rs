@@ -12,10 +12,11 @@
 //! the job's kind and domain and counted in `dsa_job_panics_total{kind}`; the caller answers as
 //! it would for a registry that gave no definitive answer: an `unknown` verdict for a check
 //! ([`Panicked::verdict`]), a failed lookup for `/v1/whois` and `/v1/dns` — HTTP 502 at the
-//! front, never charged. Used at the one job boundary of both buses ([`crate::jobs::Jobs::run`],
-//! run by standalone's in-process workers and the fleet's pool), around the registry read of a
-//! check (so a fleet claim is released), by [`crate::fleet::pull`](mod@crate::fleet::pull) as the last line of a pull
-//! loop, and by [`crate::singleflight`], so that every waiter of a shared run gets the answer too.
+//! front, never charged. Used at the one job boundary of both buses
+//! ([`crate::jobs::Jobs::run`], run by standalone's in-process workers and the fleet's pool),
+//! around the registry read of a check (so a fleet claim is released), by
+//! [`crate::fleet::pull`](mod@crate::fleet::pull) as the last line of a pull loop, and by
+//! [`crate::singleflight`], so that every waiter of a shared run gets the answer too.
 
 use std::any::Any;
 use std::future::Future;
