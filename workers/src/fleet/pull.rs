@@ -59,9 +59,11 @@ pub struct Pull {
     /// Most messages fetched at once.
     pub batch: usize,
     /// Messages handed to the handler together: 1 runs one task per message; more lets a
-    /// handler settle a batch at once (the ledger's one transaction).
+    /// handler settle a batch at once (the ledger's one transaction). Each chunk holds this many
+    /// slots, however few messages it has.
     pub chunk: usize,
-    /// Messages held at once, fetched and not yet settled (the concurrency).
+    /// Slots: messages held at once, fetched and not yet settled (the concurrency); `slots ==
+    /// chunk` handles one chunk at a time.
     pub slots: usize,
     /// How long one fetch waits for messages.
     pub expires: Duration,
@@ -168,7 +170,9 @@ pub async fn pull<H, Fut>(
             }
             if chunk.len() == chunk_size || (ended && !chunk.is_empty()) {
                 let held = std::mem::replace(&mut chunk, Vec::with_capacity(chunk_size));
-                let n = u32::try_from(held.len()).unwrap_or(u32::MAX);
+                // A chunk holds `chunk` slots however few messages it has: with `slots == chunk`
+                // (the ledger) one chunk is handled at a time.
+                let n = u32::try_from(chunk_size).unwrap_or(u32::MAX);
                 let Ok(permit) = slots.clone().acquire_many_owned(n).await else { return };
                 let (handler, consumer_name, every) = (handler.clone(), consumer_name.clone(), pull.progress_every);
                 tokio::spawn(async move {
