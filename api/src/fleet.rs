@@ -1,9 +1,11 @@
 //! Fleet mode: the same check flow as standalone, distributed over NATS JetStream and Postgres.
 //!
-//! * `dsa front`: the HTTP front; jobs to workers through [`crate::front::dispatch::NatsBus`], charges
+//! * `dsa front`: the HTTP front, with a verdict book ([`workers::book::VerdictBook`]) and no
+//!   engine (it builds no probe); jobs to workers through [`crate::front::dispatch::NatsBus`], charges
 //!   stored in the ledger stream through [`crate::front::ledger::forward`] before each answer, keys and
 //!   settled usage from Postgres.
-//! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`]) for the kinds of lookup in
+//! * `dsa worker`: the worker pool ([`workers::fleet::run_pool`], every job handled by
+//!   [`workers::jobs`]) for the kinds of lookup in
 //!   `fleet.worker_kinds` (`--kinds`), per-upstream limits held fleet-wide in the NATS KV bucket
 //!   ([`workers::fleet::FleetBudget`], set on the engine as its upstream budget), self-correcting
 //!   routing shared in another ([`workers::fleet::FleetRoutes`]).
@@ -17,6 +19,7 @@ use std::time::Duration;
 
 use common::nats_auth::FleetRole;
 use common::subjects::Names;
+use workers::book::VerdictBook;
 use workers::engine::Engine;
 
 use crate::config::Settings;
@@ -125,9 +128,10 @@ pub struct FleetFront {
 pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFront> {
     let (names, nats, js) = join(settings, FleetRole::Front).await?;
     let store = connect_pg(settings).await?;
-    let engine = Engine::new(settings.engine.clone())?;
+    // The front probes nothing: a verdict book (catalogue, cache, health, routes), no engine.
+    let book = workers::book::VerdictBook::new(settings.engine.clone())?;
     // `GET /v1/tlds/{tld}` shows the fleet's routing state (the workers write it).
-    share_routing(&engine, &js, &names).await;
+    share_routing(&book, &js, &names).await;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
     let (ledger_tx, ledger_rx) = crate::front::ledger::queue(crate::front::ledger::QUEUE_CAPACITY);
     let forwarder = tokio::spawn(crate::front::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
@@ -143,7 +147,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         .await
         .map_err(|e| anyhow::anyhow!("demo bucket {}: {e}", names.demo_bucket))?;
     let state = AppState::new(Parts {
-        engine,
+        book,
         bus,
         store: store.clone(),
         credits: Credits::new(store.clone(), ledger_tx, &front_id, Some(refresh)),
@@ -175,17 +179,17 @@ pub async fn worker(
     if settings.fleet.fleet_rate_limits {
         engine.set_upstream_budget(Arc::new(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?));
     }
-    share_routing(&engine, &js, &names).await;
+    share_routing(engine.book(), &js, &names).await;
     let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
     workers::fleet::run_pool(nats, names, lookups, &kinds, stats, settings.fleet.tuning(), shutdown).await?;
     Ok(())
 }
 
-/// Keeps `engine`'s self-correcting routing decisions in the fleet's routing bucket; without the
-/// bucket (an older server, missing permissions) the engine keeps them in process, with a warning.
-async fn share_routing(engine: &Engine, js: &async_nats::jetstream::Context, names: &Names) {
+/// Keeps `book`'s self-correcting routing decisions in the fleet's routing bucket; without the
+/// bucket (an older server, missing permissions) they stay in process, with a warning.
+async fn share_routing(book: &VerdictBook, js: &async_nats::jetstream::Context, names: &Names) {
     match workers::fleet::FleetRoutes::open(js, &names.routing_bucket).await {
-        Ok(routes) => engine.set_route_book(Arc::new(routes)),
+        Ok(routes) => book.set_route_book(Arc::new(routes)),
         Err(e) => tracing::warn!(error = %e, bucket = %names.routing_bucket, "routing decisions stay per process"),
     }
 }

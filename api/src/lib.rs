@@ -229,14 +229,17 @@ pub async fn standalone_with_store(
     clock: state::Clock,
 ) -> anyhow::Result<Standalone> {
     store.migrate().await?;
+    // One engine, shared by the in-process workers; the front reads its verdict book.
     let engine = Engine::new(settings.engine.clone())?;
-    let lookups = workers::lookup::Lookups::new(engine.clone()).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
-    let bus = Arc::new(InProcessBus::start(lookups, &settings.jobs.kinds(), settings.jobs.queue));
+    let book = engine.book().clone();
+    let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;
+    let jobs = workers::jobs::Jobs::new(lookups);
+    let bus = Arc::new(InProcessBus::start(jobs, &settings.jobs.kinds(), settings.jobs.queue));
     let (ledger_tx, ledger_rx) = ledger::queue(ledger::QUEUE_CAPACITY);
     let ledger = tokio::spawn(ledger::run(store.clone(), ledger_rx));
     let (prices, platform_checkout) = pricing_parts(settings)?;
     let state = AppState::new(Parts {
-        engine,
+        book,
         bus,
         store: store.clone(),
         credits: Credits::new(store.clone(), ledger_tx, &format!("standalone-{}", uuid::Uuid::now_v7().simple()), None),

@@ -1,9 +1,13 @@
-//! Messages that travel between dsa's roles (front → ledger today; front → workers in the fleet).
+//! Messages that travel between dsa's roles: charges (front → ledger) and jobs (front → workers,
+//! in process or over NATS) with their replies.
 //! Each has a serde round-trip test.
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
+
+use crate::lookup::{DnsAnswer, DnsType, LookupKind, LookupOutcome, WhoisAnswer};
+use crate::request_id::RequestId;
 
 /// One charge: `credits` spent by a key on an endpoint. The `event_id` is unique, so applying an
 /// event twice is a no-op (ledger `ON CONFLICT DO NOTHING`).
@@ -33,88 +37,100 @@ pub struct LedgerEvent {
     pub request_id: Option<crate::request_id::RequestId>,
 }
 
-/// A lookup job for a worker (fleet mode). Published to the jobs stream with `Nats-Msg-Id` =
-/// `job_id` (so a retried publish is not a second job) and the reply inbox in the
-/// [`crate::subjects::REPLY_HEADER`] header.
+/// The work a job asks for: one arm per kind of job, the one list of kinds on the wire (its
+/// [`JobWork::kind`] names the subject and consumer, [`LookupKind`]). Adding a kind is an arm
+/// here, its [`JobAnswer`] arm, and its handler in `workers::jobs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckJob {
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobWork {
+    /// An availability check (`/v1/domains/check`).
+    Check {
+        /// Normalised registrable domain (A-label); a worker in another process parses it again
+        /// with its catalogue (the bytes came over the network).
+        domain: String,
+    },
+    /// A registration record (`/v1/whois`).
+    Whois {
+        /// Normalised registrable domain (A-label).
+        domain: String,
+    },
+    /// DNS records (`/v1/dns`).
+    Dns {
+        /// The host name to resolve (lower case A-labels, no trailing dot; subdomains allowed).
+        name: String,
+        /// The record types to ask for, in request order.
+        types: Vec<DnsType>,
+    },
+}
+
+impl JobWork {
+    /// The kind of job: its subject, consumer and worker slots.
+    pub fn kind(&self) -> LookupKind {
+        match self {
+            JobWork::Check { .. } => LookupKind::Check,
+            JobWork::Whois { .. } => LookupKind::Whois,
+            JobWork::Dns { .. } => LookupKind::Dns,
+        }
+    }
+
+    /// The name the job is about (a domain or a DNS name), for logs.
+    pub fn name(&self) -> &str {
+        match self {
+            JobWork::Check { domain } | JobWork::Whois { domain } => domain,
+            JobWork::Dns { name, .. } => name,
+        }
+    }
+}
+
+/// A job for a worker, of any kind. In the fleet it is published to the jobs stream on its kind's
+/// subject with `Nats-Msg-Id` = `job_id` (so a retried publish is not a second job), the reply
+/// subject in the [`crate::subjects::REPLY_HEADER`] header and the request id in the
+/// [`crate::request_id::NATS_HEADER`] header (and in `request_id`); in standalone mode it goes
+/// through the in-process bus as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
     /// Unique id (UUID v7).
     pub job_id: Uuid,
-    /// Normalised registrable domain (A-label); the worker parses it again with its catalogue.
-    pub domain: String,
+    /// The request that caused the job, when one did (absent in jobs from an older front).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<RequestId>,
     /// The front stops waiting at this instant (UTC); a worker drops the job once it has passed.
     #[serde(with = "time::serde::rfc3339")]
     pub deadline: OffsetDateTime,
+    /// What to do (its `kind` tag sits beside the fields above on the wire).
+    #[serde(flatten)]
+    pub work: JobWork,
 }
 
-/// A worker's answer to a [`CheckJob`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckReply {
-    /// The job answered.
-    pub job_id: Uuid,
-    /// The verdict, or why there is none.
-    pub outcome: CheckOutcome,
-}
-
-/// What a worker concluded.
+/// A worker's answer, one arm per [`JobWork`] arm.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CheckOutcome {
-    /// A verdict (possibly `unknown`).
-    Verdict {
+pub enum JobAnswer {
+    /// The verdict of a check (possibly `unknown`: no definitive answer, a 502 at the front).
+    Check {
         /// The verdict.
         verdict: crate::verdict::Verdict,
     },
-    /// The job cannot be done (unsupported TLD, unparsable domain): a client error.
-    Rejected {
-        /// Why.
-        reason: String,
+    /// The registration record of a WHOIS job.
+    Whois {
+        /// The record (boxed: it is by far the largest answer).
+        answer: Box<WhoisAnswer>,
+    },
+    /// The records of a DNS job.
+    Dns {
+        /// The records.
+        answer: DnsAnswer,
     },
 }
 
-/// A registration-record job (`/v1/whois`), published to the `whois` subject with the same
-/// headers as a [`CheckJob`].
+/// A worker's reply to a [`Job`] of any kind: the answer, a rejection (a client error: 400), or
+/// no definitive answer (502, not charged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WhoisJob {
-    /// Unique id (UUID v7).
-    pub job_id: Uuid,
-    /// Normalised registrable domain (A-label).
-    pub domain: String,
-    /// The front stops waiting at this instant (UTC).
-    #[serde(with = "time::serde::rfc3339")]
-    pub deadline: OffsetDateTime,
-}
-
-/// A worker's answer to a [`WhoisJob`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WhoisReply {
+pub struct JobReply {
     /// The job answered.
     pub job_id: Uuid,
-    /// The record, or why there is none.
-    pub outcome: crate::lookup::LookupOutcome<crate::lookup::WhoisAnswer>,
-}
-
-/// A DNS-records job (`/v1/dns`), published to the `dns` subject.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DnsJob {
-    /// Unique id (UUID v7).
-    pub job_id: Uuid,
-    /// The host name to resolve (lower case A-labels, no trailing dot; subdomains allowed).
-    pub name: String,
-    /// The record types to ask for, in request order.
-    pub types: Vec<crate::lookup::DnsType>,
-    /// The front stops waiting at this instant (UTC).
-    #[serde(with = "time::serde::rfc3339")]
-    pub deadline: OffsetDateTime,
-}
-
-/// A worker's answer to a [`DnsJob`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DnsReply {
-    /// The job answered.
-    pub job_id: Uuid,
-    /// The records, or why there are none.
-    pub outcome: crate::lookup::LookupOutcome<crate::lookup::DnsAnswer>,
+    /// What the worker concluded.
+    pub outcome: LookupOutcome<JobAnswer>,
 }
 
 /// The job id of any job or reply payload (each carries `job_id`), for routing replies without
@@ -136,15 +152,35 @@ pub fn billing_period(at: OffsetDateTime) -> String {
 mod tests {
     use super::*;
 
+    fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T) {
+        let json = serde_json::to_vec(value).expect("serialise");
+        assert_eq!(&serde_json::from_slice::<T>(&json).expect("parse"), value);
+    }
+
     #[test]
-    fn check_messages_round_trip() {
-        let job = CheckJob {
-            job_id: Uuid::now_v7(),
-            domain: "example.com".into(),
-            deadline: time::macros::datetime!(2026-11-22 10:00:05 UTC),
-        };
-        let json = serde_json::to_vec(&job).expect("serialise");
-        assert_eq!(serde_json::from_slice::<CheckJob>(&json).expect("parse"), job);
+    fn jobs_of_every_kind_round_trip() {
+        let deadline = time::macros::datetime!(2026-11-22 10:00:05 UTC);
+        let works = [
+            JobWork::Check { domain: "example.com".into() },
+            JobWork::Whois { domain: "example.com".into() },
+            JobWork::Dns { name: "_sip._tcp.example.com".into(), types: vec![DnsType::Srv, DnsType::A] },
+        ];
+        for (work, request_id) in works.into_iter().zip([Some(RequestId::generate()), None, None]) {
+            let job = Job { job_id: Uuid::now_v7(), request_id, deadline, work };
+            round_trip(&job);
+            let json = serde_json::to_vec(&job).expect("serialise");
+            assert_eq!(serde_json::from_slice::<JobId>(&json).expect("id").job_id, job.job_id);
+        }
+        // The kind sits beside the job's fields, and a malformed request id makes the job poison.
+        let json = r#"{"job_id":"0192f0c4-7e1b-7c3a-9f00-2b1f6c1a9e55","deadline":"2026-11-22T10:00:05Z","kind":"check","domain":"a.io"}"#;
+        let job: Job = serde_json::from_str(json).expect("parse");
+        assert_eq!((job.work.kind(), job.work.name(), job.request_id), (LookupKind::Check, "a.io", None));
+        assert!(serde_json::from_str::<Job>(&json.replace(r#""kind""#, r#""request_id":"a b","kind""#)).is_err());
+    }
+
+    #[test]
+    fn replies_of_every_kind_round_trip() {
+        use crate::lookup::{DnsRecord, WhoisProvenance};
         let verdict = crate::verdict::Verdict {
             domain: "example.com".into(),
             status: crate::verdict::Status::Taken,
@@ -153,26 +189,6 @@ mod tests {
             checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
             evidence: "delegated".into(),
         };
-        for outcome in [CheckOutcome::Verdict { verdict }, CheckOutcome::Rejected { reason: "Unsupported TLD".into() }]
-        {
-            let reply = CheckReply { job_id: job.job_id, outcome };
-            let json = serde_json::to_vec(&reply).expect("serialise");
-            assert_eq!(serde_json::from_slice::<CheckReply>(&json).expect("parse"), reply);
-        }
-    }
-
-    #[test]
-    fn lookup_messages_round_trip() {
-        use crate::lookup::{DnsAnswer, DnsRecord, DnsType, LookupOutcome};
-        let job = DnsJob {
-            job_id: Uuid::now_v7(),
-            name: "_sip._tcp.example.com".into(),
-            types: vec![DnsType::Srv, DnsType::A],
-            deadline: time::macros::datetime!(2026-11-22 10:00:05 UTC),
-        };
-        let json = serde_json::to_vec(&job).expect("serialise");
-        assert_eq!(serde_json::from_slice::<DnsJob>(&json).expect("parse"), job);
-        assert_eq!(serde_json::from_slice::<JobId>(&json).expect("id").job_id, job.job_id);
         let mut records = std::collections::BTreeMap::new();
         records.insert(
             DnsType::A,
@@ -183,21 +199,40 @@ mod tests {
                 ..Default::default()
             }],
         );
-        let answer = DnsAnswer {
+        let dns = DnsAnswer {
             dnssec: None,
-            name: job.name.clone(),
+            name: "_sip._tcp.example.com".into(),
             rcode: "NOERROR".into(),
             records,
             cname_chain: vec![],
             failed: std::collections::BTreeMap::from([(DnsType::Srv, "SERVFAIL".to_owned())]),
             checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
         };
-        let reply = DnsReply { job_id: job.job_id, outcome: LookupOutcome::Answer { answer } };
-        let json = serde_json::to_vec(&reply).expect("serialise");
-        assert_eq!(serde_json::from_slice::<DnsReply>(&json).expect("parse"), reply);
-        let reply = WhoisReply { job_id: job.job_id, outcome: LookupOutcome::Failed { reason: "timeout".into() } };
-        let json = serde_json::to_vec(&reply).expect("serialise");
-        assert_eq!(serde_json::from_slice::<WhoisReply>(&json).expect("parse"), reply);
+        let whois = WhoisAnswer {
+            domain: "example.com".into(),
+            registered: true,
+            record: Default::default(),
+            provenance: WhoisProvenance {
+                protocol: "rdap".into(),
+                server: "rdap.example".into(),
+                authority: "registry".into(),
+                referral: None,
+                referral_skipped: None,
+                redacted: vec![],
+                registry_status: vec![],
+            },
+            checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
+        };
+        let outcomes = [
+            LookupOutcome::Answer { answer: JobAnswer::Check { verdict } },
+            LookupOutcome::Answer { answer: JobAnswer::Whois { answer: Box::new(whois) } },
+            LookupOutcome::Answer { answer: JobAnswer::Dns { answer: dns } },
+            LookupOutcome::Rejected { reason: "Unsupported TLD".into() },
+            LookupOutcome::Failed { reason: "timeout".into() },
+        ];
+        for outcome in outcomes {
+            round_trip(&JobReply { job_id: Uuid::now_v7(), outcome });
+        }
     }
 
     #[test]

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use api::keys::{KeyRecord, KeyState, Plan};
 use api::store::{KeyUpdate, NewKey, Store};
-use common::messages::{CheckJob, CheckOutcome, CheckReply, LedgerEvent};
+use common::lookup::LookupOutcome;
+use common::messages::{Job, JobAnswer, JobReply, JobWork, LedgerEvent};
 use dsa_tests::harness::fleet::{
     Fleet, LedgerStats, PoolStats, consumer_info, free_port, redeliveries, settled, wait_until,
 };
@@ -521,10 +522,11 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
     // The jobs: one job id published twice → one job, one reply.
     let inbox = client.new_inbox();
     let mut replies = client.subscribe(format!("{inbox}.*")).await.expect("subscribe");
-    let job = CheckJob {
+    let job = Job {
         job_id: uuid::Uuid::now_v7(),
-        domain: AVAILABLE.into(),
+        request_id: None,
         deadline: time::OffsetDateTime::now_utc() + Duration::from_secs(10),
+        work: JobWork::Check { domain: AVAILABLE.into() },
     };
     let job_payload = serde_json::to_vec(&job).expect("job");
     let reply_to = format!("{inbox}.{}", job.job_id);
@@ -540,9 +542,9 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
         .await
         .expect("a reply")
         .expect("subscription open");
-    let reply: CheckReply = serde_json::from_slice(&message.payload).expect("reply");
+    let reply: JobReply = serde_json::from_slice(&message.payload).expect("reply");
     assert_eq!(reply.job_id, job.job_id);
-    assert!(matches!(reply.outcome, CheckOutcome::Verdict { .. }), "{reply:?}");
+    assert!(matches!(reply.outcome, LookupOutcome::Answer { answer: JobAnswer::Check { .. } }), "{reply:?}");
     assert!(tokio::time::timeout(Duration::from_millis(1500), replies.next()).await.is_err(), "one job, one reply");
     let answered = pool.answered.load(Ordering::Relaxed);
     println!(

@@ -24,6 +24,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::catalogue::{Catalogue, CatalogueError, LookupMethod, RegistrationPolicy, TldEntry};
@@ -35,7 +36,7 @@ use tracing::{debug, instrument};
 
 pub mod registration;
 
-use crate::cache::VerdictCache;
+use crate::book::VerdictBook;
 use crate::config::EngineConfig;
 use crate::health::{HealthBook, Reroute};
 use crate::parse::rdap::{RdapClass, read_rdap_for};
@@ -45,7 +46,7 @@ use crate::probe::dns::{Delegation, DnsProbe};
 use crate::probe::rdap::RdapProbe;
 use crate::probe::whois::WhoisProbe;
 use crate::probe::{ProbeError, Protocol};
-use crate::routing::{LocalRoutes, RouteBook};
+use crate::routing::RouteBook;
 
 /// Errors of the engine that are the caller's fault or configuration faults (never upstream
 /// trouble, which becomes an `unknown` verdict).
@@ -101,15 +102,16 @@ pub struct Report {
 
 /// Why a registry method gave no definitive answer, kept typed up to the verdict so the worker
 /// can tell trouble that may pass (timeouts, resets, throttling, 5xx) from answers that will not
-/// change on a retry (an oversized body, an unreadable text).
+/// change on a retry (an oversized body, an unreadable text). Private to the engine: it ends as
+/// an unknown verdict's evidence and [`Report::retryable`], never as an error of the check path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+struct Failure {
     /// The method that failed.
-    pub method: Method,
+    method: Method,
     /// What happened, for the evidence.
-    pub message: String,
+    message: String,
     /// Whether asking again may give a definitive answer.
-    pub retryable: bool,
+    retryable: bool,
 }
 
 impl Failure {
@@ -130,19 +132,29 @@ pub struct Engine {
 
 #[derive(Debug)]
 struct Inner {
-    catalogue: Arc<Catalogue>,
-    config: EngineConfig,
+    /// Catalogue, configuration, verdict cache, health and routes (shared with a standalone
+    /// front, which reads it).
+    book: VerdictBook,
     dns: DnsProbe,
     rdap: RdapProbe,
     whois: WhoisProbe,
-    politeness: Politeness,
-    cache: VerdictCache,
+    politeness: Arc<Politeness>,
     rdap_hosts: BTreeSet<String>,
-    health: HealthBook,
-    /// Routing decisions of this process (standalone, or a fleet member without the bucket).
-    local_routes: LocalRoutes,
-    /// Routing decisions shared by the fleet (set once, fleet mode).
-    shared_routes: std::sync::OnceLock<Arc<dyn RouteBook>>,
+}
+
+/// Probes (DNS, RDAP, WHOIS, politeness limiters and record resolvers) built by this process so
+/// far: a fleet front builds none (its test reads this after serving checks).
+static PROBES_BUILT: AtomicU64 = AtomicU64::new(0);
+
+/// How many probes (DNS, RDAP, WHOIS clients, politeness limiters, record resolvers) this process
+/// has built: four per [`Engine`], one per [`crate::lookup::Lookups`]; zero in a fleet front.
+pub fn probes_built() -> u64 {
+    PROBES_BUILT.load(Ordering::Relaxed)
+}
+
+/// Counts `n` probes built (see [`probes_built`]).
+pub(crate) fn count_probes(n: u64) {
+    PROBES_BUILT.fetch_add(n, Ordering::Relaxed);
 }
 
 /// A last known verdict served because the registry gave no definitive answer now.
@@ -170,11 +182,7 @@ impl Engine {
     /// # Errors
     /// When the catalogue cannot be loaded or the HTTP client cannot be built.
     pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
-        let catalogue = match &config.catalogue {
-            Some(path) => Catalogue::load(path)?,
-            None => Catalogue::embedded()?,
-        };
-        Self::with_catalogue(config, Arc::new(catalogue))
+        Self::with_book(VerdictBook::new(config)?)
     }
 
     /// An engine over an already loaded catalogue.
@@ -182,7 +190,16 @@ impl Engine {
     /// # Errors
     /// When the HTTP client cannot be built.
     pub fn with_catalogue(config: EngineConfig, catalogue: Arc<Catalogue>) -> Result<Self, EngineError> {
+        Self::with_book(VerdictBook::with_catalogue(config, catalogue))
+    }
+
+    /// An engine that keeps what it learns in `book` (and shows its politeness budgets there).
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built or the WHOIS marker data is invalid.
+    pub fn with_book(book: VerdictBook) -> Result<Self, EngineError> {
         crate::parse::whois::validate_marker_data().map_err(|e| EngineError::Markers(e.to_string()))?;
+        let (config, catalogue) = (book.config(), book.catalogue());
         let mut rdap_hosts = BTreeSet::new();
         let bases = catalogue.entries().flat_map(|e| e.rdap.iter()).chain(config.rdap.base_overrides.values());
         for base in bases {
@@ -190,19 +207,17 @@ impl Engine {
                 rdap_hosts.insert(host);
             }
         }
+        let politeness = Arc::new(Politeness::new(config.limits.clone()));
+        book.attach_politeness(politeness.clone());
         let inner = Inner {
             dns: DnsProbe::new(config.dns.clone(), config.overrides_only),
             rdap: RdapProbe::new(config.rdap.clone())?,
             whois: WhoisProbe::new(config.whois.clone()),
-            politeness: Politeness::new(config.limits.clone()),
-            cache: VerdictCache::new(&config.cache, &config.stale),
+            politeness,
             rdap_hosts,
-            health: HealthBook::new(config.routing.clone()),
-            local_routes: LocalRoutes::default(),
-            shared_routes: std::sync::OnceLock::new(),
-            catalogue,
-            config,
+            book,
         };
+        count_probes(4);
         Ok(Self { inner: Arc::new(inner) })
     }
 
@@ -215,30 +230,33 @@ impl Engine {
     /// Keeps the self-correcting routing decisions in `book` instead of in this process (fleet
     /// mode: [`crate::fleet::FleetRoutes`], shared by every worker and front). Can be set once.
     pub fn set_route_book(&self, book: Arc<dyn RouteBook>) {
-        let _ = self.inner.shared_routes.set(book);
+        self.inner.book.set_route_book(book);
     }
 
     fn routes(&self) -> &dyn RouteBook {
-        match self.inner.shared_routes.get() {
-            Some(book) => book.as_ref(),
-            None => &self.inner.local_routes,
-        }
+        self.inner.book.routes()
+    }
+
+    /// The verdict book this engine keeps what it learns in (catalogue, cache, health, routes):
+    /// what a standalone front reads.
+    pub fn book(&self) -> &VerdictBook {
+        &self.inner.book
     }
 
     /// While RDAP is demoted for the catalogue suffix `suffix` (see [`crate::routing`]): until
     /// when WHOIS is asked first. In a fleet this is the fleet's shared state.
     pub async fn whois_first_until(&self, suffix: &str) -> Option<OffsetDateTime> {
-        self.routes().whois_first_until(suffix, OffsetDateTime::now_utc()).await
+        self.inner.book.whois_first_until(suffix).await
     }
 
     /// The TLD catalogue in use.
     pub fn catalogue(&self) -> &Arc<Catalogue> {
-        &self.inner.catalogue
+        self.inner.book.catalogue()
     }
 
     /// The configuration in use.
     pub fn config(&self) -> &EngineConfig {
-        &self.inner.config
+        self.inner.book.config()
     }
 
     /// Parses user input into a registrable domain with this engine's catalogue.
@@ -246,7 +264,7 @@ impl Engine {
     /// # Errors
     /// See [`DomainName::parse`].
     pub fn parse(&self, input: &str) -> Result<DomainName, DomainError> {
-        DomainName::parse(input, &self.inner.catalogue)
+        self.inner.book.parse(input)
     }
 
     /// The catalogue entry governing `domain`, if its suffix is supported.
@@ -254,25 +272,12 @@ impl Engine {
     /// # Errors
     /// [`EngineError::UnsupportedTld`] when dsa cannot give a definitive answer for the suffix.
     pub fn entry(&self, domain: &DomainName) -> Result<&TldEntry, EngineError> {
-        let unsupported = |reason: String| EngineError::UnsupportedTld { suffix: domain.suffix().to_owned(), reason };
-        let entry = self.inner.catalogue.resolve(domain.suffix()).map_err(unsupported)?.entry();
-        if entry.is_supported() { Ok(entry) } else { Err(unsupported(entry.reason.clone())) }
+        self.inner.book.entry(domain)
     }
 
-    /// Stores a verdict obtained elsewhere (a fleet front caches what its workers answered, so a
-    /// repeated check costs no NATS round trip, and keeps it as the last known one). Unknown
-    /// verdicts are ignored. A definitive verdict also moves its suffix's `last_definitive_at` in
-    /// the [`HealthBook`] (which is how a fleet front, whose engine runs no probes, knows it).
-    pub async fn remember(&self, verdict: &Verdict) {
-        if !verdict.status.is_definitive() {
-            return;
-        }
-        self.inner.cache.put(verdict).await;
-        if let Ok(domain) = self.parse(&verdict.domain)
-            && let Ok(resolution) = self.inner.catalogue.resolve(domain.suffix())
-        {
-            self.inner.health.definitive(&resolution.entry().suffix, verdict.checked_at);
-        }
+    /// Keeps a verdict about `domain` obtained elsewhere (see [`VerdictBook::remember`]).
+    pub async fn remember(&self, domain: &DomainName, verdict: &Verdict) {
+        self.inner.book.remember(domain, verdict).await;
     }
 
     /// The last known definitive verdict for `domain`, if serve-stale is enabled and it is
@@ -280,27 +285,12 @@ impl Engine {
     /// `engine.stale.max_age_secs` for every other status), else `None`. For use only when the
     /// registry gave no definitive answer now.
     pub async fn stale(&self, domain: &DomainName) -> Option<StaleVerdict> {
-        let config = &self.inner.config.stale;
-        if !config.enabled {
-            return None;
-        }
-        let mut verdict = self.inner.cache.last_known(domain.as_str()).await?;
-        let age = (OffsetDateTime::now_utc() - verdict.checked_at).max(time::Duration::ZERO);
-        let bound = if verdict.status.is_available() { config.available_max_age_secs } else { config.max_age_secs };
-        let bound = time::Duration::seconds(i64::try_from(bound).unwrap_or(i64::MAX));
-        if age > bound {
-            return None;
-        }
-        let age_secs = u64::try_from(age.whole_seconds()).unwrap_or(0);
-        verdict.evidence = format!("stale ({age_secs} s old): {}", verdict.evidence);
-        verdict.method = Method::Cache;
-        verdict.authoritative = false;
-        Some(StaleVerdict { verdict, age_secs })
+        self.inner.book.stale(domain).await
     }
 
     /// Per-suffix, per-method outcomes of this process's probes over the last hour.
     pub fn health(&self) -> &HealthBook {
-        &self.inner.health
+        self.inner.book.health()
     }
 
     /// The politeness budget of one upstream host (see [`Politeness::budget`]).
@@ -313,46 +303,12 @@ impl Engine {
     /// chain that are enabled. Empty for a restricted zone (answered by policy, no query). The
     /// upstream of each step honours the configured overrides.
     pub fn chain(&self, entry: &TldEntry) -> Vec<ChainStep> {
-        let config = &self.inner.config;
-        if matches!(entry.policy, RegistrationPolicy::Restricted { .. }) {
-            return Vec::new();
-        }
-        let mut chain = Vec::new();
-        let dns_overrides = &config.dns.nameserver_overrides;
-        let dns_override = dns_overrides.get(entry.suffix.as_str()).or_else(|| dns_overrides.get("*"));
-        let has_servers = !entry.nameservers.is_empty() || dns_override.is_some();
-        if config.dns.enabled && has_servers && (dns_override.is_some() || !config.overrides_only) {
-            let upstream = dns_override.and_then(|l| l.first()).or_else(|| entry.nameservers.first()).cloned();
-            chain.push(ChainStep { protocol: Protocol::Dns, upstream });
-        }
-        for method in &entry.methods {
-            match method {
-                LookupMethod::Rdap if config.rdap.enabled => {
-                    // No base (overrides_only without an override): the engine skips RDAP.
-                    if let Some(base) = self.rdap_base_of(&entry.suffix, entry) {
-                        let upstream = url::Url::parse(base).ok().and_then(|u| u.host_str().map(str::to_owned));
-                        chain.push(ChainStep { protocol: Protocol::Rdap, upstream });
-                    }
-                }
-                LookupMethod::Whois if config.whois.enabled => {
-                    let Some(server) = &entry.whois else { continue };
-                    if !config.overrides_only || config.whois.addr_overrides.contains_key(&server.host) {
-                        chain.push(ChainStep { protocol: Protocol::Whois, upstream: Some(server.host.clone()) });
-                    }
-                }
-                _ => {}
-            }
-        }
-        chain
+        self.inner.book.chain(entry)
     }
 
     /// A fresh cached verdict for `domain`, reported with method `cache`.
     pub async fn cached(&self, domain: &DomainName) -> Option<Verdict> {
-        let mut verdict = self.inner.cache.get(domain.as_str()).await?;
-        verdict.evidence = format!("cached: {}", verdict.evidence);
-        verdict.method = Method::Cache;
-        verdict.authoritative = false;
-        Some(verdict)
+        self.inner.book.cached(domain).await
     }
 
     /// Decides availability: the cache first, then the probes (see the module documentation).
@@ -374,7 +330,7 @@ impl Engine {
     #[instrument(skip(self), fields(domain = %domain, tld = %domain.tld()))]
     pub async fn check_uncached(&self, domain: &DomainName) -> Result<Report, EngineError> {
         let entry = self.entry(domain)?.clone();
-        let deadline = Duration::from_secs_f64(self.inner.config.check_deadline_secs.max(0.01));
+        let deadline = Duration::from_secs_f64(self.config().check_deadline_secs.max(0.01));
         let mut steps = Vec::new();
         let report = match tokio::time::timeout(deadline, self.decide(domain, &entry, &mut steps)).await {
             Ok(report) => report,
@@ -389,10 +345,7 @@ impl Engine {
                 }
             }
         };
-        self.inner.cache.put(&report.verdict).await;
-        if report.verdict.status.is_definitive() {
-            self.inner.health.definitive(&entry.suffix, report.verdict.checked_at);
-        }
+        self.inner.book.decided(&entry.suffix, &report.verdict).await;
         debug!(status = ?report.verdict.status, method = ?report.verdict.method, "verdict");
         Ok(report)
     }
@@ -426,12 +379,11 @@ impl Engine {
             let v = self.verdict(domain, Status::Restricted, Method::Policy, true, reason.clone());
             return done(v, steps, None);
         }
-        if self.inner.config.dns.enabled {
+        if self.config().dns.enabled {
             // The pre-check has its own sub-budget, so RDAP and WHOIS always get time before the
             // deadline: a quarter of the check deadline, at most DNS_PRECHECK_MAX_SECS.
-            let budget = Duration::from_secs_f64(
-                (self.inner.config.check_deadline_secs / 4.0).clamp(0.01, DNS_PRECHECK_MAX_SECS),
-            );
+            let budget =
+                Duration::from_secs_f64((self.config().check_deadline_secs / 4.0).clamp(0.01, DNS_PRECHECK_MAX_SECS));
             match tokio::time::timeout(budget, self.dns_precheck(domain, entry, steps)).await {
                 Ok(Some(v)) => return done(v, steps, None),
                 Ok(None) => {}
@@ -449,8 +401,8 @@ impl Engine {
         let (order, rdap_demoted) = self.registry_order(entry).await;
         for method in &order {
             let outcome = match method {
-                LookupMethod::Rdap if self.inner.config.rdap.enabled => self.ask_rdap(domain, entry, steps).await,
-                LookupMethod::Whois if self.inner.config.whois.enabled => self.ask_whois(domain, entry, steps).await,
+                LookupMethod::Rdap if self.config().rdap.enabled => self.ask_rdap(domain, entry, steps).await,
+                LookupMethod::Whois if self.config().whois.enabled => self.ask_whois(domain, entry, steps).await,
                 _ => continue,
             };
             match outcome {
@@ -533,24 +485,7 @@ impl Engine {
     }
 
     fn rdap_base<'a>(&'a self, domain: &DomainName, entry: &'a TldEntry) -> Option<&'a str> {
-        self.rdap_base_of(domain.suffix(), entry)
-    }
-
-    /// The RDAP base for a registry suffix governed by `entry` (overrides first).
-    fn rdap_base_of<'a>(&'a self, suffix: &str, entry: &'a TldEntry) -> Option<&'a str> {
-        let overrides = &self.inner.config.rdap.base_overrides;
-        if let Some(base) = overrides.get(suffix).or_else(|| overrides.get(entry.suffix.as_str())) {
-            return Some(base);
-        }
-        if !entry.rdap.is_empty()
-            && let Some(base) = overrides.get("*")
-        {
-            return Some(base);
-        }
-        if self.inner.config.overrides_only {
-            return None;
-        }
-        entry.rdap.iter().find(|b| b.starts_with("https://")).or_else(|| entry.rdap.first()).map(String::as_str)
+        self.inner.book.rdap_base_of(domain.suffix(), entry)
     }
 
     async fn ask_rdap(
@@ -624,7 +559,7 @@ impl Engine {
         let Some(server) = &entry.whois else {
             return Err(Failure::new(Method::Whois, "no WHOIS server", false));
         };
-        if self.inner.config.overrides_only && !self.inner.config.whois.addr_overrides.contains_key(&server.host) {
+        if self.config().overrides_only && !self.config().whois.addr_overrides.contains_key(&server.host) {
             let message = format!("WHOIS {} skipped: not in whois.addr_overrides (overrides_only)", server.host);
             return Err(Failure::new(Method::Whois, message, false));
         }
@@ -678,7 +613,7 @@ impl Engine {
     /// for what counts as a success) and demotes RDAP in the route book when the book asks for it.
     async fn note(&self, entry: &TldEntry, protocol: Protocol, started: std::time::Instant, success: bool) {
         let now = OffsetDateTime::now_utc();
-        let reroute = self.inner.health.record(&entry.suffix, protocol, now, started.elapsed(), success);
+        let reroute = self.health().record(&entry.suffix, protocol, now, started.elapsed(), success);
         if let Reroute::WhoisFirstUntil(until) = reroute {
             self.routes().demote(&entry.suffix, until).await;
             tracing::warn!(
@@ -703,7 +638,7 @@ impl Engine {
     /// whether it is. The route book is only read for a chain with RDAP before WHOIS.
     async fn registry_order(&self, entry: &TldEntry) -> (Vec<LookupMethod>, bool) {
         let mut order = entry.methods.clone();
-        if !self.inner.config.routing.enabled {
+        if !self.config().routing.enabled {
             return (order, false);
         }
         let (Some(r), Some(w)) =

@@ -12,15 +12,16 @@
 //! the job's kind and domain and counted in `dsa_job_panics_total{kind}`; the caller answers as
 //! it would for a registry that gave no definitive answer: an `unknown` verdict for a check
 //! ([`Panicked::verdict`]), a failed lookup for `/v1/whois` and `/v1/dns` — HTTP 502 at the
-//! front, never charged. Used at the job boundary of both buses (`api::dispatch`'s in-process
-//! workers and [`crate::fleet::pool`]) and by [`crate::singleflight`], so that every waiter of a
-//! shared run gets the answer too.
+//! front, never charged. Used at the one job boundary of both buses
+//! ([`crate::jobs::Jobs::run`], run by standalone's in-process workers and the fleet's pool),
+//! around the registry read of a check (so a fleet claim is released), by
+//! [`crate::fleet::pull`](mod@crate::fleet::pull) as the last line of a pull loop, and by
+//! [`crate::singleflight`], so that every waiter of a shared run gets the answer too.
 
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
-use common::domain::DomainName;
 use common::lookup::LookupKind;
 use common::verdict::{Method, Status, Verdict};
 use futures::FutureExt;
@@ -58,9 +59,9 @@ impl Panicked {
 
     /// The verdict of a check whose job panicked: `unknown` (the front answers 502 and charges
     /// nothing), not authoritative, evidence in users' words.
-    pub fn verdict(&self, domain: &DomainName) -> Verdict {
+    pub fn verdict(&self, domain: &str) -> Verdict {
         Verdict {
-            domain: domain.as_str().to_owned(),
+            domain: domain.to_owned(),
             status: Status::Unknown,
             // No method gave an answer; the engine reports RDAP then too (`Engine::decide`).
             method: Method::Rdap,
@@ -112,9 +113,7 @@ mod tests {
 
     #[test]
     fn the_verdict_of_a_panicked_check_is_unknown_and_names_the_domain() {
-        let catalogue = common::catalogue::Catalogue::embedded().expect("catalogue");
-        let domain = DomainName::parse("f.io", &catalogue).expect("domain");
-        let v = Panicked::from_payload(&"x").verdict(&domain);
+        let v = Panicked::from_payload(&"x").verdict("f.io");
         assert_eq!((v.status, v.domain.as_str(), v.authoritative), (Status::Unknown, "f.io", false));
         assert!(!v.status.is_definitive());
     }

@@ -1,65 +1,56 @@
-//! The job bus: how the front hands a lookup to a worker and waits for the answer.
+//! The job bus: how the front hands a [`Job`] to a worker and waits for its [`JobReply`].
 //!
-//! Every kind of lookup ([`LookupKind`]: `check`, `whois`, `dns`) has its own queue and its own
-//! workers, so a slow WHOIS registry never starves availability checks. Standalone mode uses
-//! [`InProcessBus`]: one bounded channel per kind consumed by that kind's worker tasks. The fleet
-//! implements the same [`JobBus`] over NATS JetStream request-reply, one subject per kind. The
-//! front answers check cache hits itself, without a round trip to a worker.
+//! The front speaks only `common` types here ([`Job`], [`JobAnswer`], [`BusError`]); what a job
+//! does is written once, in `workers::jobs`, for both buses:
 //!
-//! A panic inside a job ([`workers::job_panic`]) is answered like a registry that gave no
-//! definitive answer (an `unknown` verdict, a failed lookup: 502, not charged); the worker task
-//! lives on. Each in-process worker task is counted while it lives, so readiness fails when a
-//! kind has none left.
+//! * [`InProcessBus`] (standalone mode): per kind of job, a bounded channel consumed by that
+//!   kind's worker tasks, each running [`workers::jobs::Jobs::run`]. The front's parsed
+//!   [`DomainName`] travels with the job, so it is not parsed again.
+//! * [`NatsBus`] (fleet mode): the job is published to the JetStream jobs stream on its kind's
+//!   subject, with the request id in [`common::request_id::NATS_HEADER`]; the reply comes back on
+//!   this front's own inbox subject (`<inbox>.<job id>`), one subscription for every request.
+//!
+//! Every kind has its own queue and its own workers, so a slow WHOIS registry never starves
+//! availability checks. The front answers check cache hits itself, without a job.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::domain::DomainName;
 use common::lookup::{DnsAnswer, DnsType, LookupKind, LookupOutcome, WhoisAnswer};
+use common::messages::{Job, JobAnswer, JobReply, JobWork};
+use common::request_id;
 use common::verdict::Verdict;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
-use workers::engine::registration::RegistrationError;
-use workers::job_panic;
-use workers::lookup::Lookups;
-use workers::lookup::dns::DnsLookupError;
+use workers::jobs::Jobs;
 
-/// Why no verdict came back.
-#[derive(Debug, thiserror::Error)]
-pub enum DispatchError {
-    /// No reply before the deadline.
-    #[error("no verdict within {0:.1} s")]
+/// Why a job brought no answer: the bus boundary's one error type (cloned to every request that
+/// shares a check).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BusError {
+    /// No reply before the deadline (502).
+    #[error("no reply within {0:.1} s")]
     Timeout(f64),
-    /// The queue is full (back-pressure) or the workers are gone.
+    /// The queue is full (back-pressure) or the workers are gone (502).
     #[error("job queue unavailable: {0}")]
     Unavailable(String),
-    /// The engine refused the job (unsupported TLD).
-    #[error(transparent)]
-    Engine(#[from] workers::engine::EngineError),
-    /// A remote worker refused the job (unsupported TLD, unparsable domain).
+    /// The worker refused the job (unsupported TLD, unparsable name): a 400 with this text.
     #[error("{0}")]
     Rejected(String),
-    /// No upstream gave a definitive answer (WHOIS/DNS lookups): 502, not charged.
+    /// No upstream gave a definitive answer (502, not charged).
     #[error("{0}")]
-    NoAnswer(String),
+    Failed(String),
 }
 
-/// Hands lookup jobs to workers, one queue per [`LookupKind`].
+/// Hands jobs to workers, one queue per [`LookupKind`]. Speaks no worker type: adding a kind of
+/// job changes nothing here.
 pub trait JobBus: Send + Sync + 'static {
-    /// Asks a worker for a fresh verdict on `domain`, waiting at most `deadline`.
-    fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>>;
-
-    /// Asks a worker for the registration record of `domain` (`/v1/whois`).
-    fn whois(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<WhoisAnswer, DispatchError>>;
-
-    /// Asks a worker for the `types` records of `name` (`/v1/dns`).
-    fn dns(
-        &self,
-        name: String,
-        types: Vec<DnsType>,
-        deadline: Duration,
-    ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>>;
+    /// Hands `job` to a worker of its kind and waits for its answer until the job's deadline.
+    /// `parsed` is the job's domain as the front parsed it, for a worker in this process.
+    fn ask(&self, job: Job, parsed: Option<DomainName>) -> BoxFuture<'_, Result<JobAnswer, BusError>>;
 
     /// Whether jobs can be handed over and answered right now (readiness): the fleet's bus is
     /// connected to NATS; the in-process bus has live worker tasks for every kind it serves.
@@ -79,72 +70,89 @@ pub trait JobBus: Send + Sync + 'static {
     #[doc(hidden)]
     fn abort_workers(&self) {}
 
-    /// Whether the workers' probes run in this process, so its engine sees every upstream
-    /// exchange (the in-process bus); false for the fleet's bus, whose workers probe elsewhere.
+    /// Whether the workers' probes run in this process and keep their verdicts in the front's
+    /// own verdict book (the in-process bus: the front must not write them again); false for the
+    /// fleet's bus, whose workers probe elsewhere.
     fn probes_in_process(&self) -> bool {
         true
     }
 }
 
-/// One in-process job of any kind, with its reply slot.
-enum Job {
-    Check { domain: DomainName, reply: oneshot::Sender<Result<Verdict, DispatchError>> },
-    Whois { domain: DomainName, reply: oneshot::Sender<Result<WhoisAnswer, DispatchError>> },
-    Dns { name: String, types: Vec<DnsType>, reply: oneshot::Sender<Result<DnsAnswer, DispatchError>> },
+/// A job for `work`, due within `wait`, carrying the current request's id.
+fn job(work: JobWork, wait: Duration) -> Job {
+    Job {
+        job_id: uuid::Uuid::now_v7(),
+        request_id: request_id::current(),
+        deadline: time::OffsetDateTime::now_utc() + wait,
+        work,
+    }
 }
 
-impl Job {
-    fn abandoned(&self) -> bool {
-        match self {
-            Job::Check { reply, .. } => reply.is_closed(),
-            Job::Whois { reply, .. } => reply.is_closed(),
-            Job::Dns { reply, .. } => reply.is_closed(),
+/// An answer of another kind than asked: a broken or hostile worker.
+fn mismatch(answer: &JobAnswer) -> BusError {
+    tracing::error!(?answer, "a worker answered a job with an answer of another kind");
+    BusError::Unavailable("a worker answered with an answer of another kind".to_owned())
+}
+
+impl dyn JobBus {
+    /// A fresh verdict on `domain` from a worker, waiting at most `wait`.
+    ///
+    /// # Errors
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
+    pub async fn check(&self, domain: &DomainName, wait: Duration) -> Result<Verdict, BusError> {
+        let work = JobWork::Check { domain: domain.as_str().to_owned() };
+        match self.ask(job(work, wait), Some(domain.clone())).await? {
+            JobAnswer::Check { verdict } => Ok(verdict),
+            other => Err(mismatch(&other)),
         }
     }
 
-    /// Runs the job and replies. A panic in its work is contained ([`job_panic::contain`]) and
-    /// answered: `unknown` for a check, no answer for a lookup.
-    async fn run(self, lookups: &Lookups) {
-        match self {
-            Job::Check { domain, reply } => {
-                let work = lookups.engine().check_uncached(&domain);
-                let result = match job_panic::contain(LookupKind::Check, domain.as_str(), work).await {
-                    Ok(checked) => checked.map(|r| r.verdict).map_err(DispatchError::from),
-                    Err(panicked) => Ok(panicked.verdict(&domain)),
-                };
-                let _ = reply.send(result);
-            }
-            Job::Whois { domain, reply } => {
-                let result = match job_panic::contain(LookupKind::Whois, domain.as_str(), lookups.whois(&domain)).await
-                {
-                    Ok(found) => found.map_err(|e| match e {
-                        RegistrationError::Engine(e) => DispatchError::Engine(e),
-                        RegistrationError::NoAnswer(why) => DispatchError::NoAnswer(why),
-                    }),
-                    Err(panicked) => Err(DispatchError::NoAnswer(panicked.to_string())),
-                };
-                let _ = reply.send(result);
-            }
-            Job::Dns { name, types, reply } => {
-                let result = match job_panic::contain(LookupKind::Dns, &name, lookups.dns(&name, &types)).await {
-                    Ok(found) => found.map_err(|e| match e {
-                        DnsLookupError::NoAnswer(why) => DispatchError::NoAnswer(why),
-                        other => DispatchError::Rejected(other.to_string()),
-                    }),
-                    Err(panicked) => Err(DispatchError::NoAnswer(panicked.to_string())),
-                };
-                let _ = reply.send(result);
-            }
+    /// The registration record of `domain` (`/v1/whois`), waiting at most `wait`.
+    ///
+    /// # Errors
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
+    pub async fn whois(&self, domain: &DomainName, wait: Duration) -> Result<WhoisAnswer, BusError> {
+        let work = JobWork::Whois { domain: domain.as_str().to_owned() };
+        match self.ask(job(work, wait), Some(domain.clone())).await? {
+            JobAnswer::Whois { answer } => Ok(*answer),
+            other => Err(mismatch(&other)),
         }
     }
+
+    /// The `types` records of `name` (`/v1/dns`), waiting at most `wait`.
+    ///
+    /// # Errors
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
+    pub async fn dns(&self, name: String, types: Vec<DnsType>, wait: Duration) -> Result<DnsAnswer, BusError> {
+        match self.ask(job(JobWork::Dns { name, types }, wait), None).await? {
+            JobAnswer::Dns { answer } => Ok(answer),
+            other => Err(mismatch(&other)),
+        }
+    }
+}
+
+/// The answer of a reply's outcome.
+fn answer_of(outcome: LookupOutcome<JobAnswer>) -> Result<JobAnswer, BusError> {
+    match outcome {
+        LookupOutcome::Answer { answer } => Ok(answer),
+        LookupOutcome::Rejected { reason } => Err(BusError::Rejected(reason)),
+        LookupOutcome::Failed { reason } => Err(BusError::Failed(reason)),
+    }
+}
+
+/// One in-process job with the front's parse of its domain and its reply slot.
+struct Task {
+    job: Job,
+    parsed: Option<DomainName>,
+    reply: oneshot::Sender<LookupOutcome<JobAnswer>>,
 }
 
 /// The in-process bus of standalone mode: per kind, a bounded queue and its own worker tasks.
 #[derive(Debug, Clone)]
 pub struct InProcessBus {
-    queues: std::collections::BTreeMap<LookupKind, mpsc::Sender<Job>>,
+    queues: BTreeMap<LookupKind, mpsc::Sender<Task>>,
     /// Worker tasks alive, per kind (readiness).
-    live: std::collections::BTreeMap<LookupKind, Arc<AtomicUsize>>,
+    live: BTreeMap<LookupKind, Arc<AtomicUsize>>,
     /// Every worker task, for [`JobBus::abort_workers`].
     tasks: Arc<Vec<tokio::task::AbortHandle>>,
 }
@@ -167,29 +175,31 @@ impl Drop for LiveWorker {
 }
 
 impl InProcessBus {
-    /// Starts, for each `(kind, workers)`, that many worker tasks over `lookups`, each kind with a
+    /// Starts, for each `(kind, workers)`, that many worker tasks running `jobs`, each kind with a
     /// queue of `queue` jobs. A kind not listed has no queue (its requests get 502 at once).
-    pub fn start(lookups: Lookups, kinds: &[(LookupKind, usize)], queue: usize) -> Self {
-        let mut queues = std::collections::BTreeMap::new();
-        let mut live = std::collections::BTreeMap::new();
+    pub fn start(jobs: Jobs, kinds: &[(LookupKind, usize)], queue: usize) -> Self {
+        let mut queues = BTreeMap::new();
+        let mut live = BTreeMap::new();
         let mut tasks = Vec::new();
         for &(kind, workers) in kinds {
-            let (tx, rx) = mpsc::channel::<Job>(queue.max(1));
+            let (tx, rx) = mpsc::channel::<Task>(queue.max(1));
             let rx = Arc::new(tokio::sync::Mutex::new(rx));
             let alive = Arc::new(AtomicUsize::new(0));
             for _ in 0..workers.max(1) {
-                let rx = rx.clone();
-                let lookups = lookups.clone();
+                let (rx, jobs) = (rx.clone(), jobs.clone());
                 let worker = LiveWorker::new(alive.clone());
                 let task = tokio::spawn(async move {
                     let _alive = worker;
                     loop {
-                        let job = { rx.lock().await.recv().await };
-                        let Some(job) = job else { return };
-                        if job.abandoned() {
+                        let task = { rx.lock().await.recv().await };
+                        let Some(Task { job, parsed, reply }) = task else { return };
+                        if reply.is_closed() {
                             continue; // the requester gave up: drop stale work
                         }
-                        job.run(&lookups).await;
+                        // `None`: the deadline passed; dropping the reply slot tells the front.
+                        if let Some(handled) = jobs.run(job, parsed).await {
+                            let _ = reply.send(handled.outcome);
+                        }
                     }
                 });
                 tasks.push(task.abort_handle());
@@ -199,25 +209,26 @@ impl InProcessBus {
         }
         Self { queues, live, tasks: Arc::new(tasks) }
     }
-
-    async fn ask<T>(
-        &self,
-        kind: LookupKind,
-        job: Job,
-        answer: oneshot::Receiver<Result<T, DispatchError>>,
-        deadline: Duration,
-    ) -> Result<T, DispatchError> {
-        let queue = self.queues.get(&kind).ok_or_else(|| DispatchError::Unavailable(format!("no {kind} workers")))?;
-        queue.try_send(job).map_err(|e| DispatchError::Unavailable(format!("{kind} queue: {e}")))?;
-        match tokio::time::timeout(deadline, answer).await {
-            Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
-            Ok(Err(_)) => Err(DispatchError::Unavailable("worker dropped the job".into())),
-            Ok(Ok(result)) => result,
-        }
-    }
 }
 
 impl JobBus for InProcessBus {
+    fn ask(&self, job: Job, parsed: Option<DomainName>) -> BoxFuture<'_, Result<JobAnswer, BusError>> {
+        Box::pin(async move {
+            let kind = job.work.kind();
+            let wait = jobs_wait(&job);
+            let queue = self.queues.get(&kind).ok_or_else(|| BusError::Unavailable(format!("no {kind} workers")))?;
+            let (reply, answer) = oneshot::channel();
+            queue
+                .try_send(Task { job, parsed, reply })
+                .map_err(|e| BusError::Unavailable(format!("{kind} queue: {e}")))?;
+            match tokio::time::timeout(wait, answer).await {
+                Err(_) => Err(BusError::Timeout(wait.as_secs_f64())),
+                Ok(Err(_)) => Err(BusError::Unavailable("worker dropped the job".into())),
+                Ok(Ok(outcome)) => answer_of(outcome),
+            }
+        })
+    }
+
     fn readiness(&self) -> Result<(), String> {
         match self.live.iter().find(|(_, n)| n.load(Ordering::SeqCst) == 0) {
             Some((kind, _)) => Err(format!("No live {kind} workers: {kind} jobs cannot be answered.")),
@@ -234,33 +245,15 @@ impl JobBus for InProcessBus {
             task.abort();
         }
     }
-
-    fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
-        Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
-            self.ask(LookupKind::Check, Job::Check { domain, reply }, answer, deadline).await
-        })
-    }
-
-    fn whois(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<WhoisAnswer, DispatchError>> {
-        Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
-            self.ask(LookupKind::Whois, Job::Whois { domain, reply }, answer, deadline).await
-        })
-    }
-
-    fn dns(
-        &self,
-        name: String,
-        types: Vec<DnsType>,
-        deadline: Duration,
-    ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>> {
-        Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
-            self.ask(LookupKind::Dns, Job::Dns { name, types, reply }, answer, deadline).await
-        })
-    }
 }
+
+/// How long the front waits for `job`: until its deadline.
+fn jobs_wait(job: &Job) -> Duration {
+    Duration::try_from(job.deadline - time::OffsetDateTime::now_utc()).unwrap_or(Duration::ZERO)
+}
+
+/// Reply slots of the jobs a front waits for, by job id.
+type Pending = Arc<Mutex<HashMap<uuid::Uuid, oneshot::Sender<bytes::Bytes>>>>;
 
 /// The fleet's bus: jobs go to the JetStream jobs stream on their kind's subject, replies come
 /// back on this front's own inbox subject (`<inbox>.<job id>`), one subscription for all requests
@@ -271,7 +264,7 @@ pub struct NatsBus {
     js: async_nats::jetstream::Context,
     names: common::subjects::Names,
     inbox: String,
-    pending: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<uuid::Uuid, oneshot::Sender<bytes::Bytes>>>>,
+    pending: Pending,
 }
 
 impl std::fmt::Debug for NatsBus {
@@ -327,62 +320,51 @@ impl NatsBus {
         });
         Ok(bus)
     }
-}
 
-impl NatsBus {
-    /// Publishes `job` (serialised) on `kind`'s subject and waits for the reply payload.
-    async fn request(
-        &self,
-        kind: LookupKind,
-        job_id: uuid::Uuid,
-        payload: Vec<u8>,
-        deadline: Duration,
-    ) -> Result<bytes::Bytes, DispatchError> {
+    /// Publishes `job` on its kind's subject and waits for the reply payload until its deadline.
+    async fn request(&self, job: &Job) -> Result<bytes::Bytes, BusError> {
         use async_nats::connection::State;
         if self.client.connection_state() != State::Connected {
-            return Err(DispatchError::Unavailable("NATS is not connected".into()));
+            return Err(BusError::Unavailable("NATS is not connected".into()));
         }
+        let payload = serde_json::to_vec(job).map_err(|e| BusError::Unavailable(e.to_string()))?;
         let (tx, rx) = oneshot::channel();
         if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(job_id, tx);
+            pending.insert(job.job_id, tx);
         }
-        let _guard = PendingGuard { bus: self, job_id };
-        let publish = async_nats::jetstream::message::PublishMessage::build()
+        let _guard = PendingGuard { bus: self, job_id: job.job_id };
+        let mut publish = async_nats::jetstream::message::PublishMessage::build()
             .payload(payload.into())
-            .message_id(job_id.to_string())
-            .header(common::subjects::REPLY_HEADER, format!("{}.{job_id}", self.inbox).as_str());
-        let subject = self.names.jobs_subject(kind).to_owned();
-        let waited = tokio::time::timeout(deadline, async {
-            let ack =
-                self.js.send_publish(subject, publish).await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            ack.await.map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            rx.await.map_err(|_| DispatchError::Unavailable("reply channel closed".into()))
+            .message_id(job.job_id.to_string())
+            .header(common::subjects::REPLY_HEADER, format!("{}.{}", self.inbox, job.job_id).as_str());
+        if let Some(id) = &job.request_id {
+            publish = publish.header(request_id::NATS_HEADER, id.as_str());
+        }
+        let subject = self.names.jobs_subject(job.work.kind()).to_owned();
+        let wait = jobs_wait(job);
+        let waited = tokio::time::timeout(wait, async {
+            let ack = self.js.send_publish(subject, publish).await.map_err(|e| BusError::Unavailable(e.to_string()))?;
+            ack.await.map_err(|e| BusError::Unavailable(e.to_string()))?;
+            rx.await.map_err(|_| BusError::Unavailable("reply channel closed".into()))
         })
         .await;
         match waited {
-            Err(_) => Err(DispatchError::Timeout(deadline.as_secs_f64())),
+            Err(_) => Err(BusError::Timeout(wait.as_secs_f64())),
             Ok(result) => result,
         }
     }
 }
 
-fn deadline_at(deadline: Duration) -> time::OffsetDateTime {
-    time::OffsetDateTime::now_utc() + deadline
-}
-
-fn unparsable(e: serde_json::Error) -> DispatchError {
-    DispatchError::Unavailable(format!("unparsable reply: {e}"))
-}
-
-fn lookup_result<T>(outcome: LookupOutcome<T>) -> Result<T, DispatchError> {
-    match outcome {
-        LookupOutcome::Answer { answer } => Ok(answer),
-        LookupOutcome::Rejected { reason } => Err(DispatchError::Rejected(reason)),
-        LookupOutcome::Failed { reason } => Err(DispatchError::NoAnswer(reason)),
-    }
-}
-
 impl JobBus for NatsBus {
+    fn ask(&self, job: Job, _parsed: Option<DomainName>) -> BoxFuture<'_, Result<JobAnswer, BusError>> {
+        Box::pin(async move {
+            let raw = self.request(&job).await?;
+            let reply: JobReply =
+                serde_json::from_slice(&raw).map_err(|e| BusError::Unavailable(format!("unparsable reply: {e}")))?;
+            answer_of(reply.outcome)
+        })
+    }
+
     fn readiness(&self) -> Result<(), String> {
         match self.client.connection_state() {
             async_nats::connection::State::Connected => Ok(()),
@@ -392,54 +374,5 @@ impl JobBus for NatsBus {
 
     fn probes_in_process(&self) -> bool {
         false
-    }
-
-    fn check(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<Verdict, DispatchError>> {
-        Box::pin(async move {
-            let job_id = uuid::Uuid::now_v7();
-            let job = common::messages::CheckJob {
-                job_id,
-                domain: domain.as_str().to_owned(),
-                deadline: deadline_at(deadline),
-            };
-            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            let raw = self.request(LookupKind::Check, job_id, payload, deadline).await?;
-            let reply: common::messages::CheckReply = serde_json::from_slice(&raw).map_err(unparsable)?;
-            match reply.outcome {
-                common::messages::CheckOutcome::Verdict { verdict } => Ok(verdict),
-                common::messages::CheckOutcome::Rejected { reason } => Err(DispatchError::Rejected(reason)),
-            }
-        })
-    }
-
-    fn whois(&self, domain: DomainName, deadline: Duration) -> BoxFuture<'_, Result<WhoisAnswer, DispatchError>> {
-        Box::pin(async move {
-            let job_id = uuid::Uuid::now_v7();
-            let job = common::messages::WhoisJob {
-                job_id,
-                domain: domain.as_str().to_owned(),
-                deadline: deadline_at(deadline),
-            };
-            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            let raw = self.request(LookupKind::Whois, job_id, payload, deadline).await?;
-            let reply: common::messages::WhoisReply = serde_json::from_slice(&raw).map_err(unparsable)?;
-            lookup_result(reply.outcome)
-        })
-    }
-
-    fn dns(
-        &self,
-        name: String,
-        types: Vec<DnsType>,
-        deadline: Duration,
-    ) -> BoxFuture<'_, Result<DnsAnswer, DispatchError>> {
-        Box::pin(async move {
-            let job_id = uuid::Uuid::now_v7();
-            let job = common::messages::DnsJob { job_id, name, types, deadline: deadline_at(deadline) };
-            let payload = serde_json::to_vec(&job).map_err(|e| DispatchError::Unavailable(e.to_string()))?;
-            let raw = self.request(LookupKind::Dns, job_id, payload, deadline).await?;
-            let reply: common::messages::DnsReply = serde_json::from_slice(&raw).map_err(unparsable)?;
-            lookup_result(reply.outcome)
-        })
     }
 }

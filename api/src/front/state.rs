@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moka::future::Cache;
-use workers::engine::Engine;
+use workers::book::VerdictBook;
 
 use crate::front::credits::Credits;
-use crate::front::dispatch::JobBus;
+use crate::front::dispatch::{BusError, JobBus};
 use crate::front::error::ApiError;
 use crate::front::keys::{KeyRecord, hash_key};
 use crate::front::policy::{Demo, IpLimiter, PolicyConfig, RateState, RateWindows};
@@ -40,7 +40,7 @@ pub struct AppState {
 }
 
 struct Inner {
-    engine: Engine,
+    book: VerdictBook,
     bus: Arc<dyn JobBus>,
     store: Arc<dyn Store>,
     credits: Credits,
@@ -50,7 +50,7 @@ struct Inner {
     known_keys: Cache<String, Arc<KeyRecord>>,
     key_store_down_until: std::sync::Mutex<Option<std::time::Instant>>,
     check_deadline: Duration,
-    lookups: SingleFlight<String, Result<common::verdict::Verdict, LookupError>>,
+    lookups: SingleFlight<String, Result<common::verdict::Verdict, BusError>>,
     ip_limiter: IpLimiter,
     policy: PolicyConfig,
     windows: RateWindows,
@@ -62,15 +62,6 @@ struct Inner {
     /// The `GET /v1/tlds` body, built on first use (catalogue, engine config and prices are fixed
     /// for the life of the state).
     tld_listing: std::sync::OnceLock<bytes::Bytes>,
-}
-
-/// Why a shared availability lookup gave no verdict (cloned to every waiter of the lookup).
-#[derive(Debug, Clone)]
-pub enum LookupError {
-    /// The workers refused the name (unsupported TLD, unparsable domain): a 400 with this text.
-    Rejected(String),
-    /// No verdict in time, or the job bus is unavailable: a 502 (the text is logged, not shown).
-    Upstream(String),
 }
 
 /// The time source (UTC). Tests inject a controllable one to cross month and minute boundaries.
@@ -89,8 +80,10 @@ impl std::fmt::Debug for AppState {
 
 /// Everything the state is made of.
 pub struct Parts {
-    /// The availability engine (catalogue, cache, probes).
-    pub engine: Engine,
+    /// What the front knows without asking a worker: catalogue, verdict cache, health and
+    /// routes (standalone: the book of the engine its in-process workers share; fleet: the
+    /// front's own, with no probe behind it).
+    pub book: VerdictBook,
     /// The job bus to workers.
     pub bus: Arc<dyn JobBus>,
     /// Keys and ledger storage.
@@ -123,11 +116,11 @@ impl AppState {
     pub fn new(parts: Parts) -> Self {
         // The suggestion word model loads in the background so no request waits for it.
         std::thread::spawn(crate::suggest::Words::warm_up);
-        let check_deadline = Duration::from_secs_f64(parts.engine.config().check_deadline_secs.max(0.01));
+        let check_deadline = Duration::from_secs_f64(parts.book.config().check_deadline_secs.max(0.01));
         let keys = Cache::builder().max_capacity(100_000).time_to_live(Duration::from_secs(KEY_CACHE_TTL_SECS)).build();
         Self {
             inner: Arc::new(Inner {
-                engine: parts.engine,
+                book: parts.book,
                 bus: parts.bus,
                 store: parts.store,
                 credits: parts.credits,
@@ -165,9 +158,9 @@ impl AppState {
         &self.inner.portal
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &Engine {
-        &self.inner.engine
+    /// The verdict book: catalogue, verdict cache (hits, stale), health and routes.
+    pub fn book(&self) -> &VerdictBook {
+        &self.inner.book
     }
 
     /// The job bus.
@@ -186,7 +179,7 @@ impl AppState {
     }
 
     /// Availability lookups in flight, by domain: concurrent checks of one name share one job.
-    pub fn lookups(&self) -> &SingleFlight<String, Result<common::verdict::Verdict, LookupError>> {
+    pub fn lookups(&self) -> &SingleFlight<String, Result<common::verdict::Verdict, BusError>> {
         &self.inner.lookups
     }
 

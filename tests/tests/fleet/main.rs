@@ -321,7 +321,7 @@ async fn a_reply_about_another_domain_is_a_502() {
     let liar = tokio::spawn(async move {
         let mut messages = consumer.messages().await.expect("messages");
         while let Some(Ok(message)) = messages.next().await {
-            let job: common::messages::CheckJob = serde_json::from_slice(&message.payload).expect("job");
+            let job: common::messages::Job = serde_json::from_slice(&message.payload).expect("job");
             let reply_to = message
                 .headers
                 .as_ref()
@@ -336,9 +336,11 @@ async fn a_reply_about_another_domain_is_a_502() {
                 checked_at: time::OffsetDateTime::now_utc(),
                 evidence: "lie".into(),
             };
-            let reply = common::messages::CheckReply {
+            let reply = common::messages::JobReply {
                 job_id: job.job_id,
-                outcome: common::messages::CheckOutcome::Verdict { verdict },
+                outcome: common::lookup::LookupOutcome::Answer {
+                    answer: common::messages::JobAnswer::Check { verdict },
+                },
             };
             client.publish(reply_to, serde_json::to_vec(&reply).expect("json").into()).await.expect("publish");
             let _ = message.ack().await;

@@ -55,7 +55,7 @@ impl Engine {
     /// when no upstream gave a definitive answer.
     pub async fn registration(&self, domain: &DomainName) -> Result<WhoisAnswer, RegistrationError> {
         let entry = self.entry(domain)?.clone();
-        let deadline = std::time::Duration::from_secs_f64(self.inner.config.records.whois_deadline_secs.max(0.01));
+        let deadline = std::time::Duration::from_secs_f64(self.config().records.whois_deadline_secs.max(0.01));
         match tokio::time::timeout(deadline, self.registration_inner(domain, &entry)).await {
             Ok(r) => r,
             Err(_) => {
@@ -73,8 +73,8 @@ impl Engine {
         let mut found = None;
         for method in &entry.methods {
             let outcome = match method {
-                LookupMethod::Rdap if self.inner.config.rdap.enabled => self.record_rdap(domain, entry).await,
-                LookupMethod::Whois if self.inner.config.whois.enabled => self.record_whois(domain, entry).await,
+                LookupMethod::Rdap if self.config().rdap.enabled => self.record_rdap(domain, entry).await,
+                LookupMethod::Whois if self.config().whois.enabled => self.record_whois(domain, entry).await,
                 _ => continue,
             };
             match outcome {
@@ -117,12 +117,12 @@ impl Engine {
     }
 
     async fn follow(&self, domain: &DomainName, referral: Referral, f: &mut Found, provenance: &mut WhoisProvenance) {
-        let config = &self.inner.config.records.referral;
+        let config = &self.config().records.referral;
         if !config.follow {
             provenance.referral_skipped = Some("referrals disabled (records.referral.follow = false)".into());
             return;
         }
-        if self.inner.config.overrides_only {
+        if self.config().overrides_only {
             let host = match &referral {
                 Referral::Rdap(link) => {
                     url::Url::parse(link).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase))
@@ -228,7 +228,7 @@ impl Engine {
         let Some(server) = &entry.whois else {
             return Err("no WHOIS server".into());
         };
-        if self.inner.config.overrides_only && !self.inner.config.whois.addr_overrides.contains_key(&server.host) {
+        if self.config().overrides_only && !self.config().whois.addr_overrides.contains_key(&server.host) {
             return Err(format!("WHOIS {} skipped: not in whois.addr_overrides (overrides_only)", server.host));
         }
         let host = server.host.clone();

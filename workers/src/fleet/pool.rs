@@ -1,40 +1,36 @@
-//! The worker pool: one pull loop per kind of lookup, each on its own consumer with its own
-//! concurrency.
+//! The worker pool: one pull loop per kind of job, each on its own consumer with its own
+//! concurrency, every job handled by [`crate::jobs::Jobs`].
 //!
-//! Every kind of lookup ([`LookupKind`]) has its own subject and its own durable consumer
+//! Every kind of job ([`LookupKind`]) has its own subject and its own durable consumer
 //! (`dsa.jobs.whois` → `dsa-workers-whois`, `dsa.jobs.dns` → `dsa-workers-dns`), and a pool runs
-//! one pull loop per kind it serves with its own concurrency, so a slow WHOIS registry never
+//! one [`pull`] loop per kind it serves with its own concurrency, so a slow WHOIS registry never
 //! holds the slots of availability checks; `dsa worker --kinds whois,dns` serves only those.
 //!
-//! Ack after replying; `Nak` with a delay when the upstream gave no definitive answer and the
-//! job's deadline leaves room for another try (possibly on another worker); `Term` for a payload
-//! that cannot be parsed (poison message) or a job whose deadline has passed. On shutdown the pool
-//! stops fetching, finishes what it holds, and acks.
+//! What this module adds to the jobs is the JetStream side: ack after replying on the job's
+//! reply subject; `Nak` with a delay when the upstream gave no definitive answer that may change
+//! and the job's deadline leaves room for another try (possibly on another worker); `Term` for a
+//! payload that cannot be parsed or has no reply subject (poison) or a job whose deadline has
+//! passed. On shutdown the pool stops fetching, finishes what it holds, and acks.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use async_nats::jetstream::{self, AckKind, consumer};
+use async_nats::jetstream::{self, Message};
 use bytes::Bytes;
-use common::domain::DomainName;
-use common::lookup::{LookupKind, LookupOutcome};
-use common::messages::{CheckJob, CheckOutcome, CheckReply, DnsJob, DnsReply, WhoisJob, WhoisReply};
+use common::lookup::LookupKind;
+use common::messages::{Job, JobReply};
+use common::request_id::{NATS_HEADER, RequestId};
 use common::subjects::{Names, REPLY_HEADER};
-use common::verdict::Status;
-use futures::{FutureExt, StreamExt};
 use time::OffsetDateTime;
-use tokio::sync::Semaphore;
 
-use super::shared::{Claimed, SharedVerdicts};
+use super::pull::{LiveLoop, Liveness, Pull, Settle, pull};
+use super::shared::SharedVerdicts;
 use super::{FleetError, Tuning};
-use crate::engine::registration::RegistrationError;
-use crate::engine::{Engine, Report};
-use crate::job_panic::{self, Panicked};
+use crate::job_panic;
+use crate::jobs::{Jobs, Source};
 use crate::lookup::Lookups;
-use crate::lookup::dns::DnsLookupError;
-use crate::singleflight::SingleFlight;
 
 /// Counters of one worker pool (for tests and metrics).
 #[derive(Debug, Default)]
@@ -61,6 +57,16 @@ pub struct PoolStats {
     pub fetching_loops: AtomicUsize,
 }
 
+impl Liveness for PoolStats {
+    fn live_loops(&self) -> &AtomicUsize {
+        &self.live_loops
+    }
+
+    fn fetching_loops(&self) -> &AtomicUsize {
+        &self.fetching_loops
+    }
+}
+
 impl PoolStats {
     /// Whether a pool serving `kinds` kinds of lookup can take work (a worker's `/readyz`):
     /// every pull loop alive and fetching.
@@ -80,47 +86,37 @@ impl PoolStats {
             Ok(())
         }
     }
-}
 
-/// Counts a running pull loop in [`PoolStats::live_loops`] (and, while it fetches, in
-/// [`PoolStats::fetching_loops`]) for as long as it lives, however it ends (return, panic,
-/// abort).
-struct LiveLoop {
-    stats: Arc<PoolStats>,
-    fetching: bool,
-}
-
-impl LiveLoop {
-    fn new(stats: Arc<PoolStats>) -> Self {
-        stats.live_loops.fetch_add(1, Ordering::SeqCst);
-        Self { stats, fetching: false }
+    fn count(&self, source: Source) {
+        let (counter, metric) = match source {
+            Source::Registry => return,
+            Source::Cache => (&self.cache_hits, "dsa_worker_cache_hits_total"),
+            Source::FleetCache => (&self.fleet_cache_hits, "dsa_worker_fleet_cache_hits_total"),
+            Source::PeerLookup => (&self.peer_lookups, "dsa_worker_peer_lookups_total"),
+            Source::Joined => (&self.coalesced, "dsa_worker_coalesced_total"),
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(metric).increment(1);
     }
 
-    fn fetching(&mut self, now: bool) {
-        if now != self.fetching {
-            self.fetching = now;
-            if now {
-                self.stats.fetching_loops.fetch_add(1, Ordering::SeqCst);
-            } else {
-                self.stats.fetching_loops.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
+    fn terminated(&self, reason: &'static str) -> Settle {
+        metrics::counter!("dsa_jobs_terminated_total", "reason" => reason).increment(1);
+        self.terminated.fetch_add(1, Ordering::Relaxed);
+        Settle::Term(reason)
     }
 }
 
-impl Drop for LiveLoop {
-    fn drop(&mut self) {
-        self.fetching(false);
-        self.stats.live_loops.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+/// An unknown verdict is handed back for another try only while this much of the job's deadline
+/// is left.
+const RETRY_MIN_LEFT: time::Duration = time::Duration::milliseconds(1500);
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
 /// holds, acks them. One pull loop per kind in `kinds`, each on its own consumer with its own
 /// concurrency (`(kind, slots)`), so a slow kind never takes another kind's slots.
 ///
 /// # Errors
-/// When the consumer cannot be reached at start.
+/// None today (the consumers are awaited inside the loops, which keep trying while NATS
+/// restarts); kept for callers that treat the pool as fallible.
 pub async fn run_pool(
     client: async_nats::Client,
     names: Names,
@@ -130,18 +126,50 @@ pub async fn run_pool(
     tuning: Tuning,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), FleetError> {
+    let jobs = match shared(&client, &names).await {
+        Some(shared) => Jobs::with_shared(lookups, Arc::new(shared)),
+        None => Jobs::new(lookups),
+    };
+    let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut loops = Vec::new();
     for &(kind, concurrency) in kinds {
-        let (client, names, lookups, stats) = (client.clone(), names.clone(), lookups.clone(), stats.clone());
-        let mut stop = stop_rx.clone();
+        let slots = concurrency.max(1);
+        let config = Pull {
+            stream: names.jobs_stream.clone(),
+            consumer: names.jobs_consumer(kind).to_owned(),
+            batch: slots,
+            chunk: 1,
+            slots,
+            expires: Duration::from_millis(500),
+            progress_every: Some(progress_every),
+        };
+        let (pulling, client, jobs, stats) = (client.clone(), client.clone(), jobs.clone(), stats.clone());
         let live = LiveLoop::new(stats.clone());
-        loops.push(tokio::spawn(async move {
-            let stopped = async move {
-                let _ = stop.wait_for(|s| *s).await;
-            };
-            kind_loop(client, names, lookups, kind, concurrency, stats, tuning, live, stopped).await;
-        }));
+        let mut stop = stop_rx.clone();
+        let stopped = async move {
+            let _ = stop.wait_for(|s| *s).await;
+        };
+        let handler = move |messages: Vec<Message>| {
+            let (client, jobs, stats) = (client.clone(), jobs.clone(), stats.clone());
+            async move {
+                let mut settles = Vec::with_capacity(messages.len());
+                for message in messages {
+                    // The jobs answer panics in their work themselves; one anywhere else here
+                    // ends this job only (unanswered, redelivered after its ack wait).
+                    let settle = match job_panic::catch(answer(&client, &jobs, &stats, &message)).await {
+                        Ok(settle) => settle,
+                        Err(panicked) => {
+                            panicked.report(kind, "(outside the lookup)");
+                            Settle::Leave
+                        }
+                    };
+                    settles.push(settle);
+                }
+                settles
+            }
+        };
+        loops.push(tokio::spawn(pull(pulling, config, live, stopped, handler)));
     }
     shutdown.await;
     let _ = stop_tx.send(true);
@@ -152,390 +180,63 @@ pub async fn run_pool(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn kind_loop(
-    client: async_nats::Client,
-    names: Names,
-    lookups: Lookups,
-    kind: LookupKind,
-    concurrency: usize,
-    stats: Arc<PoolStats>,
-    tuning: Tuning,
-    mut live: LiveLoop,
-    shutdown: impl Future<Output = ()> + Send,
-) {
-    let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
+/// The fleet's verdict bucket and claims, when the server has them.
+async fn shared(client: &async_nats::Client, names: &Names) -> Option<SharedVerdicts> {
     let js = jetstream::new(client.clone());
-    tokio::pin!(shutdown);
-    let consumer_name = names.jobs_consumer(kind).to_owned();
-    // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
-    let consumer: consumer::PullConsumer = loop {
-        let found = async { js.get_stream(&names.jobs_stream).await.ok()?.get_consumer(&consumer_name).await.ok() };
-        tokio::select! {
-            _ = &mut shutdown => return,
-            c = found => match c {
-                Some(c) => break c,
-                None => tokio::time::sleep(Duration::from_millis(500)).await,
-            },
-        }
-    };
-    tracing::info!(kind = %kind, consumer = %consumer_name, concurrency, "worker pool fetching");
-    let slots = Arc::new(Semaphore::new(concurrency.max(1)));
-    let inflight: Arc<CheckFlights> = Arc::new(SingleFlight::default());
-    let shared = match js.get_key_value(&names.verdict_bucket).await {
-        Ok(verdicts) => {
-            let claims = match js.get_key_value(&names.claim_bucket).await {
-                Ok(claims) => Some(claims),
-                Err(e) => {
-                    tracing::warn!(error = %e, bucket = %names.claim_bucket, "no lookup claims; workers may ask a registry about one name at once");
-                    None
-                }
-            };
-            Some(SharedVerdicts::new(client.clone(), verdicts, claims))
-        }
+    let verdicts = match js.get_key_value(&names.verdict_bucket).await {
+        Ok(verdicts) => verdicts,
         Err(e) => {
             tracing::warn!(error = %e, bucket = %names.verdict_bucket, "no fleet-wide verdict cache; this worker's own cache only");
+            return None;
+        }
+    };
+    let claims = match js.get_key_value(&names.claim_bucket).await {
+        Ok(claims) => Some(claims),
+        Err(e) => {
+            tracing::warn!(error = %e, bucket = %names.claim_bucket, "no lookup claims; workers may ask a registry about one name at once");
             None
         }
     };
-    loop {
-        live.fetching(client.connection_state() == async_nats::connection::State::Connected);
-        let available = slots.available_permits();
-        if available == 0 {
-            tokio::select! {
-                _ = &mut shutdown => break,
-                permit = slots.clone().acquire_owned() => { drop(permit); continue; }
-            }
-        }
-        let batch = tokio::select! {
-            _ = &mut shutdown => break,
-            batch = consumer.fetch().max_messages(available).expires(Duration::from_millis(500)).messages() => batch,
-        };
-        let mut batch = match batch {
-            Ok(b) => b,
-            Err(e) => {
-                live.fetching(false);
-                tracing::warn!(error = %e, kind = %kind, "fetching jobs failed; retrying");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                continue;
-            }
-        };
-        while let Some(message) = batch.next().await {
-            let Ok(message) = message else { continue };
-            let Ok(permit) = slots.clone().acquire_owned().await else { break };
-            let (client, lookups, stats, inflight) = (client.clone(), lookups.clone(), stats.clone(), inflight.clone());
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                let work = async {
-                    match kind {
-                        LookupKind::Check => {
-                            let pool =
-                                CheckPool { engine: lookups.engine(), inflight: &inflight, shared, stats: &stats };
-                            handle(&client, pool, message, progress_every).await;
-                        }
-                        LookupKind::Whois | LookupKind::Dns => {
-                            handle_lookup(&client, &lookups, kind, &stats, message, progress_every).await;
-                        }
-                    }
-                };
-                // The last line: the handlers answer a panic in a job's work themselves; one
-                // anywhere else ends this job only (unanswered, redelivered after its ack wait),
-                // never the pool, and its slot comes back.
-                if let Err(panicked) = job_panic::catch(work).await {
-                    panicked.report(kind, "(outside the lookup)");
-                }
-                drop(permit);
-            });
-        }
-    }
-    // Drain: wait until every in-flight job has released its slot.
-    let _all = slots.acquire_many(u32::try_from(concurrency.max(1)).unwrap_or(u32::MAX)).await;
+    Some(SharedVerdicts::new(client.clone(), verdicts, claims))
 }
 
-/// Terminates a job that cannot be worked on (poison payload, no reply subject, expired).
-async fn terminate(stats: &PoolStats, message: &jetstream::Message, reason: &'static str) {
-    metrics::counter!("dsa_jobs_terminated_total", "reason" => reason).increment(1);
-    stats.terminated.fetch_add(1, Ordering::Relaxed);
-    let _ = message.ack_with(AckKind::Term).await;
-}
-
-/// Publishes `reply` to the job's inbox, then acks (or naks for redelivery when publishing failed).
-async fn reply_and_ack(
-    client: &async_nats::Client,
-    stats: &PoolStats,
-    message: &jetstream::Message,
-    reply_to: String,
-    reply: &impl serde::Serialize,
-) {
-    match serde_json::to_vec(reply) {
-        Ok(payload) => {
-            if let Err(e) = client.publish(reply_to, Bytes::from(payload)).await {
-                tracing::warn!(error = %e, "reply not published; job will be redelivered");
-                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(200)))).await;
-                return;
-            }
-        }
-        Err(e) => tracing::error!(error = %e, "reply not serialisable"),
-    }
-    stats.answered.fetch_add(1, Ordering::Relaxed);
-    if let Err(e) = message.ack().await {
-        tracing::warn!(error = %e, "ack failed; the job may be answered twice");
-    }
-}
-
-/// Answers a WHOIS or DNS job. No definitive answer is replied as `Failed` (the front's 502)
-/// rather than retried: the front's deadline is short and the engine already tried every method.
-async fn handle_lookup(
-    client: &async_nats::Client,
-    lookups: &Lookups,
-    kind: LookupKind,
-    stats: &PoolStats,
-    message: jetstream::Message,
-    progress_every: Duration,
-) {
-    let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
-    let Some(reply_to) = reply_to else {
+/// Answers one job message: runs it ([`Jobs::run`]), publishes the reply on the job's reply
+/// subject, and says how to settle the message.
+async fn answer(client: &async_nats::Client, jobs: &Jobs, stats: &PoolStats, message: &Message) -> Settle {
+    let headers = message.headers.as_ref();
+    let Some(reply_to) = headers.and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned()) else {
         tracing::error!(subject = %message.subject, "job without reply subject terminated");
-        return terminate(stats, &message, "no_reply_subject").await;
+        return stats.terminated("no_reply_subject");
     };
-    match kind {
-        LookupKind::Whois => {
-            let Ok(job) = serde_json::from_slice::<WhoisJob>(&message.payload) else {
-                tracing::error!(subject = %message.subject, "poison whois job terminated");
-                return terminate(stats, &message, "bad_payload").await;
-            };
-            let Some(left) = time_left(job.deadline) else { return terminate(stats, &message, "expired").await };
-            let outcome = match lookups.whois_domain(&job.domain) {
-                Err(reason) => LookupOutcome::Rejected { reason },
-                Ok(domain) => {
-                    let work = job_panic::contain(kind, domain.as_str(), lookups.whois(&domain));
-                    match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
-                        Err(_) => return terminate(stats, &message, "expired").await,
-                        Ok(Ok(Ok(answer))) => LookupOutcome::Answer { answer },
-                        Ok(Ok(Err(RegistrationError::Engine(e)))) => LookupOutcome::Rejected { reason: e.to_string() },
-                        Ok(Ok(Err(e))) => LookupOutcome::Failed { reason: e.to_string() },
-                        Ok(Err(panicked)) => LookupOutcome::Failed { reason: panicked.to_string() },
-                    }
-                }
-            };
-            reply_and_ack(client, stats, &message, reply_to, &WhoisReply { job_id: job.job_id, outcome }).await;
-        }
-        LookupKind::Dns => {
-            let Ok(job) = serde_json::from_slice::<DnsJob>(&message.payload) else {
-                tracing::error!(subject = %message.subject, "poison dns job terminated");
-                return terminate(stats, &message, "bad_payload").await;
-            };
-            let Some(left) = time_left(job.deadline) else { return terminate(stats, &message, "expired").await };
-            let work = job_panic::contain(kind, &job.name, lookups.dns(&job.name, &job.types));
-            let outcome = match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
-                Err(_) => return terminate(stats, &message, "expired").await,
-                Ok(Ok(Ok(answer))) => LookupOutcome::Answer { answer },
-                Ok(Ok(Err(DnsLookupError::NoAnswer(reason)))) => LookupOutcome::Failed { reason },
-                Ok(Ok(Err(e))) => LookupOutcome::Rejected { reason: e.to_string() },
-                Ok(Err(panicked)) => LookupOutcome::Failed { reason: panicked.to_string() },
-            };
-            reply_and_ack(client, stats, &message, reply_to, &DnsReply { job_id: job.job_id, outcome }).await;
-        }
-        LookupKind::Check => {}
-    }
-}
-
-fn time_left(deadline: OffsetDateTime) -> Option<Duration> {
-    let left = deadline - OffsetDateTime::now_utc();
-    if left <= time::Duration::ZERO { None } else { Duration::try_from(left).ok() }
-}
-
-/// Where a worker's check answer came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    /// The registry (this job's lookup, or one it joined).
-    Registry,
-    /// This worker's verdict cache.
-    Cache,
-    /// The fleet-wide verdict bucket.
-    FleetCache,
-    /// Another worker's lookup, waited for under its claim.
-    PeerLookup,
-}
-
-/// Check lookups in flight in one worker pool, by domain (A-label).
-type CheckFlights = SingleFlight<String, Result<(Report, Source), String>>;
-
-/// What a check job needs from its worker pool.
-struct CheckPool<'a> {
-    engine: &'a Engine,
-    inflight: &'a CheckFlights,
-    shared: Option<SharedVerdicts>,
-    stats: &'a PoolStats,
-}
-
-/// A check for the worker: a fresh verdict from this worker's cache (filled by the jobs of every
-/// front), else from the fleet-wide bucket (filled by every worker), else the verdict of the
-/// worker that has claimed the name's lookup, else one upstream check under this worker's claim,
-/// whose definitive verdict goes into both caches (see [`super::shared`]).
-async fn decide(
-    engine: Engine,
-    shared: Option<SharedVerdicts>,
-    domain: DomainName,
-) -> Result<(Report, Source), String> {
-    let report = |verdict| Report { verdict, steps: Vec::new(), record: None, retryable: false };
-    if let Some(verdict) = engine.cached(&domain).await {
-        return Ok((report(verdict), Source::Cache));
-    }
-    let Some(shared) = shared else {
-        let checked = job_panic::contain(LookupKind::Check, domain.as_str(), engine.check_uncached(&domain)).await;
-        let report = match checked {
-            Ok(checked) => checked.map_err(|e| e.to_string())?,
-            Err(panicked) => panicked_report(&panicked, &domain),
-        };
-        return Ok((report, Source::Registry));
-    };
-    if let Some(verdict) = shared.fresh(&engine, &domain).await {
-        engine.remember(&verdict).await;
-        return Ok((report(verdict), Source::FleetCache));
-    }
-    let claim = match shared.claim(&engine, &domain).await {
-        Claimed::Peer(verdict) => {
-            engine.remember(&verdict).await;
-            return Ok((report(verdict), Source::PeerLookup));
-        }
-        Claimed::Owned(claim) => Some(claim),
-        Claimed::Ask => None,
-    };
-    // A panic while reading the registry's answer must not leave the claim held until its
-    // deadline (other workers would wait on it): contained here, answered unknown, released.
-    let checked = match job_panic::contain(LookupKind::Check, domain.as_str(), engine.check_uncached(&domain)).await {
-        Ok(checked) => checked.map_err(|e| e.to_string()),
-        Err(panicked) => Ok(panicked_report(&panicked, &domain)),
-    };
-    if let Ok(report) = &checked {
-        shared.share(&report.verdict).await;
-    }
-    if let Some(claim) = claim {
-        shared.release(claim).await;
-    }
-    Ok((checked?, Source::Registry))
-}
-
-/// The report of a check whose work panicked: unknown, and not worth a retry (the same answer
-/// would panic again), so the front gets it at once.
-fn panicked_report(panicked: &Panicked, domain: &DomainName) -> Report {
-    Report { verdict: panicked.verdict(domain), steps: Vec::new(), record: None, retryable: false }
-}
-
-async fn handle(
-    client: &async_nats::Client,
-    pool: CheckPool<'_>,
-    message: jetstream::Message,
-    progress_every: Duration,
-) {
-    let (engine, stats) = (pool.engine, pool.stats);
-    let reply_to = message.headers.as_ref().and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned());
-    let job: CheckJob = match serde_json::from_slice(&message.payload) {
+    let mut job: Job = match serde_json::from_slice(&message.payload) {
         Ok(job) => job,
         Err(e) => {
             tracing::error!(error = %e, subject = %message.subject, "poison job terminated");
-            metrics::counter!("dsa_jobs_terminated_total", "reason" => "bad_payload").increment(1);
-            stats.terminated.fetch_add(1, Ordering::Relaxed);
-            let _ = message.ack_with(AckKind::Term).await;
-            return;
+            return stats.terminated("bad_payload");
         }
     };
-    let Some(reply_to) = reply_to else {
-        tracing::error!(job_id = %job.job_id, "job without reply subject terminated");
-        stats.terminated.fetch_add(1, Ordering::Relaxed);
-        let _ = message.ack_with(AckKind::Term).await;
-        return;
-    };
-    let left = job.deadline - OffsetDateTime::now_utc();
-    if left <= time::Duration::ZERO {
-        metrics::counter!("dsa_jobs_terminated_total", "reason" => "expired").increment(1);
-        stats.terminated.fetch_add(1, Ordering::Relaxed);
-        let _ = message.ack_with(AckKind::Term).await;
-        return;
+    if job.request_id.is_none() {
+        job.request_id = headers.and_then(|h| h.get(NATS_HEADER)).and_then(|v| RequestId::parse(v.as_str()));
     }
-    let left = Duration::try_from(left).unwrap_or(Duration::ZERO);
-    let outcome = match engine.parse(&job.domain) {
-        Err(e) => CheckOutcome::Rejected { reason: e.to_string() },
-        Ok(domain) => {
-            let key = domain.as_str().to_owned();
-            let (engine, shared, asked) = (engine.clone(), pool.shared.clone(), domain.clone());
-            let work = pool.inflight.run(key, move || decide(engine, shared, asked).boxed());
-            match tokio::time::timeout(left, with_progress(&message, progress_every, work)).await {
-                Err(_) => {
-                    // The deadline passed while probing: the front has given up; end the job.
-                    stats.terminated.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("dsa_jobs_terminated_total", "reason" => "expired").increment(1);
-                    let _ = message.ack_with(AckKind::Term).await;
-                    return;
-                }
-                // A panic outside the registry read (caches, claims): every job of the name
-                // answers unknown; the leader reports it once.
-                Ok((Err(panicked), joined)) => {
-                    if !joined {
-                        panicked.report(LookupKind::Check, domain.as_str());
-                    }
-                    CheckOutcome::Verdict { verdict: panicked.verdict(&domain) }
-                }
-                Ok((Ok(Err(reason)), _)) => CheckOutcome::Rejected { reason },
-                Ok((Ok(Ok((report, source))), joined)) => {
-                    if source == Source::Cache {
-                        stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("dsa_worker_cache_hits_total").increment(1);
-                    } else if source == Source::FleetCache {
-                        stats.fleet_cache_hits.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("dsa_worker_fleet_cache_hits_total").increment(1);
-                    } else if source == Source::PeerLookup {
-                        stats.peer_lookups.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("dsa_worker_peer_lookups_total").increment(1);
-                    } else if joined {
-                        stats.coalesced.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("dsa_worker_coalesced_total").increment(1);
-                    }
-                    let still_left = job.deadline - OffsetDateTime::now_utc();
-                    // Retry (Nak) only trouble that may pass; an answer that will not change
-                    // (an oversized body, an unreadable text) goes back to the front at once.
-                    if report.verdict.status == Status::Unknown
-                        && report.retryable
-                        && still_left > time::Duration::milliseconds(1500)
-                    {
-                        stats.retried.fetch_add(1, Ordering::Relaxed);
-                        metrics::counter!("dsa_jobs_retried_total").increment(1);
-                        let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(300)))).await;
-                        return;
-                    }
-                    CheckOutcome::Verdict { verdict: report.verdict }
-                }
-            }
-        }
-    };
-    let reply = CheckReply { job_id: job.job_id, outcome };
+    let (job_id, deadline) = (job.job_id, job.deadline);
+    // Expired before or while it ran: the front has given up; end the job.
+    let Some(handled) = jobs.run(job, None).await else { return stats.terminated("expired") };
+    stats.count(handled.source);
+    if handled.retryable && deadline - OffsetDateTime::now_utc() > RETRY_MIN_LEFT {
+        stats.retried.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("dsa_jobs_retried_total").increment(1);
+        return Settle::Nak(Duration::from_millis(300));
+    }
+    let reply = JobReply { job_id, outcome: handled.outcome };
     match serde_json::to_vec(&reply) {
         Ok(payload) => {
             if let Err(e) = client.publish(reply_to, Bytes::from(payload)).await {
-                tracing::warn!(error = %e, "reply not published; job will be redelivered");
-                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_millis(200)))).await;
-                return;
+                tracing::warn!(error = %e, %job_id, "reply not published; job will be redelivered");
+                return Settle::Nak(Duration::from_millis(200));
             }
         }
-        Err(e) => tracing::error!(error = %e, "reply not serialisable"),
+        Err(e) => tracing::error!(error = %e, %job_id, "reply not serialisable"),
     }
     stats.answered.fetch_add(1, Ordering::Relaxed);
-    if let Err(e) = message.ack().await {
-        tracing::warn!(error = %e, job_id = %job.job_id, "ack failed; the job may be answered twice");
-    }
-}
-
-/// Runs `work`, telling JetStream every `every` that the job is still being worked on (so a short
-/// ack wait redelivers quickly after a crash without redelivering slow but live work).
-async fn with_progress<T>(message: &jetstream::Message, every: Duration, work: impl Future<Output = T>) -> T {
-    tokio::pin!(work);
-    let mut ticker = tokio::time::interval(every);
-    ticker.tick().await;
-    loop {
-        tokio::select! {
-            out = &mut work => return out,
-            _ = ticker.tick() => { let _ = message.ack_with(AckKind::Progress).await; }
-        }
-    }
+    Settle::Ack
 }

@@ -32,12 +32,17 @@ use common::verdict::{Method, Status, Verdict};
 use futures::StreamExt;
 use time::OffsetDateTime;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use crate::engine::Engine;
+use crate::jobs::{Claim, Claimed, SharedChecks};
 
 /// The KV header naming a message's operation (`DEL`, `PURGE`; absent or `PUT` for a value).
 const KV_OPERATION: &str = "KV-Operation";
 
-/// The fleet-wide verdict bucket and, when present, the claims bucket of one worker pool.
+/// The fleet-wide verdict bucket and, when present, the claims bucket of one worker pool: the
+/// fleet's [`SharedChecks`].
 #[derive(Clone)]
 pub(super) struct SharedVerdicts {
     client: async_nats::Client,
@@ -45,22 +50,6 @@ pub(super) struct SharedVerdicts {
     claims: Option<kv::Store>,
     /// This pool's name in the claims it makes (for operators reading the bucket).
     owner: Arc<str>,
-}
-
-/// What a claim attempt came to.
-pub(super) enum Claimed {
-    /// This worker holds the claim: ask the registry, then [`SharedVerdicts::release`] it.
-    Owned(Claim),
-    /// Another worker's lookup answered while this one waited.
-    Peer(Verdict),
-    /// Ask the registry without a claim (no claims bucket, NATS trouble, or the wait ran out).
-    Ask,
-}
-
-/// A claim this worker holds (its bucket key and revision).
-pub(super) struct Claim {
-    key: String,
-    revision: u64,
 }
 
 /// The value of a claim: who made it and when it becomes void.
@@ -185,6 +174,24 @@ impl SharedVerdicts {
         {
             tracing::debug!(error = %e, domain = %claim.key, "claim not released; it lapses at its deadline");
         }
+    }
+}
+
+impl SharedChecks for SharedVerdicts {
+    fn fresh<'a>(&'a self, engine: &'a Engine, domain: &'a DomainName) -> BoxFuture<'a, Option<Verdict>> {
+        SharedVerdicts::fresh(self, engine, domain).boxed()
+    }
+
+    fn claim<'a>(&'a self, engine: &'a Engine, domain: &'a DomainName) -> BoxFuture<'a, Claimed> {
+        SharedVerdicts::claim(self, engine, domain).boxed()
+    }
+
+    fn share<'a>(&'a self, verdict: &'a Verdict) -> BoxFuture<'a, ()> {
+        SharedVerdicts::share(self, verdict).boxed()
+    }
+
+    fn release(&self, claim: Claim) -> BoxFuture<'_, ()> {
+        SharedVerdicts::release(self, claim).boxed()
     }
 }
 

@@ -3,8 +3,9 @@
 //! [`crate::engine::registration::fields`], thin-registry referrals in
 //! [`crate::engine::registration::referral`]) and DNS records behind `/v1/dns` ([`dns`]).
 //!
-//! [`Lookups`] bundles them for a worker (standalone's in-process bus or a fleet worker): the
-//! engine, the recursive resolver and a short cache of registration answers.
+//! [`Lookups`] bundles them for the job handlers ([`crate::jobs`], run by standalone's in-process
+//! bus and a fleet worker alike): the engine, the recursive resolver and a short cache of
+//! registration answers.
 
 pub mod dns;
 
@@ -13,8 +14,8 @@ use std::time::Duration;
 use common::domain::DomainName;
 use common::lookup::{DnsAnswer, DnsType, WhoisAnswer};
 
+use crate::engine::Engine;
 use crate::engine::registration::RegistrationError;
-use crate::engine::{Engine, EngineError};
 use dns::{DnsLookupError, RecordResolver};
 
 /// What a worker needs to answer every kind of lookup. Cheap to clone.
@@ -36,6 +37,7 @@ impl Lookups {
         let ttl = Duration::from_secs(config.whois_cache_ttl_secs.max(1));
         let capacity = if config.whois_cache_ttl_secs == 0 { 0 } else { 50_000 };
         let whois_cache = moka::future::Cache::builder().max_capacity(capacity).time_to_live(ttl).build();
+        crate::engine::count_probes(1);
         Ok(Self { engine, resolver, whois_cache })
     }
 
@@ -63,15 +65,5 @@ impl Lookups {
     /// As [`RecordResolver::lookup`].
     pub async fn dns(&self, name: &str, types: &[DnsType]) -> Result<DnsAnswer, DnsLookupError> {
         self.resolver.lookup(name, types).await
-    }
-
-    /// Parses a registrable domain for a WHOIS job and checks its suffix is supported.
-    ///
-    /// # Errors
-    /// The normaliser's or the catalogue's reason.
-    pub fn whois_domain(&self, input: &str) -> Result<DomainName, String> {
-        let domain = self.engine.parse(input).map_err(|e| e.to_string())?;
-        self.engine.entry(&domain).map_err(|e: EngineError| e.to_string())?;
-        Ok(domain)
     }
 }

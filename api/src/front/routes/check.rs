@@ -26,11 +26,11 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::keyed::Keyed;
 use super::{ApiQuery, Flag, flag, optional, required};
-use crate::front::dispatch::DispatchError;
+use crate::front::dispatch::BusError;
 use crate::front::error::{ApiError, ErrorBody};
 use crate::front::keys::KeyRecord;
 use crate::front::policy::{ClientAddr, DemoTicket};
-use crate::front::state::{AppState, LookupError};
+use crate::front::state::AppState;
 use crate::pricing::purchase::{CheckoutUrl, Purchase, PurchaseInputs, resolve_purchase};
 use crate::pricing::{CommissionPercent, Pricing, quote};
 
@@ -187,8 +187,8 @@ pub struct CheckOutcome {
 /// # Errors
 /// [`ApiError::BadRequest`] with the normaliser's or the catalogue's reason.
 pub fn parse_domain(state: &AppState, input: &str) -> Result<DomainName, ApiError> {
-    let domain = state.engine().parse(input)?;
-    state.engine().entry(&domain).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let domain = state.book().parse(input)?;
+    state.book().entry(&domain).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     Ok(domain)
 }
 
@@ -392,7 +392,7 @@ pub struct Answer {
 /// unsupported TLD.
 pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<Answer, ApiError> {
     match fresh_verdict(state, domain).await {
-        Err(ApiError::Upstream(cause)) => match state.engine().stale(domain).await {
+        Err(ApiError::Upstream(cause)) => match state.book().stale(domain).await {
             Some(stale) => {
                 tracing::info!(domain = domain.as_str(), age_secs = stale.age_secs, %cause, "serving a stale verdict");
                 metrics::counter!("dsa_stale_verdicts_total", "status" => status_label(stale.verdict.status))
@@ -406,23 +406,23 @@ pub async fn verdict_for(state: &AppState, domain: &DomainName) -> Result<Answer
 }
 
 async fn fresh_verdict(state: &AppState, domain: &DomainName) -> Result<Answer, ApiError> {
-    let (verdict, cached) = if let Some(v) = state.engine().cached(domain).await {
+    let (verdict, cached) = if let Some(v) = state.book().cached(domain).await {
         (v, true)
     } else {
         let (outcome, joined) =
             state.lookups().run(domain.as_str().to_owned(), || lookup(state.clone(), domain.clone())).await;
         // `lookup` runs the job in its own task, so a panic there is already its JoinError; this
         // arm is for the single-flight's own guarantee.
-        let result = outcome.unwrap_or_else(|panicked| Err(LookupError::Upstream(panicked.to_string())));
+        let result = outcome.unwrap_or_else(|panicked| Err(BusError::Unavailable(panicked.to_string())));
         if joined {
             metrics::counter!("dsa_coalesced_lookups_total").increment(1);
         }
         match result {
             Ok(v) => (v, false),
-            Err(LookupError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
-            Err(LookupError::Upstream(cause)) => {
+            Err(BusError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
+            Err(cause) => {
                 metrics::counter!("dsa_verdicts_total", "method" => "none", "status" => "unknown").increment(1);
-                return Err(ApiError::Upstream(cause));
+                return Err(ApiError::Upstream(cause.to_string()));
             }
         }
     };
@@ -434,30 +434,36 @@ async fn fresh_verdict(state: &AppState, domain: &DomainName) -> Result<Answer, 
 }
 
 /// One job on the bus for `domain`, shared by every concurrent check of it (see
-/// [`crate::singleflight`]); a verdict for the name asked is remembered in the front's cache.
-fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verdict, LookupError>> {
-    // The job runs in its own task holding only the bus and the engine: it completes (and leaves
+/// [`crate::singleflight`]). In a fleet, a verdict for the name asked is remembered in the
+/// front's verdict book; standalone's in-process workers already wrote it in the same book.
+fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verdict, BusError>> {
+    // The job runs in its own task holding only the bus and the book: it completes (and leaves
     // the in-flight map) even when every waiter has gone, and never keeps the application state
-    // (and with it the ledger channel) alive past shutdown.
-    let (bus, engine, deadline) = (state.bus_handle(), state.engine().clone(), state.check_deadline());
+    // (and with it the ledger channel) alive past shutdown. The request id goes with it.
+    let (bus, book, deadline) = (state.bus_handle(), state.book().clone(), state.check_deadline());
     drop(state);
-    let task = tokio::spawn(async move {
-        match bus.check(domain.clone(), deadline).await {
+    let request_id = common::request_id::current();
+    let job = async move {
+        match bus.check(&domain, deadline).await {
             // A verdict about another name is never returned to the user, whoever sent it.
             Ok(v) if v.domain != domain.as_str() => {
                 tracing::error!(asked = domain.as_str(), answered = %v.domain, "worker answered for another domain");
-                Err(LookupError::Upstream(format!("worker answered for {}, not {}", v.domain, domain.as_str())))
+                Err(BusError::Unavailable(format!("worker answered for {}, not {}", v.domain, domain.as_str())))
             }
             Ok(v) => {
-                engine.remember(&v).await;
+                if !bus.probes_in_process() {
+                    book.remember(&domain, &v).await;
+                }
                 Ok(v)
             }
-            Err(DispatchError::Engine(e)) => Err(LookupError::Rejected(e.to_string())),
-            Err(DispatchError::Rejected(reason)) => Err(LookupError::Rejected(reason)),
-            Err(e) => Err(LookupError::Upstream(e.to_string())),
+            Err(e) => Err(e),
         }
-    });
-    async move { task.await.unwrap_or_else(|e| Err(LookupError::Upstream(format!("lookup task failed: {e}")))) }.boxed()
+    };
+    let task = match request_id {
+        Some(id) => tokio::spawn(common::request_id::scope(id, job)),
+        None => tokio::spawn(job),
+    };
+    async move { task.await.unwrap_or_else(|e| Err(BusError::Unavailable(format!("lookup task failed: {e}")))) }.boxed()
 }
 
 fn method_label(m: Method) -> &'static str {

@@ -16,7 +16,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::keyed::Keyed;
 use super::{ApiQuery, optional, required};
-use crate::front::dispatch::DispatchError;
+use crate::front::dispatch::BusError;
 use crate::front::error::{ApiError, ErrorBody};
 use crate::front::state::AppState;
 
@@ -179,17 +179,17 @@ pub async fn dns(
 ) -> Result<Json<DnsResponse>, ApiError> {
     let input = required(&query.domain, "domain")?;
     let name = parse_dns_name(input).map_err(ApiError::BadRequest)?;
-    if let Some(why) = common::public_name::refusal(&name, state.engine().catalogue()) {
+    if let Some(why) = common::public_name::refusal(&name, state.book().catalogue()) {
         return Err(ApiError::BadRequest(format!(
             "Unsupported domain {name:?}: {why}; only public names are looked up."
         )));
     }
     let types = DnsType::parse_list(optional(&query.types).unwrap_or("")).map_err(ApiError::BadRequest)?;
     let reservation = state.credits().reserve(&key, "dns", DNS_COST, state.now()).await?;
-    let deadline = std::time::Duration::from_secs_f64(state.engine().config().records.dns_deadline_secs + 1.0);
+    let deadline = std::time::Duration::from_secs_f64(state.book().config().records.dns_deadline_secs + 1.0);
     let answer = match state.bus().dns(name.clone(), types.clone(), deadline).await {
         Ok(a) => a,
-        Err(DispatchError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
+        Err(BusError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
         Err(e) => {
             metrics::counter!("dsa_lookups_total", "kind" => "dns", "outcome" => "no_answer").increment(1);
             return Err(ApiError::Upstream(e.to_string()));

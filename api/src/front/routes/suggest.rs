@@ -147,7 +147,7 @@ pub async fn suggest(
 ) -> Result<Json<SuggestResponse>, ApiError> {
     let words = Words::shipped();
     let keyword = Keyword::parse(required(&query.keyword, "keyword")?, words).map_err(ApiError::BadRequest)?;
-    let catalogue = state.engine().catalogue();
+    let catalogue = state.book().catalogue();
     let mut tlds: Vec<String> = Vec::new();
     match optional(&query.tlds) {
         None => tlds.extend(DEFAULT_TLDS.iter().map(|s| (*s).to_owned())),
@@ -229,13 +229,13 @@ fn item(s: &Suggestion) -> SuggestionItem {
 /// the name from the recursive resolvers (a delegation means registered; none means only "likely
 /// available"). Returns (`available`, `likely_available`, `checked_by`).
 async fn precheck_one(state: &AppState, s: &Suggestion) -> (Option<bool>, Option<bool>, &'static str) {
-    if let Some(v) = state.engine().cached(&s.domain).await
+    if let Some(v) = state.book().cached(&s.domain).await
         && !matches!(v.status, common::verdict::Status::Unknown)
     {
         let available = v.status.is_available();
         return (Some(available), Some(available), "registry");
     }
-    let deadline = std::time::Duration::from_secs_f64(state.engine().config().records.dns_deadline_secs + 1.0);
+    let deadline = std::time::Duration::from_secs_f64(state.book().config().records.dns_deadline_secs + 1.0);
     match state.bus().dns(s.domain.as_str().to_owned(), vec![DnsType::Ns], deadline).await {
         Ok(answer) if answer.rcode == "NXDOMAIN" => (None, Some(true), "dns"),
         Ok(answer) if answer.records.get(&DnsType::Ns).is_some_and(|r| !r.is_empty()) => {

@@ -105,7 +105,8 @@ pub struct MethodHealth {
     /// without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p50_ms: Option<u64>,
-    /// The upstream's politeness budget, when the upstream is known. DNS budgets are kept per
+    /// The upstream's politeness budget, when the upstream is known and the probes run in this
+    /// process (absent on a fleet front, whose workers hold the budgets). DNS budgets are kept per
     /// name-server address: for a name server shown by host name (no override), the limits are
     /// right but `in_flight` and the cooldown are those of that name, not of its addresses.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,7 +163,7 @@ fn method_name(protocol: Protocol) -> &'static str {
 
 /// The listing entry of `entry`, shown under the name `tld` (the suffix asked for).
 fn info(state: &AppState, tld: &str, entry: &TldEntry) -> TldInfo {
-    let chain = state.engine().chain(entry);
+    let chain = state.book().chain(entry);
     let restricted_reason = match &entry.policy {
         RegistrationPolicy::Restricted { reason } => Some(reason.clone()),
         RegistrationPolicy::Open => None,
@@ -183,7 +184,7 @@ fn info(state: &AppState, tld: &str, entry: &TldEntry) -> TldInfo {
 
 fn build_listing(state: &AppState) -> bytes::Bytes {
     let tlds: Vec<TldInfo> =
-        state.engine().catalogue().entries().filter(|e| e.is_supported()).map(|e| info(state, &e.suffix, e)).collect();
+        state.book().catalogue().entries().filter(|e| e.is_supported()).map(|e| info(state, &e.suffix, e)).collect();
     let body = TldList { success: true, count: tlds.len(), tlds };
     // Serialising plain structs of strings and numbers cannot fail; an empty list is the
     // fallback that keeps the endpoint answering JSON if it ever did.
@@ -275,7 +276,7 @@ pub async fn detail(
     // axum's plain-text rejection.
     let Path(raw) = raw.map_err(|e| ApiError::BadRequest(format!("Malformed TLD in the path: {e}.")))?;
     let suffix = normalise(&raw)?;
-    let catalogue = state.engine().catalogue();
+    let catalogue = state.book().catalogue();
     let resolution = catalogue
         .resolve(&suffix)
         .map_err(|reason| ApiError::UnknownSuffix(format!("Unsupported TLD: .{suffix} ({reason})")))?;
@@ -284,23 +285,23 @@ pub async fn detail(
         return Err(ApiError::UnknownSuffix(format!("Unsupported TLD: .{suffix} ({})", entry.reason)));
     }
     let info = info(&state, &suffix, entry);
-    let engine = state.engine();
-    let stats = engine.health().stats(&entry.suffix, OffsetDateTime::now_utc());
-    let methods = engine
+    let book = state.book();
+    let stats = book.health().stats(&entry.suffix, OffsetDateTime::now_utc());
+    let methods = book
         .chain(entry)
         .into_iter()
         .map(|step| {
             let window = stats.of(step.protocol);
-            let budget = step.upstream.as_deref().map(|host| {
-                let b = engine.budget(step.protocol, host);
-                BudgetInfo {
+            // Only where the probes run in this process (standalone): a fleet front's workers
+            // spend their budgets elsewhere.
+            let budget =
+                step.upstream.as_deref().and_then(|host| book.budget(step.protocol, host)).map(|b| BudgetInfo {
                     per_second: b.per_second,
                     burst: b.burst,
                     concurrency: b.concurrency,
                     in_flight: b.in_flight,
                     cooldown_remaining_secs: b.cooldown_remaining_secs,
-                }
-            });
+                });
             MethodHealth {
                 method: method_name(step.protocol),
                 upstream: step.upstream,
@@ -321,7 +322,7 @@ pub async fn detail(
             probes_in_process: state.bus().probes_in_process(),
             methods,
             last_definitive_at: stats.last_definitive_at,
-            whois_first_until: engine.whois_first_until(&entry.suffix).await,
+            whois_first_until: book.whois_first_until(&entry.suffix).await,
         },
     };
     let mut response = axum::Json(body).into_response();

@@ -22,7 +22,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::check::parse_domain;
 use super::keyed::Keyed;
 use super::{ApiQuery, required};
-use crate::front::dispatch::DispatchError;
+use crate::front::dispatch::BusError;
 use crate::front::error::{ApiError, ErrorBody};
 use crate::front::state::AppState;
 
@@ -181,11 +181,10 @@ pub async fn whois(
     let input = required(&query.domain, "domain")?;
     let domain = parse_domain(&state, input)?;
     let reservation = state.credits().reserve(&key, "whois", WHOIS_COST, state.now()).await?;
-    let deadline = std::time::Duration::from_secs_f64(state.engine().config().records.whois_deadline_secs + 1.0);
-    let answer = match state.bus().whois(domain.clone(), deadline).await {
+    let deadline = std::time::Duration::from_secs_f64(state.book().config().records.whois_deadline_secs + 1.0);
+    let answer = match state.bus().whois(&domain, deadline).await {
         Ok(a) => a,
-        Err(DispatchError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
-        Err(DispatchError::Engine(e)) => return Err(ApiError::BadRequest(e.to_string())),
+        Err(BusError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
         Err(e) => {
             metrics::counter!("dsa_lookups_total", "kind" => "whois", "outcome" => "no_answer").increment(1);
             return Err(ApiError::Upstream(e.to_string()));
