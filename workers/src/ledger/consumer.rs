@@ -1,27 +1,18 @@
 //! The ledger consumer: pulls charge events from the ledger stream, settles each batch in one
 //! store transaction and acks only after the commit.
 //!
-//! Moved here from the front's crate as it was (issue 24); the fleet's generic JetStream pull
-//! loop (`fleet`) is meant to replace the loop of [`consume`].
+//! It runs on the fleet's one JetStream pull loop ([`crate::fleet::pull`]), like the job pool.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use backon::{ExponentialBuilder, Retryable};
 use common::messages::LedgerEvent;
 
 use super::{LedgerStore, SettleError};
+use crate::fleet::pull::{LiveLoop, Liveness, Pull, Settle, pull};
 
 /// Largest batch fetched and settled at once.
 pub const MAX_BATCH: usize = 512;
-
-/// Back-off while the consumer is not reachable yet: 50 ms doubling to 2 s, jittered.
-fn backoff() -> ExponentialBuilder {
-    ExponentialBuilder::default()
-        .with_min_delay(Duration::from_millis(50))
-        .with_max_delay(Duration::from_secs(2))
-        .with_jitter()
-}
 
 /// Counters of a ledger consumer.
 #[derive(Debug, Default)]
@@ -32,6 +23,20 @@ pub struct ConsumerStats {
     pub duplicates: std::sync::atomic::AtomicU64,
     /// Batches committed.
     pub batches: std::sync::atomic::AtomicU64,
+    /// Pull loops running (one).
+    pub live_loops: std::sync::atomic::AtomicUsize,
+    /// Pull loops fetching right now.
+    pub fetching_loops: std::sync::atomic::AtomicUsize,
+}
+
+impl Liveness for ConsumerStats {
+    fn live_loops(&self) -> &std::sync::atomic::AtomicUsize {
+        &self.live_loops
+    }
+
+    fn fetching_loops(&self) -> &std::sync::atomic::AtomicUsize {
+        &self.fetching_loops
+    }
 }
 
 /// How long the ledger stream keeps an unsettled charge event (`DSA_LEDGER` max age, 7 days); a
@@ -60,134 +65,129 @@ fn observe_settle_lag(events: &[LedgerEvent]) {
     }
 }
 
-/// The ledger role: pulls charge events in batches from the ledger stream, settles each batch in
-/// one store transaction ([`LedgerStore::settle`]) (`ON CONFLICT DO NOTHING` on the event id), and acks only after the
-/// commit. Killed between commit and ack, the batch is redelivered and absorbed; killed before the
-/// commit, nothing was written and the batch is redelivered. Poison messages are terminated.
+/// The ledger role: pulls charge events in batches from the ledger stream through the fleet's
+/// one pull loop ([`crate::fleet::pull`], one batch held at a time), settles each batch in one
+/// store transaction ([`LedgerStore::settle`]) (`ON CONFLICT DO NOTHING` on the event id), and
+/// acks only after the commit. Killed between commit and ack, the batch is redelivered and
+/// absorbed; killed before the commit, nothing was written and the batch is redelivered. Poison
+/// messages are terminated; messages that are not deliveries of the ledger stream are left alone.
 ///
 /// # Errors
-/// When the consumer cannot be reached at start.
-pub async fn consume<S: LedgerStore + ?Sized>(
+/// None today: an unreachable consumer is retried until `shutdown`; the `Result` is kept for
+/// the role launcher.
+pub async fn consume<S: LedgerStore + ?Sized + 'static>(
     js: async_nats::jetstream::Context,
     names: common::subjects::Names,
     store: Arc<S>,
     stats: Arc<ConsumerStats>,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    use async_nats::jetstream::AckKind;
-    use futures::StreamExt;
+    let config = Pull {
+        stream: names.ledger_stream.clone(),
+        consumer: names.ledger_consumer.clone(),
+        batch: MAX_BATCH,
+        chunk: MAX_BATCH,
+        slots: MAX_BATCH,
+        expires: Duration::from_millis(200),
+        progress_every: None,
+    };
+    let live = LiveLoop::new(stats.clone());
+    let names = Arc::new(names);
+    let handler = move |messages: Vec<async_nats::jetstream::Message>| {
+        let (store, stats, names) = (store.clone(), stats.clone(), names.clone());
+        async move { settle_batch(&*store, &stats, &names, &messages).await }
+    };
+    pull(js.client(), config, live, shutdown, handler).await;
+    Ok(())
+}
+
+/// What each message of a fetched batch deserves: the batch's charges settled in one
+/// transaction and acked after the commit; poison terminated; foreign messages left alone.
+async fn settle_batch<S: LedgerStore + ?Sized>(
+    store: &S,
+    stats: &ConsumerStats,
+    names: &common::subjects::Names,
+    messages: &[async_nats::jetstream::Message],
+) -> Vec<Settle> {
     use std::sync::atomic::Ordering;
-    tokio::pin!(shutdown);
-    // NATS may be restarting: keep trying until the consumer answers or we are told to stop.
-    let find = || async {
-        let stream = js.get_stream(&names.ledger_stream).await.map_err(anyhow::Error::from)?;
-        stream.get_consumer(&names.ledger_consumer).await.map_err(|e| anyhow::anyhow!("{e}"))
-    };
-    let found = find
-        .retry(backoff().without_max_times())
-        .notify(|e, _| tracing::debug!(error = %e, "ledger consumer not reachable yet; retrying"));
-    let consumer: async_nats::jetstream::consumer::PullConsumer = tokio::select! {
-        _ = &mut shutdown => return Ok(()),
-        c = found => c?,
-    };
-    loop {
-        let fetched = tokio::select! {
-            _ = &mut shutdown => return Ok(()),
-            f = consumer.fetch().max_messages(MAX_BATCH).expires(Duration::from_millis(200)).messages() => f,
-        };
-        let mut fetched = match fetched {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::warn!(error = %e, "ledger fetch failed; retrying");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                continue;
-            }
-        };
-        let mut messages = Vec::new();
-        let mut events = Vec::new();
-        while let Some(message) = fetched.next().await {
-            let Ok(message) = message else { continue };
-            if let Err(reason) = delivered_by_the_ledger_stream(&message, &names) {
-                // Not a delivery of our consumer: something published into this fetch inbox.
-                // Never applied, never acked (an ack would go to a subject of its choosing).
-                tracing::error!(subject = %message.subject, reply = ?message.reply, reason, "foreign message in the ledger's inbox dropped");
-                metrics::counter!("dsa_ledger_foreign_total").increment(1);
-                continue;
-            }
-            match serde_json::from_slice::<LedgerEvent>(&message.payload) {
-                Ok(event) if event.credits > 0 => {
-                    events.push(event);
-                    messages.push(message);
-                }
-                Ok(event) => {
-                    // A charge never gives credits back: a non-positive one is forged or broken.
-                    tracing::error!(event = %event.event_id, credits = event.credits, "non-positive ledger event terminated");
-                    metrics::counter!("dsa_ledger_poison_total").increment(1);
-                    let _ = message.ack_with(AckKind::Term).await;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "poison ledger event terminated");
-                    metrics::counter!("dsa_ledger_poison_total").increment(1);
-                    let _ = message.ack_with(AckKind::Term).await;
-                }
-            }
-        }
-        if events.is_empty() {
+    let mut settles = vec![Settle::Leave; messages.len()];
+    // (index in `messages`, event) of the charges to settle.
+    let mut events: Vec<(usize, LedgerEvent)> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        if let Err(reason) = delivered_by_the_ledger_stream(message, names) {
+            // Not a delivery of our consumer: something published into this fetch inbox.
+            // Never applied, never acked (an ack would go to a subject of its choosing).
+            tracing::error!(subject = %message.subject, reply = ?message.reply, reason, "foreign message in the ledger's inbox dropped");
+            metrics::counter!("dsa_ledger_foreign_total").increment(1);
             continue;
         }
-        observe_settle_lag(&events);
-        let count = events.len() as u64;
-        let traced = tracing::enabled!(tracing::Level::DEBUG).then(|| settled_trace(&events));
-        match store.settle(events).await {
-            Ok(applied) => {
-                if let Some(traced) = traced {
-                    log_settled(&traced, applied);
-                }
-                stats.applied.fetch_add(applied, Ordering::Relaxed);
-                stats.duplicates.fetch_add(count - applied, Ordering::Relaxed);
-                stats.batches.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
-                for message in messages {
-                    if let Err(e) = message.ack().await {
-                        tracing::warn!(error = %e, "ack after commit failed; the event will be redelivered and absorbed");
-                    }
-                }
+        match serde_json::from_slice::<LedgerEvent>(&message.payload) {
+            Ok(event) if event.credits > 0 => events.push((i, event)),
+            Ok(event) => {
+                // A charge never gives credits back: a non-positive one is forged or broken.
+                tracing::error!(event = %event.event_id, credits = event.credits, "non-positive ledger event terminated");
+                metrics::counter!("dsa_ledger_poison_total").increment(1);
+                settles[i] = Settle::Term("non_positive");
             }
             Err(e) => {
-                // One bad event (say, for a key that does not exist) must not block the ledger:
-                // apply one by one and terminate the events the store refuses as data. Any
-                // other failure is the store's, not the event's (Postgres restarting, a dropped
-                // connection): that event and the rest are redelivered, never terminated, and the
-                // pass stops there rather than wait out the store once per event.
-                tracing::warn!(error = ?e, events = count, "ledger batch failed; isolating");
-                let mut messages = messages.into_iter();
-                while let Some(message) = messages.next() {
-                    let outcome = match serde_json::from_slice::<LedgerEvent>(&message.payload) {
-                        Ok(event) => store.settle(vec![event]).await,
-                        Err(e) => Err(SettleError::Refused(e.into())),
-                    };
-                    match outcome {
-                        Ok(applied) => {
-                            stats.applied.fetch_add(applied, Ordering::Relaxed);
-                            stats.duplicates.fetch_add(1 - applied.min(1), Ordering::Relaxed);
-                            let _ = message.ack().await;
-                        }
-                        Err(reason @ SettleError::Refused(_)) => {
-                            tracing::error!(error = ?reason, "ledger event cannot be applied; terminated");
-                            metrics::counter!("dsa_ledger_poison_total").increment(1);
-                            let _ = message.ack_with(AckKind::Term).await;
-                        }
-                        Err(reason @ SettleError::Unavailable(_)) => {
-                            tracing::warn!(error = ?reason, "ledger store failing; redelivering the rest of the batch");
-                            for message in std::iter::once(message).chain(messages.by_ref()) {
-                                let _ = message.ack_with(AckKind::Nak(Some(Duration::from_secs(1)))).await;
-                            }
+                tracing::error!(error = %e, "poison ledger event terminated");
+                metrics::counter!("dsa_ledger_poison_total").increment(1);
+                settles[i] = Settle::Term("unparsable");
+            }
+        }
+    }
+    if events.is_empty() {
+        return settles;
+    }
+    let batch: Vec<LedgerEvent> = events.iter().map(|(_, e)| e.clone()).collect();
+    observe_settle_lag(&batch);
+    let count = batch.len() as u64;
+    let traced = tracing::enabled!(tracing::Level::DEBUG).then(|| settled_trace(&batch));
+    match store.settle(batch).await {
+        Ok(applied) => {
+            if let Some(traced) = traced {
+                log_settled(&traced, applied);
+            }
+            stats.applied.fetch_add(applied, Ordering::Relaxed);
+            stats.duplicates.fetch_add(count - applied, Ordering::Relaxed);
+            stats.batches.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
+            for (i, _) in &events {
+                settles[*i] = Settle::Ack;
+            }
+        }
+        Err(e) => {
+            // One bad event (say, for a key that does not exist) must not block the ledger:
+            // apply one by one and terminate the events the store refuses as data. Any other
+            // failure is the store's, not the event's (Postgres restarting, a dropped
+            // connection): that event and the rest are redelivered, never terminated, and the
+            // pass stops there rather than wait out the store once per event.
+            tracing::warn!(error = ?e, events = count, "ledger batch failed; isolating");
+            let mut rest = events.into_iter();
+            while let Some((i, event)) = rest.next() {
+                match store.settle(vec![event]).await {
+                    Ok(applied) => {
+                        stats.applied.fetch_add(applied, Ordering::Relaxed);
+                        stats.duplicates.fetch_add(1 - applied.min(1), Ordering::Relaxed);
+                        settles[i] = Settle::Ack;
+                    }
+                    Err(reason @ SettleError::Refused(_)) => {
+                        tracing::error!(error = ?reason, "ledger event cannot be applied; terminated");
+                        metrics::counter!("dsa_ledger_poison_total").increment(1);
+                        settles[i] = Settle::Term("refused");
+                    }
+                    Err(reason @ SettleError::Unavailable(_)) => {
+                        tracing::warn!(error = ?reason, "ledger store failing; redelivering the rest of the batch");
+                        settles[i] = Settle::Nak(Duration::from_secs(1));
+                        for (j, _) in rest.by_ref() {
+                            settles[j] = Settle::Nak(Duration::from_secs(1));
                         }
                     }
                 }
             }
         }
     }
+    settles
 }
 
 /// What the debug log says of each settled charge: its event id, key id, credits and the request
