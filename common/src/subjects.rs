@@ -11,18 +11,28 @@ use crate::lookup::LookupKind;
 pub const JOBS_STREAM: &str = "DSA_JOBS";
 /// Subject filter of [`JOBS_STREAM`].
 pub const JOBS_SUBJECTS: &str = "dsa.jobs.>";
-/// Subject of availability-check jobs.
-pub const JOBS_CHECK: &str = "dsa.jobs.check";
-/// Subject of registration-record (`/v1/whois`) jobs.
-pub const JOBS_WHOIS: &str = "dsa.jobs.whois";
-/// Subject of DNS-record (`/v1/dns`) jobs.
-pub const JOBS_DNS: &str = "dsa.jobs.dns";
-/// Durable pull consumer of check jobs (filter [`JOBS_CHECK`]; the name predates the other kinds).
+/// Prefix of every job subject: a kind's jobs go to `dsa.jobs.<kind>` ([`LookupKind::as_str`]).
+pub const JOBS_SUBJECT_PREFIX: &str = "dsa.jobs";
+/// Durable pull consumer of check jobs (the name predates the other kinds).
 pub const WORKERS_CONSUMER: &str = "dsa-workers";
-/// Durable pull consumer of WHOIS jobs (filter [`JOBS_WHOIS`]).
-pub const WHOIS_CONSUMER: &str = "dsa-workers-whois";
-/// Durable pull consumer of DNS jobs (filter [`JOBS_DNS`]).
-pub const DNS_CONSUMER: &str = "dsa-workers-dns";
+/// Prefix of the durable pull consumer of every other kind: `dsa-workers-<kind>`.
+pub const WORKERS_CONSUMER_PREFIX: &str = "dsa-workers";
+
+/// The job subject of `kind` without a deployment prefix (`dsa.jobs.whois`).
+#[must_use]
+pub fn jobs_subject_of(kind: LookupKind) -> String {
+    format!("{JOBS_SUBJECT_PREFIX}.{kind}")
+}
+
+/// The workers' durable consumer of `kind` without a deployment prefix (`dsa-workers` for
+/// checks, `dsa-workers-<kind>` for the rest).
+#[must_use]
+pub fn jobs_consumer_of(kind: LookupKind) -> String {
+    match kind {
+        LookupKind::Check => WORKERS_CONSUMER.to_owned(),
+        other => format!("{WORKERS_CONSUMER_PREFIX}-{other}"),
+    }
+}
 
 /// Stream of ledger (charge) events.
 pub const LEDGER_STREAM: &str = "DSA_LEDGER";
@@ -78,18 +88,10 @@ pub struct Names {
     pub jobs_stream: String,
     /// Job subject filter.
     pub jobs_subjects: String,
-    /// Check-job subject.
-    pub jobs_check: String,
-    /// WHOIS-job subject.
-    pub jobs_whois: String,
-    /// DNS-job subject.
-    pub jobs_dns: String,
-    /// Workers' consumer of check jobs.
-    pub workers_consumer: String,
-    /// Workers' consumer of WHOIS jobs.
-    pub whois_consumer: String,
-    /// Workers' consumer of DNS jobs.
-    pub dns_consumer: String,
+    /// Per kind of lookup, its job subject and its workers' durable consumer (derived from the
+    /// kind's name, so a new kind needs no entry here): [`Names::jobs_subject`],
+    /// [`Names::jobs_consumer`].
+    jobs: std::collections::BTreeMap<LookupKind, (String, String)>,
     /// Ledger stream name.
     pub ledger_stream: String,
     /// Ledger subject filter.
@@ -137,12 +139,10 @@ impl Names {
         Self {
             jobs_stream: stream(JOBS_STREAM),
             jobs_subjects: subject(JOBS_SUBJECTS),
-            jobs_check: subject(JOBS_CHECK),
-            jobs_whois: subject(JOBS_WHOIS),
-            jobs_dns: subject(JOBS_DNS),
-            workers_consumer: consumer(WORKERS_CONSUMER),
-            whois_consumer: consumer(WHOIS_CONSUMER),
-            dns_consumer: consumer(DNS_CONSUMER),
+            jobs: LookupKind::ALL
+                .into_iter()
+                .map(|kind| (kind, (subject(&jobs_subject_of(kind)), consumer(&jobs_consumer_of(kind)))))
+                .collect(),
             ledger_stream: stream(LEDGER_STREAM),
             ledger_subjects: subject(LEDGER_SUBJECTS),
             ledger_charge: subject(LEDGER_CHARGE),
@@ -163,20 +163,12 @@ impl Names {
 impl Names {
     /// The job subject of a kind of lookup.
     pub fn jobs_subject(&self, kind: LookupKind) -> &str {
-        match kind {
-            LookupKind::Check => &self.jobs_check,
-            LookupKind::Whois => &self.jobs_whois,
-            LookupKind::Dns => &self.jobs_dns,
-        }
+        self.jobs.get(&kind).map_or("", |(subject, _)| subject.as_str())
     }
 
     /// The durable worker consumer of a kind of lookup (filtered on [`Names::jobs_subject`]).
     pub fn jobs_consumer(&self, kind: LookupKind) -> &str {
-        match kind {
-            LookupKind::Check => &self.workers_consumer,
-            LookupKind::Whois => &self.whois_consumer,
-            LookupKind::Dns => &self.dns_consumer,
-        }
+        self.jobs.get(&kind).map_or("", |(_, consumer)| consumer.as_str())
     }
 }
 
@@ -188,12 +180,13 @@ mod tests {
     fn prefixes_keep_names_apart() {
         let plain = Names::with_prefix("");
         assert_eq!(plain.jobs_stream, "DSA_JOBS");
-        assert_eq!(plain.jobs_check, "dsa.jobs.check");
+        assert_eq!(plain.jobs_subject(LookupKind::Check), "dsa.jobs.check");
         let t = Names::with_prefix("t-42");
         assert_eq!(t.jobs_stream, "T_42_DSA_JOBS");
-        assert_eq!(t.jobs_check, "t-42.dsa.jobs.check");
+        assert_eq!(t.jobs_subject(LookupKind::Check), "t-42.dsa.jobs.check");
         assert_eq!(t.jobs_subjects, "t-42.dsa.jobs.>");
-        assert_eq!(t.workers_consumer, "t-42-dsa-workers");
+        assert_eq!(t.jobs_consumer(LookupKind::Check), "t-42-dsa-workers");
+        assert_eq!(plain.jobs_consumer(LookupKind::Dns), "dsa-workers-dns");
         assert_eq!(t.rate_bucket, "t_42_dsa_rate");
         assert_eq!(t.demo_bucket, "t_42_dsa_demo");
         assert_eq!(t.routing_bucket, "t_42_dsa_routing");

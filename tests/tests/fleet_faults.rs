@@ -90,8 +90,9 @@ async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
     let settings = fleet.settings().clone();
     let process = fleet.spawn_process("worker", &settings);
     let (js_ref, names_ref) = (&js, &names);
-    let jobs_info =
-        move || async move { consumer_info(js_ref, &names_ref.jobs_stream, &names_ref.workers_consumer).await };
+    let jobs_info = move || async move {
+        consumer_info(js_ref, &names_ref.jobs_stream, names_ref.jobs_consumer(common::lookup::LookupKind::Check)).await
+    };
     // The process is ready once its pull request waits on the jobs consumer.
     let ready = wait_until(Duration::from_secs(30), || async move { jobs_info().await.num_waiting > 0 }).await;
     assert!(
@@ -130,7 +131,8 @@ async fn worker_killed_mid_job(prefix: &str, deadline_secs: f64) -> KillCase {
         status,
         body,
         elapsed,
-        redeliveries: redeliveries(&js, &names.jobs_stream, &names.workers_consumer).await,
+        redeliveries: redeliveries(&js, &names.jobs_stream, names.jobs_consumer(common::lookup::LookupKind::Check))
+            .await,
         entries: ledger_count(&store, &key_id).await,
         answered: pool.answered.load(Ordering::Relaxed),
         terminated: pool.terminated.load(Ordering::Relaxed),
@@ -530,8 +532,22 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
     };
     let job_payload = serde_json::to_vec(&job).expect("job");
     let reply_to = format!("{inbox}.{}", job.job_id);
-    let a = publish(&js, &names.jobs_check, &job_payload, &job.job_id.to_string(), Some(&reply_to)).await;
-    let b = publish(&js, &names.jobs_check, &job_payload, &job.job_id.to_string(), Some(&reply_to)).await;
+    let a = publish(
+        &js,
+        names.jobs_subject(common::lookup::LookupKind::Check),
+        &job_payload,
+        &job.job_id.to_string(),
+        Some(&reply_to),
+    )
+    .await;
+    let b = publish(
+        &js,
+        names.jobs_subject(common::lookup::LookupKind::Check),
+        &job_payload,
+        &job.job_id.to_string(),
+        Some(&reply_to),
+    )
+    .await;
     assert!(!a.duplicate);
     assert!(b.duplicate, "same job id within the duplicate window");
     let mut jobs_stream = js.get_stream(&names.jobs_stream).await.expect("jobs stream");

@@ -315,7 +315,7 @@ async fn a_reply_about_another_domain_is_a_502() {
         .get_stream(&names.jobs_stream)
         .await
         .expect("stream")
-        .get_consumer(&names.workers_consumer)
+        .get_consumer(names.jobs_consumer(common::lookup::LookupKind::Check))
         .await
         .expect("consumer");
     let liar = tokio::spawn(async move {
