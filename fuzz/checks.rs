@@ -56,24 +56,42 @@ fn alnum(text: &str) -> String {
     workers::parse::lexicon::fold(text).chars().filter(|c| c.is_alphanumeric()).collect()
 }
 
+/// The concept × language table of the reader's generic layer (`workers/data/whois-languages.json`).
+fn language_table() -> &'static serde_json::Value {
+    static TABLE: OnceLock<serde_json::Value> = OnceLock::new();
+    TABLE.get_or_init(|| serde_json::from_str(include_str!("../workers/data/whois-languages.json")).expect("language data"))
+}
+
+/// The words of one column of the language table, over all rows.
+fn table_column(column: &str) -> impl Iterator<Item = &'static str> {
+    language_table()["languages"]
+        .as_object()
+        .expect("languages")
+        .values()
+        .filter_map(move |row| row[column].as_array())
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+}
+
 /// Every `available` rule of the WHOIS marker data (generic and every family) and every
-/// not-found phrase of the generic lexicon (registries' own wordings in many languages, e.g.
-/// `.hu`'s "Nincs találat"), as `*`-separated parts reduced by [`alnum`].
+/// not-found phrase and free status word of the language table (registries' own wordings in
+/// many languages, e.g. `.hu`'s "Nincs találat"), as `*`-separated parts reduced by [`alnum`].
 fn available_rules() -> &'static Vec<Vec<String>> {
     static RULES: OnceLock<Vec<Vec<String>>> = OnceLock::new();
     RULES.get_or_init(|| {
         let data: serde_json::Value =
             serde_json::from_str(include_str!("../workers/data/whois-markers.json")).expect("marker data");
-        let lexicon: serde_json::Value =
-            serde_json::from_str(include_str!("../workers/data/whois-lexicon.json")).expect("lexicon data");
-        // The lexicon's not-found phrases and its status words that alone say "free".
-        let mut lists = vec![&data["generic"]["available"], &lexicon["not_found"], &lexicon["free_status"]];
-        lists.extend(data["families"].as_object().expect("families").values().map(|f| &f["available"]));
-        lists
+        let mut rules: Vec<&str> = vec![&data["generic"]["available"]]
             .into_iter()
+            .chain(data["families"].as_object().expect("families").values().map(|f| &f["available"]))
             .filter_map(serde_json::Value::as_array)
             .flatten()
             .filter_map(serde_json::Value::as_str)
+            .collect();
+        // The table's not-found phrases and its status words that alone say "free".
+        rules.extend(table_column("not_found").chain(table_column("free")));
+        rules
+            .into_iter()
             .map(|rule| rule.trim_start_matches(['=', '^']).split('*').map(alnum).filter(|p| !p.is_empty()).collect())
             .filter(|parts: &Vec<String>| !parts.is_empty())
             .collect()
@@ -89,24 +107,12 @@ const NEGATION_WORDS: &[&str] = &[
     "не", "ні", "нет", "غير", "لا", "ليس",
 ];
 
-/// The negations of every language of the reader's language table
+/// The negations of every row of the reader's language table
 /// (`workers/data/whois-languages.json`, e.g. Spanish and Slovenian "ni"), folded: the reader
 /// reads a negated presence word in any of them, so the oracle accepts them too.
 fn language_negations() -> &'static Vec<String> {
     static NEGATIONS: OnceLock<Vec<String>> = OnceLock::new();
-    NEGATIONS.get_or_init(|| {
-        let table: serde_json::Value =
-            serde_json::from_str(include_str!("../workers/data/whois-languages.json")).expect("language data");
-        table["languages"]
-            .as_object()
-            .expect("languages")
-            .values()
-            .filter_map(|l| l["negations"].as_array())
-            .flatten()
-            .filter_map(serde_json::Value::as_str)
-            .map(workers::parse::lexicon::fold)
-            .collect()
-    })
+    NEGATIONS.get_or_init(|| table_column("negations").map(workers::parse::lexicon::fold).collect())
 }
 
 /// Whether `text` holds, in order, every part of some registry's not-found rule (or status
