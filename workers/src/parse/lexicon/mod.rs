@@ -30,7 +30,7 @@
 //!   not-found next to an error wording ("invalid query or domain name not known");
 //! - "available" needs a not-found wording and nothing else.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -128,16 +128,17 @@ pub struct FieldLexicon {
     /// Folded key wording → field, for keys printed with other diacritics or case.
     #[serde(skip)]
     folded_keys: BTreeMap<String, String>,
+    /// Key wording → the first field (in `keys` order) listing it: [`FieldLexicon::field_of`]
+    /// is asked for every key of every answer, and scanning thousands of wordings was a tenth
+    /// of the reader's time.
+    #[serde(skip)]
+    exact_keys: HashMap<String, String>,
 }
 
 impl FieldLexicon {
     /// The field a key wording names, by the `keys` table.
     pub fn field_of(&self, key: &str) -> Option<&str> {
-        self.keys
-            .iter()
-            .find(|(_, words)| words.iter().any(|w| w == key))
-            .map(|(f, _)| f.as_str())
-            .or_else(|| self.folded_keys.get(&fold(key)).map(String::as_str))
+        self.exact_keys.get(key).map(String::as_str).or_else(|| self.folded_keys.get(&fold(key)).map(String::as_str))
     }
 
     /// The block kind a header wording opens, by the `blocks` table.
@@ -218,6 +219,13 @@ fn lexicon() -> &'static Lexicon {
         let folded: BTreeMap<String, String> =
             lex.fields.keys.iter().flat_map(|(f, words)| words.iter().map(move |w| (fold(w), f.clone()))).collect();
         lex.fields.folded_keys = folded;
+        let mut exact: HashMap<String, String> = HashMap::new();
+        for (field, words) in &lex.fields.keys {
+            for w in words {
+                exact.entry(w.clone()).or_insert_with(|| field.clone());
+            }
+        }
+        lex.fields.exact_keys = exact;
         // The phrases are matched against folded lines (the field tables are not phrases).
         for list in [
             &mut lex.quota,
@@ -381,40 +389,57 @@ pub fn says_not_found(value: &str) -> bool {
 /// folded, so partial coverage of a script is still consistent.
 pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars().flat_map(char::to_lowercase) {
-        match c {
-            '\u{200b}'..='\u{200d}' | '\u{feff}' | '\u{0640}' | '\u{0307}' | '\u{064b}'..='\u{065f}' | '\u{0670}' => {}
-            'ي' | 'ى' => out.push('ی'),
-            'ك' => out.push('ک'),
-            '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
-            '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
-            'ё' => out.push('е'),
-            // Greek without tonos or dialytika, final sigma as sigma ("ΔΕΝ ΒΡΕΘΗΚΕ" = "δεν βρέθηκε").
-            'ά' => out.push('α'),
-            'έ' => out.push('ε'),
-            'ή' => out.push('η'),
-            'ί' | 'ϊ' | 'ΐ' => out.push('ι'),
-            'ό' => out.push('ο'),
-            'ύ' | 'ϋ' | 'ΰ' => out.push('υ'),
-            'ώ' => out.push('ω'),
-            'ς' => out.push('σ'),
-            // Bengali letters with nukta, precomposed or not, as base + nukta.
-            '\u{09dc}' => out.push_str("\u{09a1}\u{09bc}"),
-            '\u{09dd}' => out.push_str("\u{09a2}\u{09bc}"),
-            '\u{09df}' => out.push_str("\u{09af}\u{09bc}"),
-            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
-            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
-            '\u{2013}' | '\u{2014}' => out.push('-'),
-            // "Object_Not_Found", "query_status": an underscore joins words.
-            '_' => out.push(' '),
-            '\u{00a0}' => out.push(' '),
-            _ => match latin_base(c) {
-                Some(base) => out.push_str(base),
-                None => out.push(c),
-            },
+    for c in text.chars() {
+        // ASCII, most of every answer, maps to ASCII: lower case, `_` as a blank, a backtick
+        // as an apostrophe (as the arms below do), without the case-mapping tables.
+        if c.is_ascii() {
+            out.push(match c {
+                '_' => ' ',
+                '`' => '\'',
+                _ => c.to_ascii_lowercase(),
+            });
+            continue;
+        }
+        for c in c.to_lowercase() {
+            fold_lower(c, &mut out);
         }
     }
     out
+}
+
+/// [`fold`] of one lower-case character, appended to `out`.
+fn fold_lower(c: char, out: &mut String) {
+    match c {
+        '\u{200b}'..='\u{200d}' | '\u{feff}' | '\u{0640}' | '\u{0307}' | '\u{064b}'..='\u{065f}' | '\u{0670}' => {}
+        'ي' | 'ى' => out.push('ی'),
+        'ك' => out.push('ک'),
+        '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
+        '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
+        'ё' => out.push('е'),
+        // Greek without tonos or dialytika, final sigma as sigma ("ΔΕΝ ΒΡΕΘΗΚΕ" = "δεν βρέθηκε").
+        'ά' => out.push('α'),
+        'έ' => out.push('ε'),
+        'ή' => out.push('η'),
+        'ί' | 'ϊ' | 'ΐ' => out.push('ι'),
+        'ό' => out.push('ο'),
+        'ύ' | 'ϋ' | 'ΰ' => out.push('υ'),
+        'ώ' => out.push('ω'),
+        'ς' => out.push('σ'),
+        // Bengali letters with nukta, precomposed or not, as base + nukta.
+        '\u{09dc}' => out.push_str("\u{09a1}\u{09bc}"),
+        '\u{09dd}' => out.push_str("\u{09a2}\u{09bc}"),
+        '\u{09df}' => out.push_str("\u{09af}\u{09bc}"),
+        '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
+        '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
+        '\u{2013}' | '\u{2014}' => out.push('-'),
+        // "Object_Not_Found", "query_status": an underscore joins words.
+        '_' => out.push(' '),
+        '\u{00a0}' => out.push(' '),
+        _ => match latin_base(c) {
+            Some(base) => out.push_str(base),
+            None => out.push(c),
+        },
+    }
 }
 
 /// The base letters of a lower-case Latin letter with a diacritic (Latin-1 Supplement and

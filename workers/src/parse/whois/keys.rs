@@ -237,6 +237,7 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
     let ordered = key_tables().as_ref().map(|t| t.ordered.as_slice()).unwrap_or_default();
     for (name, field) in ordered {
         if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_))
+            && lower.as_bytes().first() == name.as_bytes().first()
             && let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' '))
         {
             let value = lowered.original_from(lower.len() - rest.len()).unwrap_or_default().trim();
@@ -252,6 +253,10 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
             continue;
         }
         for name in keys {
+            // The first byte before `memcmp`: most keys start otherwise.
+            if lower.as_bytes().first() != name.as_bytes().first() {
+                continue;
+            }
             if let Some(rest) = lower.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(' ')) {
                 let value = lowered.original_from(lower.len() - rest.len()).unwrap_or_default().trim();
                 if parse_date(value, DateOrder::Dmy).is_some() {
