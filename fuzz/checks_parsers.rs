@@ -49,7 +49,9 @@ fn alnum(text: &str) -> String {
 /// The concept × language table of the reader's generic layer (`workers/data/whois-languages.json`).
 fn language_table() -> &'static serde_json::Value {
     static TABLE: OnceLock<serde_json::Value> = OnceLock::new();
-    TABLE.get_or_init(|| serde_json::from_str(include_str!("../workers/data/whois-languages.json")).expect("language data"))
+    TABLE.get_or_init(|| {
+        serde_json::from_str(include_str!("../workers/data/whois-languages.json")).expect("language data")
+    })
 }
 
 /// The words of one column of the language table, over all rows.
@@ -111,7 +113,11 @@ fn language_negations() -> &'static Vec<String> {
 fn negation_words() -> &'static std::collections::HashSet<String> {
     static WORDS: OnceLock<std::collections::HashSet<String>> = OnceLock::new();
     WORDS.get_or_init(|| {
-        NEGATION_WORDS.iter().map(|n| workers::parse::lexicon::fold(n)).chain(language_negations().iter().cloned()).collect()
+        NEGATION_WORDS
+            .iter()
+            .map(|n| workers::parse::lexicon::fold(n))
+            .chain(language_negations().iter().cloned())
+            .collect()
     })
 }
 

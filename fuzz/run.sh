@@ -63,10 +63,10 @@ PY
 # (fuzz/checks.rs) and has nothing to solve, while the callbacks took most of its time in the
 # reader's byte loops: it is built without them, in a target directory of its own (other
 # RUSTFLAGS would rebuild everything in the shared one at each switch).
-base_flags="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
--Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
--Cdebug-assertions -Coverflow-checks"
+sancov="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table"
 cmp_flags="-Cllvm-args=-sanitizer-coverage-trace-compares"
+checks="-Cdebug-assertions -Coverflow-checks"
 target_dir="${FUZZ_TARGET_DIR:-$(pwd)/target}"
 # An explicit --target keeps RUSTFLAGS off build scripts and proc macros (as cargo-fuzz does).
 triple=$(rustc -vV | sed -n 's/^host: //p')
@@ -77,7 +77,7 @@ bin_dir() { # the directory holding target $1's binary
 cmp_bins=()
 for t in "${targets[@]}"; do
   if [ "$t" = whois ]; then
-    RUSTFLAGS="$user_flags $base_flags" CARGO_TARGET_DIR="$target_dir/nocmp" \
+    RUSTFLAGS="$user_flags $sancov $checks" CARGO_TARGET_DIR="$target_dir/nocmp" \
       cargo build --release --target "$triple" --bin whois
   else
     cmp_bins+=(--bin "$t")
@@ -85,7 +85,7 @@ for t in "${targets[@]}"; do
 done
 if [ ${#cmp_bins[@]} -gt 0 ]; then
   # The query target needs the API crate (feature `query`); the others build without it.
-  RUSTFLAGS="$user_flags $base_flags $cmp_flags" CARGO_TARGET_DIR="$target_dir" \
+  RUSTFLAGS="$user_flags $sancov $cmp_flags $checks" CARGO_TARGET_DIR="$target_dir" \
     cargo build --release --target "$triple" --features query "${cmp_bins[@]}"
 fi
 
