@@ -1,7 +1,8 @@
 //! Fuzz target `domain`: see `fuzz/checks.rs` for the input framing and the invariants.
 #![no_main]
 
-#[path = "../checks.rs"]
+#[allow(dead_code)]
+#[path = "../checks_parsers.rs"]
 mod checks;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::domain(data));

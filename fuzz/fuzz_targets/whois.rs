@@ -3,7 +3,8 @@
 //! see `fuzz/checks.rs` for the invariants.
 #![no_main]
 
-#[path = "../checks.rs"]
+#[allow(dead_code)]
+#[path = "../checks_parsers.rs"]
 mod checks;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::whois_structured(data));

@@ -1,31 +1,35 @@
-//! The concept × language table (`workers/data/whois-languages.json`): for each language
-//! registries answer in, the common ways to say each concept the generic layer reads — free /
-//! not registered / no record found, reserved / blocked / not open for registration, quota used
-//! up / too many queries / try later, pending deletion, registered status words — and the key
-//! names of registration evidence (domain, holder, registrar, created, expires, name servers,
-//! status), with the language's negation words (before the word, after it, or glued to it in a
-//! script without spaces).
+//! The concept × language table (`workers/data/whois-languages.json`): the one home of every
+//! wording and word list the generic layer reads (issue 24). Rows are languages; columns are
+//! concepts — free / not registered / no record found, reserved / blocked / not open for
+//! registration, quota used up / too many queries / try later, pending deletion, error
+//! wordings, registered status words, negation (before the word, after it, glued to it in a
+//! script without spaces, a CJK negating character), the sentence words that decide whether a
+//! phrase counts (qualifiers, conditionals, relatives, modals, plural subjects, subject and aside
+//! key words, presence words and the words between), the morphology lists of [`super::morph`]
+//! and the registration keys (domain, holder, registrar, created, expires, name servers, status,
+//! holder-name and RIPE handle keys). The file's `$columns` says what each column holds.
 //!
-//! The table is merged into the lexicon's lists at load ([`merge`]): it adds wordings, never
-//! rules, so every guard of the generic layer (negation scope, notices, hypotheticals, echoes,
-//! "only", registration evidence) applies to them unchanged.
+//! The row `*` holds wordings shared by several languages or not yet attributed to one. A
+//! column's list, as the reader uses it, is the column over all rows: `*` first, then the rows
+//! by language code (the table's order), each word once. The table adds wordings, never rules:
+//! every guard of the generic layer (negation scope, notices, hypotheticals, echoes, "only",
+//! registration evidence) applies to each word whatever its row.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::{Lexicon, fold};
+use super::fold;
+use super::morph::MorphLists;
 
 const LANGUAGES_JSON: &str = include_str!("../../../data/whois-languages.json");
 
-/// One language's row of the table (every list optional).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One language's row of the table (every column optional; see the file's `$columns`).
+#[derive(Debug, Default, Deserialize, Serialize)]
 pub(super) struct Language {
     /// The language's name (documentation only).
     #[serde(default)]
-    #[allow(dead_code)]
     pub(super) name: String,
     /// Negation words that precede what they negate ("not", "nie", "không").
     #[serde(default)]
@@ -41,8 +45,11 @@ pub(super) struct Language {
     /// Korean "하지 않").
     #[serde(default)]
     pub(super) glued_postposed_negations: Vec<String>,
-    /// Copulas and particles that may stand between the name and what is said of it, or end the
-    /// sentence after it ("ir", "është", "است", "है", "байна").
+    /// Single CJK characters that negate the phrase right after them ("不可注册").
+    #[serde(default)]
+    pub(super) cjk_negations: Vec<String>,
+    /// Copulas, articles and particles that may stand between a negation and the word it
+    /// negates, or between the name and what is said of it ("the", "ir", "është", "است").
     #[serde(default)]
     pub(super) copulas: Vec<String>,
     /// Singular nouns for the queried object ("domain", "domena", "tên miền").
@@ -69,17 +76,70 @@ pub(super) struct Language {
     /// Status words that alone say the name is registered.
     #[serde(default)]
     pub(super) taken_status: Vec<String>,
+    /// Error wordings: the server did not answer the question ("invalid query").
+    #[serde(default)]
+    pub(super) error: Vec<String>,
+    /// Words right before a phrase that restrict it to a policy ("*only* available").
+    #[serde(default)]
+    pub(super) qualifiers: Vec<String>,
+    /// Words that make a sentence hypothetical or general ("if", "may", "wenn").
+    #[serde(default)]
+    pub(super) conditionals: Vec<String>,
+    /// Relative pronouns ("that", "which"), compared unfolded.
+    #[serde(default)]
+    pub(super) relatives: Vec<String>,
+    /// Modal verbs of ability that, negated, state a fact ("could not be found").
+    #[serde(default)]
+    pub(super) ability_modals: Vec<String>,
+    /// Plural copulas and nouns of the object ("are", "sind"), compared unfolded.
+    #[serde(default)]
+    pub(super) plural_subjects: Vec<String>,
+    /// Key words that make a key's value a statement about the queried name.
+    #[serde(default)]
+    pub(super) subject_key_words: Vec<String>,
+    /// Words that put a line or sentence about another part of the record.
+    #[serde(default)]
+    pub(super) aside_key_words: Vec<String>,
+    /// Presence words, as word beginnings ("found", "record", "gefunden").
+    #[serde(default)]
+    pub(super) presence_stems: Vec<String>,
+    /// Word beginnings a presence word must not have (registrar, registrant, registry).
+    #[serde(default)]
+    pub(super) not_presence: Vec<String>,
+    /// Keys naming the holder of the name, read only as registration evidence (normalised
+    /// keys, compared unfolded).
+    #[serde(default)]
+    pub(super) holder_name_keys: Vec<String>,
+    /// Keys of a RIPE-style object naming its contacts by handle (normalised, unfolded).
+    #[serde(default)]
+    pub(super) object_handle_keys: Vec<String>,
+    /// Keys that describe a contact (name, address, phone), normalised, unfolded.
+    #[serde(default)]
+    pub(super) contact_subkeys: Vec<String>,
+    /// Past forms saying a bound was passed ("exceeded"), unfolded.
+    #[serde(default)]
+    pub(super) quota_passed_words: Vec<String>,
+    /// Word beginnings naming queries or their rate ("quer", "request"), unfolded.
+    #[serde(default)]
+    pub(super) quota_query_stems: Vec<String>,
     /// Field → key names (`domain`, `registrant`, `organisation`, `contact`, `registrar`,
-    /// `created`, `updated`, `expires`, `nameserver`, `status`). `registrant`, `organisation`
-    /// (the holder's) and `contact` (admin/tech) keys are registration evidence only.
+    /// `created`, `updated`, `expires`, `nameserver`, `status`, `dnssec`, `registrant_country`).
+    /// `registrant`, `organisation` (the holder's) and `contact` (admin/tech) keys are
+    /// registration evidence only.
     #[serde(default)]
     pub(super) keys: BTreeMap<String, Vec<String>>,
+    /// The morphology columns ([`MorphLists`]).
+    #[serde(flatten)]
+    pub(super) morph: MorphLists,
 }
 
 /// The whole table: language code → row.
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct LanguageTable {
-    /// Language code (`pl`, `sr-cyrl`, `zh-hant`) → row.
+    /// Column → what it holds (documentation; every column of a row must be listed here).
+    #[serde(rename = "$columns", default)]
+    pub(super) columns: BTreeMap<String, String>,
+    /// Language code (`*`, `pl`, `sr-cyrl`, `zh-hant`) → row; `*` sorts first.
     pub(super) languages: BTreeMap<String, Language>,
 }
 
@@ -89,7 +149,17 @@ pub(super) fn table() -> &'static LanguageTable {
     TABLE.get_or_init(|| serde_json::from_str(LANGUAGES_JSON).unwrap_or_default())
 }
 
-/// Whether the shipped table parses and names only fields the reader knows.
+/// The columns a row may have: the fields of [`Language`] (and of its flattened morphology).
+fn known_columns() -> Vec<String> {
+    match serde_json::to_value(Language::default()) {
+        Ok(serde_json::Value::Object(fields)) => fields.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether the shipped table parses, every row's columns are documented in `$columns` and
+/// known to the reader (a misspelt column would otherwise be ignored), and the keys name only
+/// fields the reader knows.
 pub(super) fn table_is_valid() -> bool {
     const FIELDS: &[&str] = &[
         "domain",
@@ -103,10 +173,23 @@ pub(super) fn table_is_valid() -> bool {
         "nameserver",
         "status",
         "dnssec",
+        "registrant_country",
     ];
-    serde_json::from_str::<LanguageTable>(LANGUAGES_JSON).is_ok_and(|t| {
-        !t.languages.is_empty() && t.languages.values().all(|l| l.keys.keys().all(|k| FIELDS.contains(&k.as_str())))
-    })
+    let known = known_columns();
+    let Ok(raw) = serde_json::from_str::<serde_json::Value>(LANGUAGES_JSON) else { return false };
+    let rows_known = raw["languages"].as_object().is_some_and(|rows| {
+        rows.values().all(|row| {
+            row.as_object().is_some_and(|cols| {
+                cols.keys().all(|c| known.contains(c) && (c == "name" || raw["$columns"].get(c).is_some()))
+            })
+        })
+    });
+    rows_known
+        && serde_json::from_str::<LanguageTable>(LANGUAGES_JSON).is_ok_and(|t| {
+            !t.languages.is_empty()
+                && t.columns.keys().all(|c| known.contains(c))
+                && t.languages.values().all(|l| l.keys.keys().all(|k| FIELDS.contains(&k.as_str())))
+        })
 }
 
 fn extend(list: &mut Vec<String>, more: &[String]) {
@@ -118,20 +201,39 @@ fn extend(list: &mut Vec<String>, more: &[String]) {
     }
 }
 
-/// Merges the table's wordings into the lexicon (before its phrases are folded).
-pub(super) fn merge(lex: &mut Lexicon) {
+/// A phrase column over all rows (trimmed, lower case, each once; folded by the caller).
+pub(super) fn phrases(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
     for l in table().languages.values() {
-        extend(&mut lex.free_status, &l.free);
-        extend(&mut lex.not_found, &l.not_found);
-        extend(&mut lex.reserved, &l.reserved);
-        extend(&mut lex.reserved_status, &l.reserved_status);
-        extend(&mut lex.quota, &l.quota);
-        extend(&mut lex.pending_delete, &l.pending_delete);
-        extend(&mut lex.taken_status, &l.taken_status);
+        extend(&mut out, pick(l));
+    }
+    out
+}
+
+/// The registration keys over all rows: field → key names (trimmed, lower case, each once).
+pub(super) fn keys() -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for l in table().languages.values() {
         for (field, keys) in &l.keys {
-            extend(lex.fields.keys.entry(field.clone()).or_default(), keys);
+            extend(out.entry(field.clone()).or_default(), keys);
         }
     }
+    out
+}
+
+/// A column over all rows as written (trimmed, each once, not folded): for words compared
+/// with text that is not folded either (normalised keys, relative pronouns).
+pub(super) fn raw_column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in table().languages.values() {
+        for w in pick(l) {
+            let w = w.trim();
+            if !w.is_empty() && !out.iter().any(|o| o == w) {
+                out.push(w.to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// The folded words of a column of single words (negations, nouns, copulas), trimmed as the
@@ -147,7 +249,7 @@ pub(super) fn word_column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<Strin
     out
 }
 
-/// The folded words of one column of the table, over all languages.
+/// The folded words of one column of the table, over all rows.
 pub(super) fn column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
     let mut out = Vec::new();
     for l in table().languages.values() {
@@ -157,6 +259,15 @@ pub(super) fn column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
                 out.push(w);
             }
         }
+    }
+    out
+}
+
+/// The morphology columns over all rows, as written (folded by [`super::morph::morph_lists`]).
+pub(super) fn morphology() -> MorphLists {
+    let mut out = MorphLists::default();
+    for l in table().languages.values() {
+        out.append(&l.morph);
     }
     out
 }
@@ -172,7 +283,7 @@ mod tests {
         let t = table();
         assert!(t.languages.len() >= 56, "{} rows", t.languages.len());
         let mut gaps = Vec::new();
-        for (code, l) in &t.languages {
+        for (code, l) in t.languages.iter().filter(|(code, _)| code.as_str() != "*") {
             for (concept, list) in [
                 ("free", &l.free),
                 ("not_found", &l.not_found),

@@ -1,6 +1,7 @@
-//! The generic layer of the WHOIS reader: a multilingual lexicon of not-found, reserved/blocked,
-//! pending-delete, quota and error phrasings and of status words (`workers/data/whois-lexicon.json`),
-//! applied only when no registry family's markers recognised the answer and no registration
+//! The generic layer of the WHOIS reader: not-found, reserved/blocked, pending-delete, quota and
+//! error phrasings, status words, negation and sentence words, morphology and registration keys,
+//! each concept with one home — a column of the concept × language table
+//! (`workers/data/whois-languages.json`, [`languages`]; no word list is Rust code) — applied only when no registry family's markers recognised the answer and no registration
 //! evidence was read; the status words and [`is_aside`] / [`is_hypothetical`] /
 //! [`mentions_error`] also serve the generic markers and the evidence reader.
 //!
@@ -16,8 +17,8 @@
 //! - beyond the listed phrases, a negation bearing on a presence word ("There is no record for
 //!   x", "nicht registriert") in a short sentence about the name, and the name echoed with a
 //!   free status word ("x.zz - available"), are not-found statements too;
-//! - beyond the listed phrases and the negated presence words, the morphology of
-//!   `workers/data/whois-morphology.json` ([`morph`], [`presence`]): negations fused onto the
+//! - beyond the listed phrases and the negated presence words, the morphology columns of the
+//!   table ([`morph`], [`presence`]): negations fused onto the
 //!   word ("nenalezena", "bulunamadı"), words of absence ("brak", "відсутній"), a negating
 //!   determiner on the queried object ("no such name"), "not in our database", absence patterns
 //!   of Chinese/Japanese/Korean, status-like keys in any language ("Availability: available",
@@ -29,7 +30,7 @@
 //!   not-found next to an error wording ("invalid query or domain name not known");
 //! - "available" needs a not-found wording and nothing else.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
@@ -64,36 +65,41 @@ pub enum LexiconClass {
     Conflict(String),
 }
 
-#[derive(Debug, Deserialize)]
+/// The generic layer's phrase lists: columns of the concept × language table merged over its
+/// rows ([`languages`]), folded at load.
+#[derive(Debug, Default)]
 struct Lexicon {
     quota: Vec<String>,
     pending_delete: Vec<String>,
     reserved: Vec<String>,
     /// Status values that alone say the registry withholds the name (`Status: RESERVED`).
-    #[serde(default)]
     reserved_status: Vec<String>,
     /// Status values that alone say no such name is registered (`Stav: volná`).
-    #[serde(default)]
     free_status: Vec<String>,
     /// Status values that alone say the name is registered (`Estado: activo`).
-    #[serde(default)]
     taken_status: Vec<String>,
     not_found: Vec<String>,
     /// Error wordings: the server did not answer the question ("invalid query", "not
     /// authoritative"), so a not-found phrase next to one proves nothing.
-    #[serde(default)]
     error: Vec<String>,
+    fields: FieldLexicon,
+}
+
+/// The field reader's tables (`workers/data/whois-lexicon.json`).
+#[derive(Debug, Default, Deserialize)]
+struct FieldTables {
     #[serde(default)]
     fields: FieldLexicon,
 }
 
-/// The field reader's data (the lexicon's `fields` section): key synonyms by field, block
-/// headers by kind, registrant contact wordings and country names. Everything lower case.
+/// The field reader's data: key synonyms by field (the registration keys of the concept ×
+/// language table), and from `workers/data/whois-lexicon.json` block headers by kind,
+/// registrant contact wordings and country names. Everything lower case.
 #[derive(Debug, Default, Deserialize)]
 pub struct FieldLexicon {
     /// Field name (`registrar`, `status`, `created`, `updated`, `expires`, `registrant_country`,
-    /// `nameserver`, `dnssec`) → key wordings.
-    #[serde(default)]
+    /// `nameserver`, `dnssec`) → key wordings (the table's `keys` column, merged at load).
+    #[serde(skip)]
     pub keys: BTreeMap<String, Vec<String>>,
     /// Block kind (`status`, `nameservers`, `registrant`, `registrar`) → header wordings.
     #[serde(default)]
@@ -122,16 +128,17 @@ pub struct FieldLexicon {
     /// Folded key wording → field, for keys printed with other diacritics or case.
     #[serde(skip)]
     folded_keys: BTreeMap<String, String>,
+    /// Key wording → the first field (in `keys` order) listing it: [`FieldLexicon::field_of`]
+    /// is asked for every key of every answer, and scanning thousands of wordings was a tenth
+    /// of the reader's time.
+    #[serde(skip)]
+    exact_keys: HashMap<String, String>,
 }
 
 impl FieldLexicon {
     /// The field a key wording names, by the `keys` table.
     pub fn field_of(&self, key: &str) -> Option<&str> {
-        self.keys
-            .iter()
-            .find(|(_, words)| words.iter().any(|w| w == key))
-            .map(|(f, _)| f.as_str())
-            .or_else(|| self.folded_keys.get(&fold(key)).map(String::as_str))
+        self.exact_keys.get(key).map(String::as_str).or_else(|| self.folded_keys.get(&fold(key)).map(String::as_str))
     }
 
     /// The block kind a header wording opens, by the `blocks` table.
@@ -196,22 +203,29 @@ pub fn field_lexicon() -> &'static FieldLexicon {
 fn lexicon() -> &'static Lexicon {
     static LEXICON: OnceLock<Lexicon> = OnceLock::new();
     LEXICON.get_or_init(|| {
-        let mut lex: Lexicon = serde_json::from_str(LEXICON_JSON).unwrap_or(Lexicon {
-            quota: Vec::new(),
-            pending_delete: Vec::new(),
-            reserved: Vec::new(),
-            reserved_status: Vec::new(),
-            free_status: Vec::new(),
-            taken_status: Vec::new(),
-            not_found: Vec::new(),
-            error: Vec::new(),
-            fields: FieldLexicon::default(),
-        });
-        // The concept × language table adds wordings to every list.
-        languages::merge(&mut lex);
+        let tables: FieldTables = serde_json::from_str(LEXICON_JSON).unwrap_or_default();
+        let mut lex = Lexicon {
+            quota: languages::phrases(|l| &l.quota),
+            pending_delete: languages::phrases(|l| &l.pending_delete),
+            reserved: languages::phrases(|l| &l.reserved),
+            reserved_status: languages::phrases(|l| &l.reserved_status),
+            free_status: languages::phrases(|l| &l.free),
+            taken_status: languages::phrases(|l| &l.taken_status),
+            not_found: languages::phrases(|l| &l.not_found),
+            error: languages::phrases(|l| &l.error),
+            fields: tables.fields,
+        };
+        lex.fields.keys = languages::keys();
         let folded: BTreeMap<String, String> =
             lex.fields.keys.iter().flat_map(|(f, words)| words.iter().map(move |w| (fold(w), f.clone()))).collect();
         lex.fields.folded_keys = folded;
+        let mut exact: HashMap<String, String> = HashMap::new();
+        for (field, words) in &lex.fields.keys {
+            for w in words {
+                exact.entry(w.clone()).or_insert_with(|| field.clone());
+            }
+        }
+        lex.fields.exact_keys = exact;
         // The phrases are matched against folded lines (the field tables are not phrases).
         for list in [
             &mut lex.quota,
@@ -375,40 +389,57 @@ pub fn says_not_found(value: &str) -> bool {
 /// folded, so partial coverage of a script is still consistent.
 pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars().flat_map(char::to_lowercase) {
-        match c {
-            '\u{200b}'..='\u{200d}' | '\u{feff}' | '\u{0640}' | '\u{0307}' | '\u{064b}'..='\u{065f}' | '\u{0670}' => {}
-            'ي' | 'ى' => out.push('ی'),
-            'ك' => out.push('ک'),
-            '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
-            '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
-            'ё' => out.push('е'),
-            // Greek without tonos or dialytika, final sigma as sigma ("ΔΕΝ ΒΡΕΘΗΚΕ" = "δεν βρέθηκε").
-            'ά' => out.push('α'),
-            'έ' => out.push('ε'),
-            'ή' => out.push('η'),
-            'ί' | 'ϊ' | 'ΐ' => out.push('ι'),
-            'ό' => out.push('ο'),
-            'ύ' | 'ϋ' | 'ΰ' => out.push('υ'),
-            'ώ' => out.push('ω'),
-            'ς' => out.push('σ'),
-            // Bengali letters with nukta, precomposed or not, as base + nukta.
-            '\u{09dc}' => out.push_str("\u{09a1}\u{09bc}"),
-            '\u{09dd}' => out.push_str("\u{09a2}\u{09bc}"),
-            '\u{09df}' => out.push_str("\u{09af}\u{09bc}"),
-            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
-            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
-            '\u{2013}' | '\u{2014}' => out.push('-'),
-            // "Object_Not_Found", "query_status": an underscore joins words.
-            '_' => out.push(' '),
-            '\u{00a0}' => out.push(' '),
-            _ => match latin_base(c) {
-                Some(base) => out.push_str(base),
-                None => out.push(c),
-            },
+    for c in text.chars() {
+        // ASCII, most of every answer, maps to ASCII: lower case, `_` as a blank, a backtick
+        // as an apostrophe (as the arms below do), without the case-mapping tables.
+        if c.is_ascii() {
+            out.push(match c {
+                '_' => ' ',
+                '`' => '\'',
+                _ => c.to_ascii_lowercase(),
+            });
+            continue;
+        }
+        for c in c.to_lowercase() {
+            fold_lower(c, &mut out);
         }
     }
     out
+}
+
+/// [`fold`] of one lower-case character, appended to `out`.
+fn fold_lower(c: char, out: &mut String) {
+    match c {
+        '\u{200b}'..='\u{200d}' | '\u{feff}' | '\u{0640}' | '\u{0307}' | '\u{064b}'..='\u{065f}' | '\u{0670}' => {}
+        'ي' | 'ى' => out.push('ی'),
+        'ك' => out.push('ک'),
+        '\u{0660}'..='\u{0669}' => out.push(char::from_digit(u32::from(c) - 0x0660, 10).unwrap_or(c)),
+        '\u{06f0}'..='\u{06f9}' => out.push(char::from_digit(u32::from(c) - 0x06f0, 10).unwrap_or(c)),
+        'ё' => out.push('е'),
+        // Greek without tonos or dialytika, final sigma as sigma ("ΔΕΝ ΒΡΕΘΗΚΕ" = "δεν βρέθηκε").
+        'ά' => out.push('α'),
+        'έ' => out.push('ε'),
+        'ή' => out.push('η'),
+        'ί' | 'ϊ' | 'ΐ' => out.push('ι'),
+        'ό' => out.push('ο'),
+        'ύ' | 'ϋ' | 'ΰ' => out.push('υ'),
+        'ώ' => out.push('ω'),
+        'ς' => out.push('σ'),
+        // Bengali letters with nukta, precomposed or not, as base + nukta.
+        '\u{09dc}' => out.push_str("\u{09a1}\u{09bc}"),
+        '\u{09dd}' => out.push_str("\u{09a2}\u{09bc}"),
+        '\u{09df}' => out.push_str("\u{09af}\u{09bc}"),
+        '\u{2018}' | '\u{2019}' | '\u{02bc}' | '\u{00b4}' | '`' => out.push('\''),
+        '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{00ab}' | '\u{00bb}' => out.push('"'),
+        '\u{2013}' | '\u{2014}' => out.push('-'),
+        // "Object_Not_Found", "query_status": an underscore joins words.
+        '_' => out.push(' '),
+        '\u{00a0}' => out.push(' '),
+        _ => match latin_base(c) {
+            Some(base) => out.push_str(base),
+            None => out.push(c),
+        },
+    }
 }
 
 /// The base letters of a lower-case Latin letter with a diacritic (Latin-1 Supplement and
@@ -441,27 +472,43 @@ fn latin_base(c: char) -> Option<&'static str> {
     })
 }
 
-/// The fixed word lists of this module, folded once (see [`fold`]).
+/// The sentence and negation columns of the concept × language table, merged over its rows
+/// and folded once (see [`fold`]; relatives, plural subjects and the key columns as written).
 struct WordLists {
     negations: Vec<String>,
+    /// Single CJK characters negating the phrase right after them.
+    cjk_negations: Vec<char>,
     qualifiers: Vec<String>,
     conditionals: Vec<String>,
+    /// Relative pronouns, unfolded.
+    relatives: Vec<String>,
+    /// Plural copulas and nouns of the object, unfolded.
+    plural_subjects: Vec<String>,
     subject: Vec<String>,
     aside: Vec<String>,
     presence: Vec<String>,
     modals: Vec<String>,
     glue: Vec<String>,
     not_presence: Vec<String>,
-    /// Negations after the word they negate (the language table's `postposed_negations`).
+    /// Negations after the word they negate (the table's `postposed_negations`).
     postposed: Vec<String>,
     /// Negations glued before / after the word in scripts without spaces.
     glued_before: Vec<String>,
     glued_after: Vec<String>,
+    /// Normalised keys naming the holder, unfolded.
+    holder_name_keys: Vec<String>,
+    /// Normalised keys of a RIPE object's contact handles, unfolded.
+    object_handle_keys: Vec<String>,
+    /// Normalised keys describing a contact, unfolded.
+    contact_subkeys: Vec<String>,
+    /// Past forms saying a bound was passed, unfolded.
+    quota_passed: Vec<String>,
+    /// Word beginnings naming queries or their rate, unfolded.
+    quota_queries: Vec<String>,
 }
 
 fn word_lists() -> &'static WordLists {
     static LISTS: OnceLock<WordLists> = OnceLock::new();
-    let f = |l: &[&str]| l.iter().map(|w| fold(w)).collect();
     let with = |mut base: Vec<String>, more: Vec<String>| {
         for w in more {
             if !base.contains(&w) {
@@ -471,19 +518,45 @@ fn word_lists() -> &'static WordLists {
         base
     };
     LISTS.get_or_init(|| WordLists {
-        negations: with(f(NEGATIONS), languages::word_column(|l| &l.negations)),
-        qualifiers: f(QUALIFIERS),
-        conditionals: f(CONDITIONALS),
-        subject: with(f(SUBJECT_KEY_WORDS), languages::word_column(|l| &l.domain_words)),
-        aside: f(ASIDE_KEY_WORDS),
-        presence: f(PRESENCE_STEMS),
-        modals: f(ABILITY_MODALS),
-        glue: with(f(GLUE), languages::word_column(|l| &l.copulas)),
-        not_presence: f(NOT_PRESENCE),
+        negations: languages::word_column(|l| &l.negations),
+        cjk_negations: languages::raw_column(|l| &l.cjk_negations).iter().filter_map(|c| c.chars().next()).collect(),
+        qualifiers: languages::column(|l| &l.qualifiers),
+        conditionals: languages::column(|l| &l.conditionals),
+        relatives: languages::raw_column(|l| &l.relatives),
+        plural_subjects: languages::raw_column(|l| &l.plural_subjects),
+        subject: with(languages::column(|l| &l.subject_key_words), languages::word_column(|l| &l.domain_words)),
+        aside: languages::column(|l| &l.aside_key_words),
+        presence: languages::column(|l| &l.presence_stems),
+        modals: languages::column(|l| &l.ability_modals),
+        glue: languages::word_column(|l| &l.copulas),
+        not_presence: languages::column(|l| &l.not_presence),
         postposed: languages::word_column(|l| &l.postposed_negations),
         glued_before: languages::column(|l| &l.glued_negations),
         glued_after: languages::column(|l| &l.glued_postposed_negations),
+        holder_name_keys: languages::raw_column(|l| &l.holder_name_keys),
+        object_handle_keys: languages::raw_column(|l| &l.object_handle_keys),
+        contact_subkeys: languages::raw_column(|l| &l.contact_subkeys),
+        quota_passed: languages::raw_column(|l| &l.quota_passed_words),
+        quota_queries: languages::raw_column(|l| &l.quota_query_stems),
     })
+}
+
+/// Keys naming the holder of the name (ICANN RDDS `Registrant Name`, ccTLD wordings), as the
+/// field reader normalises keys: the table's `holder_name_keys` column.
+pub fn holder_name_keys() -> &'static [String] {
+    &word_lists().holder_name_keys
+}
+
+/// Keys that describe a contact (`name`, `address`, `phone`), as the field reader normalises
+/// keys: the table's `contact_subkeys` column.
+pub fn contact_subkeys() -> &'static [String] {
+    &word_lists().contact_subkeys
+}
+
+/// Keys of a RIPE-style domain object naming its contacts by handle (`admin c`, `mnt by`), as
+/// the field reader normalises keys: the table's `object_handle_keys` column.
+pub fn object_handle_keys() -> &'static [String] {
+    &word_lists().object_handle_keys
 }
 
 fn listed(list: &[String], word: &str) -> bool {
@@ -492,7 +565,8 @@ fn listed(list: &[String], word: &str) -> bool {
 
 /// Whether the shipped lexicon parses (checked by a test, so a broken file cannot ship).
 pub fn lexicon_is_valid() -> bool {
-    serde_json::from_str::<Lexicon>(LEXICON_JSON).is_ok_and(|l| !l.not_found.is_empty())
+    serde_json::from_str::<FieldTables>(LEXICON_JSON).is_ok_and(|t| !t.fields.blocks.is_empty())
+        && !lexicon().not_found.is_empty()
         && morphology_is_valid()
         && languages::table_is_valid()
 }

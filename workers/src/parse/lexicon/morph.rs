@@ -15,6 +15,7 @@
 //! conflicting class, no registration evidence).
 
 use super::*;
+use serde::Serialize;
 
 /// Whether `word` is a Slavic negation fused onto a presence stem (the data's `fused_negation_prefixes`,
 /// `fused_stems`), the whole word in the negation's script (see [`fused_rest`]).
@@ -91,9 +92,10 @@ pub(super) fn absence_word(word: &str) -> bool {
     listed(&m.absence_words, word) || m.absence_stems.iter().any(|s| word.starts_with(s.as_str()))
 }
 
-/// The morphology's word lists (`workers/data/whois-morphology.json`, where each list's `$doc`
-/// says what it holds and which languages), folded once like the answer's lines.
-#[derive(Default, Deserialize)]
+/// The morphology's word lists: columns of the concept × language table
+/// (`workers/data/whois-languages.json`, where `$columns` says what each holds and which
+/// languages), merged over its rows and folded once like the answer's lines.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub(super) struct MorphLists {
     /// Words that alone say "nothing" ("Nothing matched", "nichts gefunden").
     #[serde(default)]
@@ -214,10 +216,65 @@ pub(super) struct MorphLists {
     script_patterns: Vec<ScriptPattern>,
 }
 
+impl MorphLists {
+    /// Every word list, in one order (the patterns aside).
+    fn lists_mut(&mut self) -> [&mut Vec<String>; 38] {
+        [
+            &mut self.nothing,
+            &mut self.determiners,
+            &mut self.objects,
+            &mut self.domains,
+            &mut self.singular_objects,
+            &mut self.such,
+            &mut self.prepositions,
+            &mut self.fused_prefixes,
+            &mut self.fused_stems,
+            &mut self.absence_stems,
+            &mut self.absence_words,
+            &mut self.turkish_stems,
+            &mut self.turkish_not,
+            &mut self.turkish_cannot,
+            &mut self.container_preps,
+            &mut self.containers,
+            &mut self.possessives,
+            &mut self.script_withheld,
+            &mut self.script_absence_words,
+            &mut self.script_aside,
+            &mut self.status_keys,
+            &mut self.script_status_keys,
+            &mut self.not_status_keys,
+            &mut self.affirmative,
+            &mut self.withheld_keys,
+            &mut self.registrability,
+            &mut self.registration,
+            &mut self.delete_stems,
+            &mut self.waiting,
+            &mut self.too_many,
+            &mut self.queries,
+            &mut self.exceeded,
+            &mut self.reached,
+            &mut self.limits,
+            &mut self.retry,
+            &mut self.later,
+            &mut self.temporarily,
+            &mut self.refused,
+        ]
+    }
+
+    /// Appends another row's lists (and patterns) to these.
+    pub(super) fn append(&mut self, other: &MorphLists) {
+        let mut theirs = other.clone();
+        for (mine, more) in self.lists_mut().into_iter().zip(theirs.lists_mut()) {
+            mine.append(more);
+        }
+        self.script_patterns.append(&mut theirs.script_patterns);
+    }
+}
+
 /// One absence pattern of a script written without spaces: a `first` word, then within `gap`
 /// characters a `then` word, with none of `not_between` in the gap (ability, registrant,
 /// contact… words that make it another statement).
-#[derive(Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 struct ScriptPattern {
     first: Vec<String>,
     then: Vec<String>,
@@ -225,60 +282,20 @@ struct ScriptPattern {
     not_between: Vec<String>,
 }
 
-const MORPHOLOGY_JSON: &str = include_str!("../../../data/whois-morphology.json");
-
-/// Whether the shipped morphology data parses with every list filled (checked by a test).
+/// Whether the table's morphology columns are filled (checked by a test).
 pub(super) fn morphology_is_valid() -> bool {
-    serde_json::from_str::<MorphLists>(MORPHOLOGY_JSON)
-        .is_ok_and(|m| !m.nothing.is_empty() && !m.refused.is_empty() && m.script_patterns.len() == 3)
+    let m = super::languages::morphology();
+    !m.nothing.is_empty() && !m.refused.is_empty() && m.script_patterns.len() == 3
 }
 
-/// The morphology's lists, folded (empty when the data does not parse, which a test rules out:
-/// every rule then finds nothing, the safe direction).
+/// The morphology's lists, merged over the rows of the concept × language table and folded
+/// (empty when the table does not parse, which a test rules out: every rule then finds nothing,
+/// the safe direction).
 pub(super) fn morph_lists() -> &'static MorphLists {
     static LISTS: OnceLock<MorphLists> = OnceLock::new();
     LISTS.get_or_init(|| {
-        let mut m: MorphLists = serde_json::from_str(MORPHOLOGY_JSON).unwrap_or_default();
-        for list in [
-            &mut m.nothing,
-            &mut m.determiners,
-            &mut m.objects,
-            &mut m.domains,
-            &mut m.singular_objects,
-            &mut m.such,
-            &mut m.prepositions,
-            &mut m.fused_prefixes,
-            &mut m.fused_stems,
-            &mut m.absence_stems,
-            &mut m.absence_words,
-            &mut m.turkish_stems,
-            &mut m.turkish_not,
-            &mut m.turkish_cannot,
-            &mut m.container_preps,
-            &mut m.containers,
-            &mut m.possessives,
-            &mut m.script_withheld,
-            &mut m.script_absence_words,
-            &mut m.script_aside,
-            &mut m.status_keys,
-            &mut m.script_status_keys,
-            &mut m.not_status_keys,
-            &mut m.affirmative,
-            &mut m.withheld_keys,
-            &mut m.registrability,
-            &mut m.registration,
-            &mut m.delete_stems,
-            &mut m.waiting,
-            &mut m.too_many,
-            &mut m.queries,
-            &mut m.exceeded,
-            &mut m.reached,
-            &mut m.limits,
-            &mut m.retry,
-            &mut m.later,
-            &mut m.temporarily,
-            &mut m.refused,
-        ] {
+        let mut m = super::languages::morphology();
+        for list in m.lists_mut() {
             for w in list.iter_mut() {
                 *w = fold(w);
             }
@@ -560,7 +577,7 @@ pub(super) fn pending(line: &str) -> Option<String> {
     let m = morph_lists();
     for (s, ws) in statement_sentences(line) {
         // "Domains *are* deleted 30 days after expiry": a policy about names in general.
-        if ws.iter().any(|w| PLURAL_SUBJECTS.contains(w)) {
+        if ws.iter().any(|w| listed(&word_lists().plural_subjects, w)) {
             continue;
         }
         for (i, w) in ws.iter().enumerate() {

@@ -6,136 +6,6 @@
 
 use super::*;
 
-/// Negation words: a phrase with one of them among the three words before it, in the same
-/// sentence, is negated ("no está disponible para registro", "n'est pas disponible", "is not
-/// available for registration").
-pub(super) const NEGATIONS: &[&str] = &[
-    "not",
-    "no",
-    "non",
-    "never",
-    "nicht",
-    "kein",
-    "keine",
-    "niet",
-    "geen",
-    "nie",
-    "ne",
-    "pas",
-    "não",
-    "nao",
-    "não",
-    "inte",
-    "ikke",
-    "nem",
-    "nu",
-    "tidak",
-    "bukan",
-    "không",
-    "δεν",
-    "לא",
-    "не",
-    "ні",
-    "нет",
-    "غير",
-    "لا",
-    "ليس",
-    // Croatian/Serbian/Bosnian "nije" (is not), Slovene "ni", Finnish/Estonian "ei", Indonesian
-    // "belum" (not yet), Vietnamese "chưa" (not yet), Turkish "değil" (is not, postposed),
-    // Arabic "لم" (did not), Persian negated verbs "نیست" (is not), "نشد"/"نشده" (was not),
-    // "ندارد" (has not), "نگردید" (was not).
-    "nije",
-    "ni",
-    "ei",
-    "belum",
-    "chưa",
-    "degil",
-    "degildir",
-    "لم",
-    "نیست",
-    "نشد",
-    "نشده",
-    "ندارد",
-    "نگردید",
-    "نمی",
-    // Czech/Slovak auxiliaries with the negation fused on ("nebyla nalezena", "nebola nájdená",
-    // "není registrována"), English "cannot".
-    "nebyl",
-    "nebyla",
-    "nebylo",
-    "nebyli",
-    "nebol",
-    "nebola",
-    "nebolo",
-    "neboli",
-    "není",
-    "nejsou",
-    "cannot",
-    "can't",
-    "couldn't",
-    "isn't",
-    "wasn't",
-    "aren't",
-    "weren't",
-    "doesn't",
-    "didn't",
-    "hasn't",
-    "haven't",
-];
-
-/// CJK characters that negate the phrase right after them ("不可注册": cannot be registered).
-pub(super) const CJK_NEGATIONS: &[char] = &['不', '未', '非', '無', '无', '没', '沒', '否', '禁'];
-
-/// A word right before a phrase that restricts it to a policy rather than a state: "this domain
-/// is *only* available for registration under certain conditions" (IRNIC's remark on a
-/// registered name) says nothing about the name being free.
-pub(super) const QUALIFIERS: &[&str] =
-    &["only", "solo", "seulement", "nur", "solo", "apenas", "somente", "tylko", "только"];
-
-/// Words that make a sentence hypothetical or general: "*if* a domain is not found here, it
-/// *may* be available for registration", "a domain *that* is not found here…" are notices about
-/// the service, not answers about the queried name.
-pub(super) const CONDITIONALS: &[&str] = &[
-    "if",
-    "whether",
-    "unless",
-    "when",
-    "whenever",
-    "once",
-    "may",
-    "might",
-    "could",
-    "can",
-    "should",
-    "would",
-    "that",
-    "which",
-    "whose",
-    "wenn",
-    "falls",
-    "ob",
-    "kann",
-    "könnte",
-    "si",
-    "quand",
-    "lorsque",
-    "peut",
-    "pourrait",
-    "puede",
-    "podría",
-    "pode",
-    "può",
-    "potrebbe",
-    "jeśli",
-    "jeżeli",
-    "może",
-    "если",
-    "может",
-    "如果",
-    "若",
-    "可能",
-];
-
 pub(super) fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
@@ -163,13 +33,8 @@ pub(super) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty())
 }
 
-/// Relative pronouns: before a phrase they make its sentence general ("a domain *that* is not
-/// found here…"); after it they only restrict the query ("no entries found *that* match your
-/// query" is an answer).
-pub(super) const RELATIVES: &[&str] = &["that", "which", "whose"];
-
 /// Whether the text before a phrase makes its sentence hypothetical or general (see
-/// [`CONDITIONALS`], relative pronouns included).
+/// the table's `conditionals`, relative pronouns included).
 pub(super) fn conditional(head: &str) -> bool {
     let list = &word_lists().conditionals;
     let ws: Vec<&str> = words(head).collect();
@@ -178,33 +43,6 @@ pub(super) fn conditional(head: &str) -> bool {
             && !negated_modal(&ws, i)
     })
 }
-
-/// Modal verbs of ability that, negated, state a fact rather than a possibility: "the object
-/// *could not* be found", "*kann nicht* gefunden werden", "*ne peut pas* être trouvé", "*no se
-/// puede* encontrar", "*не может* быть найден" report the registry's failed search. (May, might,
-/// should stay hypothetical even when negated: "may not be free" is a guess.)
-pub(super) const ABILITY_MODALS: &[&str] = &[
-    "can",
-    "could",
-    "kann",
-    "konnte",
-    "peut",
-    "pouvait",
-    "puede",
-    "pudo",
-    "pode",
-    "pôde",
-    "può",
-    "poteva",
-    "może",
-    "mogła",
-    "mogło",
-    "может",
-    "можно",
-    "kan",
-    "kon",
-    "kunde",
-];
 
 /// Whether the word at `i` of `ws` is an ability modal negated by the word right after it or one
 /// of the two before it ("could not", "ne peut", "no se puede", "не может").
@@ -215,13 +53,13 @@ pub(super) fn negated_modal(ws: &[&str], i: usize) -> bool {
             || ws[i.saturating_sub(2)..i].iter().any(|w| listed(&lists.negations, w)))
 }
 
-/// Whether a sentence, or the text after a phrase, is hypothetical ([`CONDITIONALS`] without the
+/// Whether a sentence, or the text after a phrase, is hypothetical (the table's `conditionals` without the
 /// relative pronouns).
 pub(super) fn hypothetical(text: &str) -> bool {
     let list = &word_lists().conditionals;
     let ws: Vec<&str> = words(text).collect();
     ws.iter().enumerate().any(|(i, w)| {
-        ((listed(list, w) && !RELATIVES.contains(w))
+        ((listed(list, w) && !listed(&word_lists().relatives, w))
             || (!w.is_ascii() && list.iter().any(|c| !c.is_ascii() && w.starts_with(c.as_str()))))
             && !negated_modal(&ws, i)
     })
@@ -311,7 +149,7 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || near.last().is_some_and(|w| listed(&lists.qualifiers, w))
         || head_trim.ends_with("n't")
         || head_trim.ends_with("no longer")
-        || head_trim.chars().next_back().is_some_and(|c| CJK_NEGATIONS.contains(&c))
+        || head_trim.chars().next_back().is_some_and(|c| lists.cjk_negations.contains(&c))
         || lists.glued_before.iter().any(|g| head.ends_with(g.as_str()))
         || negated_after(tail)
         || conditional(head)
@@ -320,41 +158,14 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || (reading == Reading::Statement && general_or_shown(head, tail))
 }
 
-/// Plural copulas and plural nouns of the object: a not-found or free phrase said of them is a
-/// notice about names in general ("Domain names *are* available for registration through
-/// accredited registrars"), not about the queried one.
-pub(super) const PLURAL_SUBJECTS: &[&str] = &[
-    "are",
-    "sont",
-    "son",
-    "sind",
-    "sono",
-    "zijn",
-    "sa",
-    "jsou",
-    "являются",
-    "names",
-    "domains",
-    "domaines",
-    "dominios",
-    "domini",
-    "domeinen",
-    "domeny",
-    "домены",
-    "nombres",
-    "noms",
-    "nomi",
-    "domanen",
-];
-
 /// Whether the sentence of a phrase (`head` before it, `tail` after) speaks of names in general
-/// (see [`PLURAL_SUBJECTS`]), refers to a record shown with the answer ("The object shown below
+/// (the table's `plural_subjects`), refers to a record shown with the answer ("The object shown below
 /// is not in the registry database": it exists elsewhere), or, in a script without spaces,
 /// names another part of the record ("등록자 정보가 없습니다": no registrant data).
 fn general_or_shown(head: &str, tail: &str) -> bool {
     let glue = &word_lists().glue;
     let last = words(head).filter(|w| !listed(glue, w)).last();
-    last.is_some_and(|w| PLURAL_SUBJECTS.contains(&w))
+    last.is_some_and(|w| listed(&word_lists().plural_subjects, w))
         || words(head).chain(words(tail)).any(|w| matches!(w, "below" | "above" | "shown" | "following"))
         || script_aside(head)
         || script_aside(tail)
@@ -366,14 +177,13 @@ fn general_or_shown(head: &str, tail: &str) -> bool {
 /// address have exceeded the allowed limit").
 pub(super) fn exceeded_limit(line: &str) -> Option<String> {
     // Past forms only: "queries that exceed the rate limit are refused" states a policy.
-    const PASSED: &[&str] = &["exceeded", "reached", "overrun"];
-    const QUERIES: &[&str] = &["quer", "request", "lookup", "rate", "limit", "quota"];
+    let lists = word_lists();
     if line.chars().count() > 120 || hypothetical(line) {
         return None;
     }
     let ws: Vec<&str> = words(line).collect();
-    let passed = ws.iter().find(|w| PASSED.contains(*w))?;
-    let what = ws.iter().find(|w| QUERIES.iter().any(|q| w.starts_with(q)))?;
+    let passed = ws.iter().find(|w| listed(&lists.quota_passed, w))?;
+    let what = ws.iter().find(|w| lists.quota_queries.iter().any(|q| w.starts_with(q.as_str())))?;
     Some(format!("{what} … {passed}"))
 }
 
@@ -394,169 +204,6 @@ pub(super) fn echo_status(line: &str) -> Option<&str> {
     // The whole rest is one status value (a word or two), not a sentence.
     (host_like && !value.is_empty() && value.split_whitespace().count() <= 2).then_some(value)
 }
-
-/// Words of a `key: value` line's key that make the value a statement about the queried name:
-/// its status or state, the query's result, an error, the object or domain itself. A not-found
-/// wording in the value of any other key ("Registrant Fax: not found", "DS Records: no records
-/// found", "Reseller: no data found") is about that field, not about the name.
-pub(super) const SUBJECT_KEY_WORDS: &[&str] = &[
-    "domain",
-    "domainname",
-    "dominio",
-    "domaine",
-    "domäne",
-    "domena",
-    "doména",
-    "alan",
-    "домен",
-    "域名",
-    "ドメイン",
-    "도메인",
-    "دامنه",
-    "النطاق",
-    "status",
-    "state",
-    "estado",
-    "estatus",
-    "statut",
-    "stato",
-    "stav",
-    "durum",
-    "situação",
-    "situacao",
-    "zustand",
-    "состояние",
-    "статус",
-    "状态",
-    "狀態",
-    "状態",
-    "상태",
-    "وضعیت",
-    "الحالة",
-    "result",
-    "results",
-    "resultado",
-    "résultat",
-    "ergebnis",
-    "risultato",
-    "wynik",
-    "výsledek",
-    "результат",
-    "sonuç",
-    "结果",
-    "結果",
-    "결과",
-    "نتیجه",
-    "النتيجة",
-    "error",
-    "erreur",
-    "fehler",
-    "errore",
-    "błąd",
-    "ошибка",
-    "hata",
-    "query",
-    "consulta",
-    "requête",
-    "anfrage",
-    "object",
-    "objet",
-    "objeto",
-    "response",
-    "respuesta",
-    "réponse",
-    "antwort",
-    "answer",
-    "reply",
-    "message",
-    "whois",
-    "lookup",
-    "search",
-    "availability",
-    "available",
-    "disponibilidad",
-    "disponibilité",
-    "verfügbarkeit",
-    "registration",
-    "registro",
-    "enregistrement",
-    "registrierung",
-    "name",
-];
-
-/// Words of a key that name a contact or another part of the record: the value is about that.
-pub(super) const ASIDE_KEY_WORDS: &[&str] = &[
-    "registrant",
-    "holder",
-    "owner",
-    "admin",
-    "administrative",
-    "tech",
-    "technical",
-    "billing",
-    "contact",
-    "email",
-    "mail",
-    "phone",
-    "fax",
-    "address",
-    "street",
-    "city",
-    "country",
-    "org",
-    "organization",
-    "organisation",
-    "id",
-    "handle",
-    "ds",
-    "dnssec",
-    "key",
-    "keys",
-    "nameserver",
-    "nameservers",
-    "server",
-    "servers",
-    "ns",
-    "nserver",
-    "registrar",
-    "reseller",
-    "abuse",
-    "remarks",
-    "remark",
-    "url",
-    "ip",
-    "credit",
-    "date",
-    "expiry",
-    "expiration",
-    "created",
-    "updated",
-    "person",
-    "role",
-    "titular",
-    "inhaber",
-    "titulaire",
-    "personal",
-    "privacy",
-    "gdpr",
-    "disclosed",
-    "lock",
-    "transfer",
-    "history",
-    "glue",
-    // A renewal, a sale or the service is not the name's state ("Renewal status: available",
-    // "Whois service: available").
-    "renewal",
-    "renew",
-    "backorder",
-    "premium",
-    "price",
-    "pricing",
-    "sale",
-    "aftermarket",
-    "service",
-    "services",
-];
 
 /// Whether a normalised line's first sentence is hypothetical ("to see if a name is available",
 /// "if a domain is not found here…"): a notice about the service, not an answer about the name.
@@ -582,7 +229,7 @@ pub fn line_key(line: &str) -> Option<&str> {
 }
 
 /// Whether a normalised line is a `key: value` statement about something other than the queried
-/// name (see `SUBJECT_KEY_WORDS`): its value's not-found wording must not count. A key that
+/// name (the table's `subject_key_words`): its value's not-found wording must not count. A key that
 /// itself carries the wording ("not found: x.zz", "no match: x") or names the domain itself
 /// ("x.cl: no existe") is not aside.
 pub fn is_aside(line: &str) -> bool {

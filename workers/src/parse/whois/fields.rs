@@ -521,42 +521,15 @@ pub(super) fn is_placeholder(v: &str) -> bool {
         )
 }
 
-/// Keys naming the holder of the name (ICANN RDDS `Registrant Name`, ccTLD wordings), read only
-/// as registration evidence: the value is not stored (a person's name is not an organisation).
-const HOLDER_NAME_KEYS: &[&str] = &[
-    "registrant name",
-    "registrant contact name",
-    "holder name",
-    "owner name",
-    "domain holder name",
-    "titular",
-    "nombre del titular",
-    "nome do titular",
-    "titulaire",
-    "nom du titulaire",
-    "inhaber",
-    "intestatario",
-    "houder",
-    "abonent",
-    "владелец",
-    "администратор домена",
-    "所有者",
-    "注册人",
-    "註冊人",
-    "登録者",
-    "등록인",
-    "صاحب النطاق",
-    "دارنده",
-];
-
-/// Whether the answer names a holder under one of [`HOLDER_NAME_KEYS`] or under a holder,
+/// Whether the answer names a holder under one of the table's holder-name keys
+/// ([`crate::parse::lexicon::holder_name_keys`]) or under a holder,
 /// organisation or admin/tech contact key of the language table (`whois-languages.json`), with a
 /// value that is no placeholder and does not itself say "not found".
 pub(super) fn holder_named(lines: &[Line<'_>]) -> bool {
     lines.iter().filter(|l| !l.comment).any(|l| {
         split_key_value(l.raw.trim()).is_some_and(|(k, v)| {
             key_candidates(&k).iter().any(|c| {
-                HOLDER_NAME_KEYS.contains(&c.as_str())
+                crate::parse::lexicon::holder_name_keys().contains(c)
                     || matches!(
                         crate::parse::lexicon::field_lexicon().field_of(c),
                         Some("registrant" | "organisation" | "contact")
@@ -567,17 +540,12 @@ pub(super) fn holder_named(lines: &[Line<'_>]) -> bool {
     })
 }
 
-/// Keys of a RIPE-style domain object naming its contacts by handle (`admin-c: HM-PRIVAT`),
-/// normalised as [`normalise_key`] does.
-const OBJECT_HANDLE_KEYS: &[&str] =
-    &["admin c", "tech c", "zone c", "holder c", "registrant c", "owner c", "billing c", "mnt by"];
-
 /// Whether the answer has a domain object's contact handles (`admin-c:`, `tech-c:`, `mnt-by:`
 /// with a value that is a handle): the object exists, so the name is held by someone.
 pub(super) fn object_handles(lines: &[Line<'_>]) -> bool {
     lines.iter().filter(|l| !l.comment).any(|l| {
         split_key_value(l.raw.trim()).is_some_and(|(k, v)| {
-            OBJECT_HANDLE_KEYS.contains(&k.as_str())
+            crate::parse::lexicon::object_handle_keys().contains(&k)
                 && !is_placeholder(&v)
                 && v.split_whitespace().count() == 1
                 && v.chars().any(|c| c.is_alphanumeric())

@@ -162,47 +162,11 @@ pub(super) fn without_numbers(key: &str) -> String {
     key.chars().filter(|c| !c.is_ascii_digit()).collect::<String>().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Keys that describe a contact (its name, address, ...): inside a contact block they belong to
-/// that contact even when printed without indentation.
+/// Keys that describe a contact (its name, address, ...; the language table's `contact_subkeys`):
+/// inside a contact block they belong to that contact even when printed without indentation.
 pub(super) fn is_contact_subkey(key: &str) -> bool {
-    const SUBKEYS: &[&str] = &[
-        "name",
-        "org",
-        "organization",
-        "organisation",
-        "company",
-        "address",
-        "street",
-        "city",
-        "state",
-        "state or province",
-        "province",
-        "postal code",
-        "zip",
-        "country",
-        "country code",
-        "region",
-        "phone",
-        "fax",
-        "fax no",
-        "e mail",
-        "email",
-        "handle",
-        "id",
-        "contact id",
-        "nic handle",
-        "type",
-        "url",
-        "web",
-        "postalcode",
-        "countrycode",
-        "remarks",
-        "organization name",
-        "organisation name",
-        "organization id",
-        "street address",
-    ];
-    key_candidates(key).iter().any(|k| SUBKEYS.contains(&k.as_str()))
+    let subkeys = crate::parse::lexicon::contact_subkeys();
+    key_candidates(key).iter().any(|k| subkeys.contains(k))
 }
 
 /// Finds a dot leader (three or more dots, possibly spaced) and returns its byte range.
@@ -273,6 +237,7 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
     let ordered = key_tables().as_ref().map(|t| t.ordered.as_slice()).unwrap_or_default();
     for (name, field) in ordered {
         if matches!(field, Field::Created(_) | Field::Updated(_) | Field::Expires(_))
+            && lower.as_bytes().first() == name.as_bytes().first()
             && let Some(rest) = lower.strip_prefix(name).and_then(|r| r.strip_prefix(' '))
         {
             let value = lowered.original_from(lower.len() - rest.len()).unwrap_or_default().trim();
@@ -288,6 +253,10 @@ pub(super) fn split_key_value(text: &str) -> Option<(String, String)> {
             continue;
         }
         for name in keys {
+            // The first byte before `memcmp`: most keys start otherwise.
+            if lower.as_bytes().first() != name.as_bytes().first() {
+                continue;
+            }
             if let Some(rest) = lower.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(' ')) {
                 let value = lowered.original_from(lower.len() - rest.len()).unwrap_or_default().trim();
                 if parse_date(value, DateOrder::Dmy).is_some() {

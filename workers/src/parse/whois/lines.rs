@@ -8,6 +8,8 @@ pub(super) struct Line<'a> {
     /// Lower case, comment/quote marks stripped from the start, whitespace collapsed, dot
     /// leaders turned into `": "`, trailing `. ! < >` removed — the form markers match against.
     pub(super) norm: String,
+    /// `norm`'s length in characters (the markers' length limits), counted once.
+    pub(super) norm_chars: usize,
     pub(super) comment: bool,
     /// The line continues the previous line's sentence (previous line ends mid-sentence and
     /// this one starts in lower case).
@@ -60,7 +62,9 @@ pub(super) fn prepare_lines(text: &str) -> Vec<Line<'_>> {
                     }
             }) && !key_like;
             prev = Some(here).filter(|h| !h.is_empty());
-            Line { raw, indent, norm: normalise(raw), comment, continuation }
+            let norm = normalise(raw);
+            let norm_chars = norm.chars().count();
+            Line { raw, indent, norm, norm_chars, comment, continuation }
         })
         .collect()
 }
