@@ -88,15 +88,27 @@ impl PoolStats {
     }
 
     fn count(&self, source: Source) {
-        let (counter, metric) = match source {
+        // Each metric named by a literal, so the operator files' checker (ops/check.sh) sees it.
+        let counter = match source {
             Source::Registry => return,
-            Source::Cache => (&self.cache_hits, "dsa_worker_cache_hits_total"),
-            Source::FleetCache => (&self.fleet_cache_hits, "dsa_worker_fleet_cache_hits_total"),
-            Source::PeerLookup => (&self.peer_lookups, "dsa_worker_peer_lookups_total"),
-            Source::Joined => (&self.coalesced, "dsa_worker_coalesced_total"),
+            Source::Cache => {
+                metrics::counter!("dsa_worker_cache_hits_total").increment(1);
+                &self.cache_hits
+            }
+            Source::FleetCache => {
+                metrics::counter!("dsa_worker_fleet_cache_hits_total").increment(1);
+                &self.fleet_cache_hits
+            }
+            Source::PeerLookup => {
+                metrics::counter!("dsa_worker_peer_lookups_total").increment(1);
+                &self.peer_lookups
+            }
+            Source::Joined => {
+                metrics::counter!("dsa_worker_coalesced_total").increment(1);
+                &self.coalesced
+            }
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        metrics::counter!(metric).increment(1);
     }
 
     fn terminated(&self, reason: &'static str) -> Settle {
