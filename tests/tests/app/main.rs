@@ -38,3 +38,4 @@ mod sim;
 mod store_pg;
 mod suggest;
 mod tlds;
+mod verify;
