@@ -5,11 +5,14 @@
  *
  * Attributes (spec §4.6): data-client-key, data-api-url, data-redirect-checkout,
  * data-commission-percent, data-redirect-url; ours: data-lang (en, fa, ps), data-theme
- * (light, dark, auto). No key: demo mode. Renders in a shadow root; API values are inserted
+ * (light, dark, auto), data-alternatives (how many registry-verified alternatives to offer when
+ * a searched name is taken, 0-5, default 5; 0 turns them off. Each time: 5 credits plus 1 per
+ * alternative found). No key: demo mode, no alternatives. Renders in a shadow root; API values are inserted
  * with textContent only; styles are constructable stylesheets (strict-CSP friendly).
  * Theme with CSS custom properties on the container: --dsa-bg, --dsa-fg, --dsa-muted,
  * --dsa-border, --dsa-accent, --dsa-accent-fg, --dsa-ok, --dsa-taken, --dsa-error, --dsa-focus,
- * --dsa-radius, --dsa-font. Emits `dsa:result` (bubbles, composed) on the container.
+ * --dsa-radius, --dsa-font. Emits `dsa:result` and `dsa:alternatives` (bubbles, composed) on
+ * the container.
  */
 (function () {
   'use strict';
@@ -21,6 +24,7 @@
   var HOME = scriptUrl.origin + '/';
   var DEBOUNCE_MS = 250;
   var TIMEOUT_MS = 20000;
+  var MAX_ALTERNATIVES = 5;
 
   var STRINGS = {
     en: {
@@ -36,7 +40,9 @@
       getKey: 'get a key', e502: 'The registry is busy and did not answer in time. Please try again in a moment.',
       e500: 'Something went wrong on our side. Please try again shortly.',
       network: 'Could not reach the search service. Check your connection and try again.',
-      demoLeft: 'Demo: {n} free searches left.'
+      demoLeft: 'Demo: {n} free searches left.',
+      altFinding: 'Looking for available alternatives…', altTitle: 'Available alternatives (confirmed by the registry):',
+      altNone: 'No available alternative found right now.', altCheck: 'Check {domain}'
     },
     fa: {
       label: 'نام دامنه', placeholder: 'example.com', search: 'جستجو',
@@ -55,7 +61,9 @@
       e502: 'ثبت\u200cکننده مشغول است و به موقع پاسخ نداد. لطفاً کمی بعد دوباره امتحان کنید.',
       e500: 'خطایی در سمت ما رخ داد. لطفاً کمی بعد دوباره امتحان کنید.',
       network: 'اتصال به سرویس جستجو ممکن نشد. اتصال خود را بررسی کنید و دوباره امتحان کنید.',
-      demoLeft: 'نمایشی: {n} جستجوی رایگان باقی مانده است.'
+      demoLeft: 'نمایشی: {n} جستجوی رایگان باقی مانده است.',
+      altFinding: 'در حال یافتن نام\u200cهای آزاد دیگر…', altTitle: 'نام\u200cهای آزاد دیگر (تأییدشده از سوی ثبت\u200cکننده):',
+      altNone: 'فعلاً نام آزاد دیگری پیدا نشد.', altCheck: 'بررسی {domain}'
     },
     ps: {
       label: 'د ډومېن نوم', placeholder: 'example.com', search: 'لټون',
@@ -74,7 +82,9 @@
       e502: 'د ثبت اداره بوخته ده او په وخت يې ځواب ونه ورکړ. مهرباني وکړئ لږ وروسته بيا هڅه وکړئ.',
       e500: 'زموږ لورې يوه ستونزه رامنځته شوه. مهرباني وکړئ لږ وروسته بيا هڅه وکړئ.',
       network: 'د لټون خدمت ته لاسرسی ونه شو. خپل ارتباط وګورئ او بيا هڅه وکړئ.',
-      demoLeft: 'ازمايښت: {n} وړيا لټونې پاتې دي.'
+      demoLeft: 'ازمايښت: {n} وړيا لټونې پاتې دي.',
+      altFinding: 'د نورو شته نومونو لټون کېږي…', altTitle: 'نور شته نومونه (د ثبت ادارې له خوا تاييد شوي):',
+      altNone: 'اوس مهال بل شته نوم ونه موندل شو.', altCheck: '{domain} وګورئ'
     }
   };
   var RTL = { fa: true, ps: true };
@@ -122,6 +132,11 @@
     '.price{color:var(--_fg)}.muted{color:var(--_muted);font-size:.875em}',
     '.err{color:var(--_error);margin:0}',
     '.err a{color:inherit;text-decoration:underline}',
+    '.alts{margin:10px 0 0;padding:0}.alts p{margin:0 0 6px}',
+    '.alts ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:6px}',
+    '.alts li{margin:0;padding:0;max-width:100%}',
+    '.alts button{padding:4px 12px;background:var(--_bg);color:var(--_accent);font-weight:600;max-width:100%;',
+    'overflow-wrap:anywhere;text-align:start}',
     '.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}'
   ].join('');
 
@@ -259,6 +274,7 @@
     if (!domain) { this.showError(this.t.empty); this.input.focus(); return; }
     if (this.inflight && this.inflight.domain === domain) return;
     if (this.inflight) this.inflight.abort();
+    if (this.alt) { this.alt.abort(); this.alt = null; }
     var self = this, ctl = typeof AbortController === 'function' ? new AbortController() : null;
     var job = { domain: domain, abort: function () { if (ctl) ctl.abort(); job.dead = true; } };
     this.inflight = job;
@@ -307,6 +323,7 @@
     var reason = body && typeof body.error === 'string' ? body.error : '';
     if (res.ok && body && typeof body.available === 'boolean') {
       this.showResult(normalise(body), body);
+      if (body.available === false && !demo) this.alternatives(body);
     } else if (res.status === 400) {
       this.showError(t.e400, reason);
     } else if (res.status === 403) {
@@ -350,11 +367,96 @@
     }
   };
 
-  Widget.prototype.emit = function (ok, status, body) {
+  // How many alternatives to offer (data-alternatives, 0-5; default 5).
+  Widget.prototype.altCount = function () {
+    var raw = this.container.getAttribute('data-alternatives');
+    if (raw == null || raw === '') return MAX_ALTERNATIVES;
+    var n = parseInt(raw, 10);
+    return n >= 0 ? Math.min(n, MAX_ALTERNATIVES) : MAX_ALTERNATIVES;
+  };
+
+  // The suggestions endpoint beside the configured check endpoint (same origin, same prefix).
+  Widget.prototype.suggestUrl = function () {
+    var url = new URL(this.container.getAttribute('data-api-url') || DEFAULT_API, location.href);
+    var p = url.pathname.replace(/\/v1\/domains\/check$|\/domain-check$/, '');
+    url.pathname = (p === url.pathname ? '' : p) + '/v1/domains/suggest';
+    url.search = '';
+    return url;
+  };
+
+  // A taken name: ask for names the registry confirms available (suggest with verify=N), shown
+  // under the verdict as buttons that check the name. Costs 5 credits + 1 per name found.
+  Widget.prototype.alternatives = function (body) {
+    var n = this.altCount(), t = this.t, self = this;
+    var shown = (body.verdict && typeof body.verdict.unicode === 'string' && body.verdict.unicode) || String(body.domain || '');
+    var tld = body.verdict && typeof body.verdict.tld === 'string' ? body.verdict.tld : '';
+    var keyword = shown.split('.')[0];
+    if (!n || !keyword || keyword.length < 2) return;
+    var url = this.suggestUrl(), q = url.searchParams;
+    q.set('client_key', this.container.getAttribute('data-client-key'));
+    q.set('keyword', keyword);
+    if (/^\.[^,]+$/.test(tld)) q.set('tlds', tld + ',.com,.net,.org,.io,.co,.ai,.dev,.app,.af,.com.af');
+    q.set('limit', '5');
+    q.set('verify', String(n));
+    var box = el('div', { 'class': 'alts', 'aria-busy': 'true' });
+    box.appendChild(el('p', { 'class': 'muted' }, t.altFinding));
+    this.out.appendChild(box);
+    var ctl = typeof AbortController === 'function' ? new AbortController() : null;
+    var job = { dead: false, abort: function () { if (ctl) ctl.abort(); job.dead = true; } };
+    this.alt = job;
+    var timeout = setTimeout(function () { if (ctl) ctl.abort(); }, TIMEOUT_MS);
+    var status = 0;
+    fetch(url.href, { method: 'GET', credentials: 'same-origin', signal: ctl ? ctl.signal : undefined, headers: { Accept: 'application/json' } })
+      .then(function (res) {
+        status = res.status;
+        return res.json().catch(function () { return null; }).then(function (b) { return { res: res, body: b }; });
+      })
+      .then(function (r) {
+        if (job.dead) return;
+        self.showAlternatives(box, r.res.ok && r.body && Array.isArray(r.body.suggestions) ? r.body.suggestions : null);
+        self.emit(r.res.ok, r.res.status, r.body, 'dsa:alternatives');
+      }, function () {
+        if (job.dead) return;
+        self.showAlternatives(box, null);
+        self.emit(false, status, null, 'dsa:alternatives');
+      })
+      .then(function () { clearTimeout(timeout); if (self.alt === job) self.alt = null; });
+  };
+
+  // Only names the registry confirmed (available === true) are offered; on an error the box
+  // goes away quietly (the verdict above is the answer the visitor asked for).
+  Widget.prototype.showAlternatives = function (box, items) {
+    var t = this.t, self = this;
+    while (box.firstChild) box.removeChild(box.firstChild);
+    box.setAttribute('aria-busy', 'false');
+    if (!items) { if (box.parentNode) box.parentNode.removeChild(box); return; }
+    var names = [];
+    for (var i = 0; i < items.length && names.length < MAX_ALTERNATIVES; i++) {
+      var s = items[i];
+      if (s && s.available === true && typeof s.domain === 'string') names.push({ domain: s.domain, unicode: typeof s.unicode === 'string' ? s.unicode : s.domain });
+    }
+    if (!names.length) { box.appendChild(el('p', { 'class': 'muted' }, t.altNone)); return; }
+    box.appendChild(el('p', null, t.altTitle));
+    var ul = el('ul');
+    names.forEach(function (name) {
+      var li = el('li');
+      var b = el('button', { type: 'button', 'class': 'alt', 'aria-label': fmt(t.altCheck, { domain: name.unicode }) });
+      b.appendChild(el('span', { 'class': 'dom' }, name.unicode));
+      b.addEventListener('click', function () {
+        self.input.value = name.unicode;
+        self.schedule();
+      });
+      li.appendChild(b);
+      ul.appendChild(li);
+    });
+    box.appendChild(ul);
+  };
+
+  Widget.prototype.emit = function (ok, status, body, type) {
     var detail = { ok: ok, status: status, response: body };
-    var ev;
-    try { ev = new CustomEvent('dsa:result', { bubbles: true, composed: true, detail: detail }); } catch (e) {
-      ev = document.createEvent('CustomEvent'); ev.initCustomEvent('dsa:result', true, false, detail);
+    var ev, name = type || 'dsa:result';
+    try { ev = new CustomEvent(name, { bubbles: true, composed: true, detail: detail }); } catch (e) {
+      ev = document.createEvent('CustomEvent'); ev.initCustomEvent(name, true, false, detail);
     }
     this.container.dispatchEvent(ev);
   };

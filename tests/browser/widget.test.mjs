@@ -461,6 +461,87 @@ test('axe-core: no serious or critical violation (light, dark, RTL, error states
   await context.close();
 });
 
+/** The demo scenario's truths (tests/fixtures/scenarios/demo.toml): name → truth; unlisted names are available. */
+function demoTruths() {
+  const text = fs.readFileSync(path.join(repo, 'tests/fixtures/scenarios/demo.toml'), 'utf8');
+  const truths = new Map();
+  for (const m of text.matchAll(/name = "([^"]+)"\s*\ntruth = "([^"]+)"/g)) truths.set(m[1], m[2]);
+  return truths;
+}
+
+/** Searches `domain` in widget `sel` and waits for the alternatives it then offers (dsa:alternatives). */
+async function searchWithAlternatives(page, sel, domain) {
+  const before = await page.evaluate(() => window.__alts.length);
+  const result = await search(page, sel, domain);
+  await page.waitForFunction((n) => window.__alts.length > n, before, { timeout: 20000 });
+  return { result, alternatives: await page.evaluate(() => window.__alts[window.__alts.length - 1]) };
+}
+
+test('a taken name: up to 5 alternatives the registry confirmed, each a button that checks it', async () => {
+  const url = hostPage('alternatives', `<div id="w" data-dsa-widget data-client-key="${keys.shop}"></div>
+    <div id="off" data-dsa-widget data-client-key="${keys.shop}" data-alternatives="0"></div>`, { css: 'plain' });
+  const { context, page } = await open(url);
+  await page.evaluate(() => { window.__alts = []; document.addEventListener('dsa:alternatives', (e) => window.__alts.push(e.detail)); });
+  const suggests = [];
+  page.on('request', (r) => { if (r.url().includes('/v1/domains/suggest')) suggests.push(new URL(r.url())); });
+  const { result, alternatives } = await searchWithAlternatives(page, '#w', 'google.com');
+  assert.equal(result.response.available, false);
+  assert.equal(alternatives.status, 200, JSON.stringify(alternatives));
+  assert.equal(suggests.length, 1);
+  const q = suggests[0].searchParams;
+  assert.equal(q.get('keyword'), 'google');
+  assert.equal(q.get('verify'), '5');
+  assert.equal(q.get('client_key'), keys.shop, 'the same key as the check');
+  assert.match(q.get('tlds'), /^\.com,/, 'the searched TLD first');
+  const body = alternatives.response;
+  const confirmed = body.suggestions.filter((s) => s.available === true);
+  assert.ok(confirmed.length >= 1 && confirmed.length <= 5, JSON.stringify(body));
+  assert.equal(body.verification.confirmed, confirmed.length);
+  const truths = demoTruths();
+  for (const s of confirmed) {
+    assert.equal(s.checked_by, 'registry', JSON.stringify(s));
+    assert.equal(s.verdict.status, 'available', JSON.stringify(s));
+    assert.equal(truths.get(s.domain) || 'available', 'available', `${s.domain} is free in the simulator's registry`);
+  }
+  assert.equal(body.credits_cost, 5 + confirmed.length, 'documented price: 5 + 1 per confirmed name');
+  // Only the confirmed names are offered, as buttons named for what they do.
+  const buttons = page.locator('#w .alts button');
+  assert.equal(await buttons.count(), confirmed.length);
+  assert.deepEqual(await buttons.allTextContents(), confirmed.map((s) => s.unicode));
+  assert.equal(await buttons.first().getAttribute('aria-label'), `Check ${confirmed[0].unicode}`);
+  assert.match(await page.locator('#w .alts').textContent(), /Available alternatives \(confirmed by the registry\)/);
+  // No layout breakage: nothing overflows the widget's box.
+  const fits = await page.locator('#w .w').evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
+  assert.ok(fits, 'the alternatives wrap inside the widget');
+  await shot(page, 'widget-alternatives');
+  // Choosing one checks it: available, with its price and Buy link.
+  const n = await page.evaluate(() => window.__results.length);
+  await buttons.first().click();
+  await page.waitForFunction((k) => window.__results.length > k, n, { timeout: 15000 });
+  const picked = await page.evaluate(() => window.__results[window.__results.length - 1]);
+  assert.equal(picked.response.domain, confirmed[0].domain);
+  assert.equal(picked.response.available, true);
+  assert.equal(await page.locator('#w a.buy').count(), 1);
+  assert.equal(await page.locator('#w .alts').count(), 0, 'an available name offers no alternatives');
+  // data-alternatives="0": a taken name, no suggestions request.
+  await search(page, '#off', 'google.net');
+  await page.waitForTimeout(600);
+  assert.equal(suggests.length, 1, 'alternatives turned off');
+  assert.equal(await page.locator('#off .alts').count(), 0);
+  await noViolations(page);
+  await context.close();
+
+  // Accessibility of the alternatives, in Persian (RTL) and dark (axe is injected: bypassCSP).
+  const a11y = await open(hostPage('alternatives-axe', `<div id="fa" data-dsa-widget data-client-key="${keys.shop}" data-lang="fa" data-theme="dark"></div>`), { bypassCSP: true });
+  await a11y.page.evaluate(() => { window.__alts = []; document.addEventListener('dsa:alternatives', (e) => window.__alts.push(e.detail)); });
+  const fa = await searchWithAlternatives(a11y.page, '#fa', 'google.com.af');
+  assert.equal(fa.alternatives.status, 200);
+  assert.ok(await a11y.page.locator('#fa .alts button').count() >= 1, 'alternatives offered under .com.af');
+  await axe(a11y.page, 'widget-alternatives');
+  await shot(a11y.page, 'widget-alternatives-fa-dark');
+  await a11y.context.close();
+});
+
 test('front page: strict CSP, plans, endpoints, snippet; the demo allows 2 searches then says how to get a key', async () => {
   const { context, page } = await open(`${api}/`);
   const res = await fetch(`${api}/`);

@@ -86,7 +86,7 @@ async fn verified_names_are_free_in_the_registry_charged_per_name_and_cached() {
             assert_eq!(s["checked_by"], "registry", "{s}");
             assert_eq!(s["verdict"]["status"], "available", "{s}");
             assert!(["rdap", "whois"].contains(&s["verdict"]["method"].as_str().expect("method")), "{s}");
-            assert_eq!(s["verdict"]["authoritative"], true, "{s}");
+            assert_eq!(s["verdict"]["authoritative"], true, "a fresh registry answer: {s}");
         }
         if s["available"] == true {
             assert_eq!(truth, Truth::Available, "{domain} called available but the registry holds it as {truth}");

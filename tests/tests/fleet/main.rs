@@ -8,6 +8,7 @@
 mod lookups;
 mod teardown;
 mod trace;
+mod verify;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -493,10 +493,11 @@ async fn confirm(state: &AppState, pool: Vec<Suggestion>, n: usize) -> Found {
                     found.registry_queries += 1;
                 }
                 let answered = Answered::Registry { verdict: answer.verdict.clone(), cached: answer.cached };
+                // The engine says `available` only on the registry's own word, so a fresh cached
+                // `available` (reported with method `cache`) is that word, kept.
                 let confirmed = answer.stale_age_secs.is_none()
                     && answer.verdict.status == Status::Available
-                    && answer.verdict.authoritative
-                    && matches!(answer.verdict.method, Method::Rdap | Method::Whois | Method::Cache);
+                    && (from_registry && answer.verdict.authoritative || answer.verdict.method == Method::Cache);
                 if confirmed && charged_names.insert(s.domain.as_str().to_owned()) {
                     found.confirmed.push((s, answered));
                 } else if answer.stale_age_secs.is_none() {
