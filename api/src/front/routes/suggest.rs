@@ -504,7 +504,9 @@ async fn confirm(state: &AppState, pool: Vec<Suggestion>, n: usize) -> Found {
                     found.known.insert(s.domain.as_str().to_owned(), answered);
                 }
             }
-            // No definitive answer (or an unsupported suffix): not confirmed, not charged.
+            // A suffix dsa has no registry method for: nothing was asked.
+            Err(ApiError::BadRequest(_)) => {}
+            // No definitive answer in time: asked, not confirmed, not charged.
             Err(_) => found.registry_queries += 1,
         }
     }
