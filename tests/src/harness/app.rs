@@ -94,7 +94,11 @@ impl TestApp {
     }
 
     /// Same, with the simulator playing `scenario` instead of the demo one.
-    pub async fn spawn_scenario(scenario: Scenario, adjust: impl FnOnce(&mut Settings), clock: api::state::Clock) -> Self {
+    pub async fn spawn_scenario(
+        scenario: Scenario,
+        adjust: impl FnOnce(&mut Settings),
+        clock: api::state::Clock,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let sim = Simulator::start(scenario).await.expect("simulator starts");
         sim.set_knobs(Knobs::default());

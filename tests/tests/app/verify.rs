@@ -100,7 +100,8 @@ async fn verified_names_are_free_in_the_registry_charged_per_name_and_cached() {
     }
     // The exact names lead the pool and are all taken; those on hold are not delegated, so only
     // the registry can refuse them: it was asked, and its answer is on the list.
-    let held: Vec<&Value> = list.iter().filter(|s| app.sim.scenario().truth(s["domain"].as_str().unwrap_or("")) == Truth::Held).collect();
+    let held: Vec<&Value> =
+        list.iter().filter(|s| app.sim.scenario().truth(s["domain"].as_str().unwrap_or("")) == Truth::Held).collect();
     assert!(!held.is_empty(), "a name on hold is on the list: {body}");
     assert!(
         held.iter().any(|s| s["available"] == false && s["checked_by"] == "registry"),

@@ -15,7 +15,8 @@
 //!    miss only means "worth asking" (DNS never makes a name available).
 //! 3. The rest are ranked: cached available first, then names DNS did not find (NXDOMAIN),
 //!    then names DNS could not answer; within a tier the generation order (short, common words
-//!    first), taken round-robin across TLDs so no single registry gets all the queries.
+//!    first), taken round-robin across registries so no single registry gets all the queries
+//!    (two names a turn from a registry asked by RDAP, one from a WHOIS-only one).
 //! 4. At most [`VERIFY_CONCURRENCY`] at a time go through the check path ([`verdict_for`]:
 //!    verdict cache, single-flight, the workers' per-registry politeness budgets), until N are
 //!    confirmed available, [`max_lookups`] lookups were started, or the deadline passes
@@ -30,6 +31,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
+use common::catalogue::LookupMethod;
 use common::domain::DomainName;
 use common::lookup::DnsType;
 use common::verdict::{Method, Status, Verdict};
@@ -434,25 +436,12 @@ async fn confirm(state: &AppState, pool: Vec<Suggestion>, n: usize) -> Found {
             }
         }
     }
-    // 3. Rank: by tier, then round-robin across TLDs in generation order.
+    // 3. Rank: by tier, then round-robin across registries in generation order.
     tiers.sort_by_key(|(tier, rank, _)| (*tier, *rank));
     let mut queue: VecDeque<(Tier, Suggestion)> = VecDeque::new();
     for tier in [Tier::CachedAvailable, Tier::NotInDns, Tier::Unknown] {
-        let mut by_tld: Vec<(String, VecDeque<Suggestion>)> = Vec::new();
-        for (_, _, s) in tiers.iter().filter(|(t, _, _)| *t == tier) {
-            let suffix = s.domain.suffix();
-            match by_tld.iter_mut().find(|(t, _)| t == suffix) {
-                Some((_, list)) => list.push_back(s.clone()),
-                None => by_tld.push((suffix.to_owned(), VecDeque::from([s.clone()]))),
-            }
-        }
-        while by_tld.iter().any(|(_, list)| !list.is_empty()) {
-            for (_, list) in &mut by_tld {
-                if let Some(s) = list.pop_front() {
-                    queue.push_back((tier, s));
-                }
-            }
-        }
+        let candidates = tiers.iter().filter(|(t, _, _)| *t == tier).map(|(_, _, s)| s.clone());
+        queue.extend(spread(state, candidates).into_iter().map(|s| (tier, s)));
     }
     // 4. Confirm, a few at a time.
     let cap = max_lookups(n);
@@ -515,6 +504,70 @@ async fn confirm(state: &AppState, pool: Vec<Suggestion>, n: usize) -> Found {
         found.registry_queries += in_flight.len();
     }
     found
+}
+
+/// Candidates (in rank order) reordered round-robin across registries, so that no registry gets
+/// all the questions: each turn takes two names from a registry asked by RDAP first and one from a
+/// WHOIS-only registry (WHOIS servers allow far fewer queries: shipped budgets of 1/s against 10/s),
+/// rotating among the suffixes a registry serves (`.com` and `.net` share Verisign's server).
+fn spread(state: &AppState, candidates: impl Iterator<Item = Suggestion>) -> Vec<Suggestion> {
+    struct Registry {
+        key: String,
+        turn: usize,
+        next: usize,
+        suffixes: Vec<(String, VecDeque<Suggestion>)>,
+    }
+    let mut registries: Vec<Registry> = Vec::new();
+    let mut left = 0usize;
+    for s in candidates {
+        let suffix = s.domain.suffix().to_owned();
+        let (key, turn) = match state.book().entry(&s.domain) {
+            Ok(entry) => match (entry.methods.first(), entry.rdap.first(), &entry.whois) {
+                (Some(LookupMethod::Rdap), Some(base), _) => (host_of(base), 2),
+                (_, _, Some(whois)) => (format!("whois:{}", whois.host), 1),
+                _ => (suffix.clone(), 1),
+            },
+            Err(_) => (suffix.clone(), 1),
+        };
+        let registry = match registries.iter().position(|r| r.key == key) {
+            Some(i) => &mut registries[i],
+            None => {
+                registries.push(Registry { key, turn, next: 0, suffixes: Vec::new() });
+                let last = registries.len() - 1;
+                &mut registries[last]
+            }
+        };
+        match registry.suffixes.iter_mut().find(|(x, _)| *x == suffix) {
+            Some((_, list)) => list.push_back(s),
+            None => registry.suffixes.push((suffix, VecDeque::from([s]))),
+        }
+        left += 1;
+    }
+    let mut out = Vec::with_capacity(left);
+    while out.len() < left {
+        for r in &mut registries {
+            let mut taken = 0;
+            let mut looked = 0;
+            while taken < r.turn && looked < r.suffixes.len() {
+                let i = r.next % r.suffixes.len();
+                r.next = r.next.wrapping_add(1);
+                match r.suffixes[i].1.pop_front() {
+                    Some(s) => {
+                        out.push(s);
+                        taken += 1;
+                        looked = 0;
+                    }
+                    None => looked += 1,
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The host of an RDAP base URL (the whole text when it does not parse).
+fn host_of(base: &str) -> String {
+    url::Url::parse(base).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| base.to_owned())
 }
 
 /// A candidate's pre-filter outcome: `Ok(tier)` to ask the registry, `Err` when it is already
