@@ -155,6 +155,18 @@ async fn verify_bounds_and_credits() {
     assert_eq!(confirmed, 3, "{body}");
     assert_eq!(body["credits_cost"], 5 + VERIFY_PRICE * confirmed);
     assert_eq!(body["credits_remaining"], 8 - 5 - VERIFY_PRICE * confirmed);
+    // The OpenAPI document describes the parameter and the new members.
+    let (status, _, doc) = app.get("/v1/openapi.json").await;
+    assert_eq!(status, 200);
+    let params = doc["paths"]["/v1/domains/suggest"]["get"]["parameters"].as_array().expect("parameters");
+    let verify = params.iter().find(|p| p["name"] == "verify").expect("verify is documented");
+    assert_eq!(verify["schema"]["minimum"], 1, "{verify}");
+    assert_eq!(verify["schema"]["maximum"], 20, "{verify}");
+    assert!(verify["description"].as_str().is_some_and(|d| d.contains("1 credit")), "the price is said: {verify}");
+    let schemas = &doc["components"]["schemas"];
+    assert!(schemas["Verification"]["properties"]["registry_queries"].is_object(), "{}", schemas["Verification"]);
+    assert!(schemas["SuggestResponse"]["properties"]["verification"].is_object());
+    assert!(schemas["SuggestionItem"]["properties"]["verdict"].is_object());
     assert_eq!(app.finish(Some(&key)).await, 492 + 1);
 }
 
