@@ -35,13 +35,13 @@ pub struct SuggestQuery {
     pub keyword: Option<String>,
     /// Comma-separated TLDs with a leading dot, each supported by the catalogue and open to
     /// registration (default `.com,.net,.org,.io,.co,.ai,.dev,.app,.af,.com.af`).
-    #[param(value_type = Option<String>, example = ".com,.io,.af")]
+    #[param(value_type = Option<String>, default = ".com,.net,.org,.io,.co,.ai,.dev,.app,.af,.com.af", example = ".com,.io,.af")]
     pub tlds: Option<String>,
     /// How many suggestions, 5 to 20 (default 20).
-    #[param(value_type = Option<u32>, minimum = 5, maximum = 20, example = 10)]
+    #[param(value_type = Option<u32>, minimum = 5, maximum = 20, default = 20, example = 10)]
     pub limit: Option<String>,
     /// `1` pre-checks every suggestion with a DNS delegation probe (5 more credits; our addition).
-    #[param(value_type = Option<Flag>)]
+    #[param(value_type = Option<Flag>, default = 0)]
     pub check: Option<String>,
 }
 
@@ -76,6 +76,7 @@ pub struct SuggestionItem {
     /// `dns` (the delegation probe) or `none` (no answer in time).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "dns")]
+    #[schema(nullable = false)]
     pub checked_by: Option<&'static str>,
 }
 
