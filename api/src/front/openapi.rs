@@ -327,7 +327,7 @@ struct ForGeneratedClients;
 
 impl Modify for ForGeneratedClients {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::schema::Schema;
+        use utoipa::openapi::schema::{Schema, SchemaType};
         use utoipa::openapi::server::ServerBuilder;
         openapi.servers = Some(vec![
             ServerBuilder::new()
@@ -339,13 +339,24 @@ impl Modify for ForGeneratedClients {
         for (pointer, values) in CLOSED_SETS {
             let steps: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
             let Some((name, steps)) = steps.split_first() else { continue };
-            let Some(RefOr::T(schema)) = components.schemas.get_mut(*name) else { continue };
-            if let Some(object) = schema_at(schema, steps) {
-                let mut enumerated: Vec<serde_json::Value> = values.iter().map(|v| (*v).into()).collect();
-                if matches!(&object.schema_type, utoipa::openapi::schema::SchemaType::Array(types) if types.contains(&Type::Null))
-                {
-                    enumerated.push(serde_json::Value::Null);
-                }
+            let Some(slot) = components.schemas.get_mut(*name).and_then(|schema| slot_at(schema, steps)) else {
+                continue;
+            };
+            let RefOr::T(Schema::Object(object)) = slot else { continue };
+            let enumerated: Vec<serde_json::Value> = values.iter().map(|v| (*v).into()).collect();
+            let nullable = matches!(&object.schema_type, SchemaType::Array(types) if types.contains(&Type::Null));
+            if nullable {
+                // `oneOf: [{enum}, {type: null}]`: generators read a nullable enum this way only.
+                let mut closed = std::mem::take(object);
+                closed.schema_type = SchemaType::Type(Type::String);
+                closed.enum_values = Some(enumerated);
+                let description = closed.description.take();
+                *slot = utoipa::openapi::schema::OneOfBuilder::new()
+                    .item(Schema::Object(closed))
+                    .item(ObjectBuilder::new().schema_type(Type::Null))
+                    .description(description)
+                    .into();
+            } else {
                 object.enum_values = Some(enumerated);
             }
         }
@@ -443,24 +454,23 @@ impl Modify for ForGeneratedClients {
     }
 }
 
-/// The object schema at `steps` (`properties`, a name; `items`) under `schema`.
-fn schema_at<'a>(
-    schema: &'a mut utoipa::openapi::schema::Schema,
+/// The schema at `steps` (`properties`, a name; `items`) under `schema`.
+fn slot_at<'a>(
+    schema: &'a mut RefOr<utoipa::openapi::schema::Schema>,
     steps: &[&str],
-) -> Option<&'a mut utoipa::openapi::schema::Object> {
+) -> Option<&'a mut RefOr<utoipa::openapi::schema::Schema>> {
     use utoipa::openapi::schema::{ArrayItems, Schema};
-    let next = match (steps, schema) {
-        ([], Schema::Object(object)) => return Some(object),
-        (["properties", name, ..], Schema::Object(object)) => (object.properties.get_mut(*name)?, &steps[2..]),
-        (["items", ..], Schema::Array(array)) => match &mut array.items {
-            ArrayItems::RefOrSchema(items) => (items.as_mut(), &steps[1..]),
-            ArrayItems::False => return None,
+    if steps.is_empty() {
+        return Some(schema);
+    }
+    let RefOr::T(inner) = schema else { return None };
+    match (steps, inner) {
+        (["properties", name, rest @ ..], Schema::Object(object)) => slot_at(object.properties.get_mut(*name)?, rest),
+        (["items", rest @ ..], Schema::Array(array)) => match &mut array.items {
+            ArrayItems::RefOrSchema(items) => slot_at(items.as_mut(), rest),
+            ArrayItems::False => None,
         },
-        _ => return None,
-    };
-    match next {
-        (RefOr::T(schema), rest) => schema_at(schema, rest),
-        (RefOr::Ref(_), _) => None,
+        _ => None,
     }
 }
 

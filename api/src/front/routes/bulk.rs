@@ -361,7 +361,7 @@ Rejected entries are in `invalid`. With `Accept: application/x-ndjson`: one line
                             "pricing": {"currency": "USD", "base_register": 12.52, "display_register": 12.52, "pricing_mode": "base", "commission_percent": 0.0},
                             "purchase": {"show_button": true, "url": "https://checkout.example/register?domain=dsa-demo-available.net&sld=dsa-demo-available&tld=.net", "source": "url"},
                             "verdict": {"status": "available", "method": "rdap", "authoritative": true, "cached": false, "stale": false, "checked_at": "2026-11-23T13:31:41Z", "tld": ".net", "unicode": "dsa-demo-available.net"}}],
-                    "invalid": [{"input": "exa_mple.com", "error": "Invalid domain: \"exa_mple\" has a character not allowed in a host name."}],
+                    "invalid": [{"input": "exa_mple.com", "error": "Invalid domain format: character '_' is not allowed; use letters, digits and hyphens."}],
                     "credits_cost": 2, "credits_remaining": 498, "checked_at": "2026-11-23T13:31:41Z"})),
                 (BulkStreamLine = "application/x-ndjson"),
             ),
