@@ -131,6 +131,7 @@ pub struct WhoisAnswer {
 )]
 #[serde(rename_all = "UPPERCASE")]
 #[strum(serialize_all = "UPPERCASE", ascii_case_insensitive)]
+#[schema(description = "A DNS record type `/v1/dns` answers for, upper case.")]
 pub enum DnsType {
     /// IPv4 address (RFC 1035).
     A,

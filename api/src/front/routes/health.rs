@@ -83,7 +83,10 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
         Ok(_) => {
             let workers = state.bus().live_workers().into_iter().map(|(kind, n)| (kind.to_string(), n)).collect();
             let body = Readiness { success: true, status: ReadyStatus::Ready, workers };
-            (StatusCode::OK, Json(serde_json::to_value(body).unwrap_or_else(|_| json!({ "success": true, "status": "ready" }))))
+            (
+                StatusCode::OK,
+                Json(serde_json::to_value(body).unwrap_or_else(|_| json!({ "success": true, "status": "ready" }))),
+            )
         }
         Err(e) => {
             tracing::warn!(error = ?e, "not ready");
