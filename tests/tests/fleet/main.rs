@@ -68,7 +68,7 @@ async fn the_settle_lag_reads_zero_once_the_ledger_idles() {
             .find_map(|l| l.strip_prefix("dsa_ledger_settle_lag_seconds ").map(str::to_owned))
             .and_then(|v| v.trim().parse::<f64>().ok())
     };
-    let mut fleet = Fleet::start("settlelag", 1, 1).await;
+    let fleet = Fleet::start("settlelag", 1, 1).await;
     let (key, key_id) = fleet.key(Plan::Free).await;
     let http = reqwest::Client::new();
     let (status, body) = get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=google.net"))).await;
