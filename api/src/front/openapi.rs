@@ -49,7 +49,7 @@ members marked as our additions) extend the service specification's fields witho
         routes::health::healthz,
         routes::health::readyz,
         // No `/metrics`: the public listener serves it only when the operator opts in
-        // (`server.public_metrics`); it is operational data, documented in the README.
+        // (`server.public_metrics`); it is operational data, documented in docs/operators.md.
     ),
     components(schemas(routes::Flag)),
     modifiers(&ClientKeyScheme, &HttpConventions, &ForGeneratedClients),

@@ -49,7 +49,7 @@ pub struct VerdictInfo {
     /// Whether the verdict came from the cache (fresh or stale).
     pub cached: bool,
     /// Whether this is a last known verdict served because the registry gave no definitive
-    /// answer now (see `age_secs`; README "Serve stale").
+    /// answer now (see `age_secs`; "Serve stale" in docs/verdicts.md).
     pub stale: bool,
     /// For a stale verdict: seconds since its evidence was obtained. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -119,7 +119,7 @@ pub struct SuggestResponse {
     params(SuggestQuery),
     security(("client_key" = [])),
     responses(
-        (status = 200, description = "Suggestions in rank order: `exact` first, then the .af forms, then the other variants by score (README \"Suggestions\"). \
+        (status = 200, description = "Suggestions in rank order: `exact` first, then the .af forms, then the other variants by score (the ranking rules are in docs/api.md). \
 Every suggestion is a valid registrable domain under a supported TLD; availability is not checked unless `check=1`.",
             body = SuggestResponse, headers(
                 ("RateLimit-Policy" = String, description = "The key's per-minute quota, e.g. `\"per-minute\";q=60;w=60`."),
