@@ -262,6 +262,24 @@ for method, path, template, params, body in metered:
     else:
         problems.append(f"{method.upper()} {path}: the free key's per-minute limit never answered 429")
 
+# --- The documented examples of JSON bodies are valid against the same closed schemas.
+examples_checked = 0
+for path, item in DOC["paths"].items():
+    for method, op in item.items():
+        for status, response in op["responses"].items():
+            form = response.get("content", {}).get("application/json")
+            if not form:
+                continue
+            bodies = [form["example"]] if "example" in form else []
+            bodies += [e["value"] for e in form.get("examples", {}).values()]
+            for body in bodies:
+                examples_checked += 1
+                validate(body, form["schema"], f"the example of {method.upper()} {path} {status}")
+for name, schema in SCHEMAS.items():
+    if "example" in schema:
+        examples_checked += 1
+        validate(schema["example"], {"$ref": f"#/components/schemas/{name}"}, f"the example of schema {name}")
+
 # --- Every operation was called, and its error examples are texts the server really sends.
 def digits_aside(text):
     return re.sub(r"\d+", "N", text)
@@ -278,7 +296,7 @@ for (op_id, status), (documented, seen) in sorted(error_texts.items()):
                         f"server sent: {sorted(seen)}")
 
 print(f"contract live: {calls} calls, {len(covered)} (operation, status, form) combinations valid against the closed schemas, "
-      f"{len(error_texts)} error examples compared")
+      f"{len(error_texts)} error examples compared with real answers, {examples_checked} documented examples validated")
 if problems:
     print(f"contract live: {len(problems)} problem(s):", file=sys.stderr)
     for p in problems:
