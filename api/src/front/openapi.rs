@@ -76,7 +76,10 @@ impl Modify for ClientKeyScheme {
             "client_key",
             SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
                 "client_key",
-                "An embed key (for browsers: it works only from the origins you allow) or a server key (for your servers: keep it secret).",
+                "An embed key (for browsers: it works only from the origins you allow) or a server key (for your servers: keep it secret), \
+sent as the `client_key` query parameter of every metered call. Generated clients do not add a query-string key by themselves: \
+with openapi-python-client, build the client with `httpx_args={\"params\": {\"client_key\": KEY}}`; with openapi-fetch, \
+add a middleware whose `onRequest` sets `client_key` on the request's URL.",
             ))),
         );
     }
