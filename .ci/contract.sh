@@ -2,7 +2,9 @@
 # Contract tests (issue 9): the served OpenAPI document validates as OpenAPI 3.1, and schemathesis
 # fuzzes every operation it describes against a standalone dsa pointed at the registry simulator
 # (dsa-sim), with the checks not_a_server_error, response_schema_conformance,
-# status_code_conformance and content_type_conformance. Any failed check fails the run.
+# status_code_conformance and content_type_conformance; then every operation's real answers,
+# success and error cases, are validated against the document's schemas closed with
+# `unevaluatedProperties: false` (.ci/contract_live.py, issue 30). Any failure fails the run.
 #
 # Usage: .ci/contract.sh [--examples N] [--report DIR] [--seed N]
 #   --examples N   test cases per operation (default 100: the CI budget; the campaign uses 1000)
@@ -95,7 +97,9 @@ platform_checkout_url = "https://checkout.example/register"
 per_ip_per_minute = 0
 
 [policy.per_minute]
-free = 1000000
+# The free plan keeps a small limit: the live check (.ci/contract_live.py) needs its 429s. The
+# fuzzer uses the reseller key.
+free = 3
 starter = 1000000
 pro = 1000000
 reseller = 1000000
@@ -117,6 +121,8 @@ export DSA_CONFIG="$work/dsa.toml" DSA_LOG=warn
 key=$("$dsa" keys create --kind server --plan reseller --pricing --purchase-button \
   --purchase-url https://shop.example/buy --commission 10 | grep -o 'dsa_server_[A-Za-z0-9_-]*' | head -n1)
 [ -n "$key" ] || { echo "contract: could not create a key" >&2; exit 1; }
+free_key=$("$dsa" keys create --kind server --plan free | grep -o 'dsa_server_[A-Za-z0-9_-]*' | head -n1)
+[ -n "$free_key" ] || { echo "contract: could not create a free key" >&2; exit 1; }
 "$dsa" serve >"$work/dsa.log" 2>&1 &
 pids+=($!)
 base="http://127.0.0.1:$port"
@@ -162,6 +168,11 @@ echo "contract: schemathesis, $examples examples per operation, against $base"
 status=0
 PYTHONPATH="$(pwd)/.ci${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=contract_hooks \
   "$venv/bin/schemathesis" --config-file "$work/schemathesis.toml" run "$base/v1/openapi.json" "${args[@]}" || status=$?
+# --- 3. Live answers against the document's schemas, closed (issue 30): every operation, success
+# and error cases; a member the document does not describe, a missing required one, a null where
+# none is allowed or an error text no example shows fails.
+echo "contract: live answers against the closed schemas"
+"$venv/bin/python" .ci/contract_live.py "$base" "$key" "$free_key" || status=1
 if grep -q 'panicked' "$work/dsa.log"; then
   echo "contract: dsa logged a panic:" >&2
   grep -B2 -A10 'panicked' "$work/dsa.log" >&2

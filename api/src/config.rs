@@ -176,7 +176,7 @@ impl Default for DatabaseConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct PricingConfig {
-    /// Price table file (JSON or CSV, see the README); default: the shipped sample table.
+    /// Price table file (JSON or CSV, see `docs/operators.md`, "Prices"); default: the shipped sample table.
     pub table: Option<PathBuf>,
     /// The platform's checkout URL, used when a request says `redirect_checkout=1`.
     pub platform_checkout_url: Option<String>,

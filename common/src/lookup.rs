@@ -85,8 +85,10 @@ pub struct WhoisProvenance {
     /// referred to.
     pub authority: String,
     /// The registrar RDAP URL or WHOIS server followed once for fuller data, when one was.
+    #[schema(required = true)]
     pub referral: Option<String>,
     /// Why a referral was not followed (SSRF guard, timeout…), when there was one.
+    #[schema(required = true)]
     pub referral_skipped: Option<String>,
     /// Fields withheld by the registry (RFC 9537 `redacted` members or "REDACTED FOR PRIVACY"
     /// wordings), as paths of the response (`registrant.org`, `registrant.country`).
@@ -129,6 +131,7 @@ pub struct WhoisAnswer {
 )]
 #[serde(rename_all = "UPPERCASE")]
 #[strum(serialize_all = "UPPERCASE", ascii_case_insensitive)]
+#[schema(description = "A DNS record type `/v1/dns` answers for, upper case.")]
 pub enum DnsType {
     /// IPv4 address (RFC 1035).
     A,
@@ -197,56 +200,71 @@ impl std::fmt::Display for DnsType {
 /// trailing dot.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct DnsRecord {
-    /// Record type (`A`, `MX`, …).
+    /// Record type (`A`, `MX`, …): one of the types asked for.
     #[serde(rename = "type")]
-    #[schema(example = "A")]
+    #[schema(value_type = DnsType, example = "A")]
     pub record_type: String,
     /// Time to live, seconds.
     pub ttl: u32,
     /// A/AAAA: the address; TXT: the character-strings joined; CAA: the property value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub value: Option<String>,
     /// MX exchange, NS/CNAME host, SRV target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub target: Option<String>,
     /// MX preference, SRV priority.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub priority: Option<u16>,
     /// TXT: the character-strings as published (RFC 1035 §3.3.14).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub parts: Option<Vec<String>>,
     /// SRV weight (RFC 2782).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub weight: Option<u16>,
     /// SRV port.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub port: Option<u16>,
     /// SOA primary name server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub mname: Option<String>,
     /// SOA responsible mailbox (domain-name form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub rname: Option<String>,
-    /// SOA serial.
+    /// SOA serial (unsigned 32-bit, RFC 1035 §3.3.13).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, format = "uint32", minimum = 0, maximum = 4_294_967_295_u64)]
     pub serial: Option<u32>,
     /// SOA refresh, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub refresh: Option<i32>,
     /// SOA retry, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub retry: Option<i32>,
     /// SOA expire, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub expire: Option<i32>,
     /// SOA minimum (negative-caching TTL, RFC 2308), seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, format = "uint32", minimum = 0, maximum = 4_294_967_295_u64)]
     pub minimum: Option<u32>,
     /// CAA flags (RFC 8659 §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub flags: Option<u8>,
     /// CAA property tag (`issue`, `issuewild`, `iodef`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub tag: Option<String>,
 }
 

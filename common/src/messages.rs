@@ -33,7 +33,7 @@ pub struct LedgerEvent {
     /// The request that caused the charge ([`crate::request_id`]), so the ledger consumer's log
     /// line of its settlement can be joined with the front's and the worker's. Absent for charges
     /// made outside a request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::request_id::lenient")]
     pub request_id: Option<crate::request_id::RequestId>,
 }
 
@@ -92,7 +92,7 @@ pub struct Job {
     /// Unique id (UUID v7).
     pub job_id: Uuid,
     /// The request that caused the job, when one did (absent in jobs from an older front).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::request_id::lenient")]
     pub request_id: Option<RequestId>,
     /// The front stops waiting at this instant (UTC); a worker drops the job once it has passed.
     #[serde(with = "time::serde::rfc3339")]
@@ -171,11 +171,15 @@ mod tests {
             let json = serde_json::to_vec(&job).expect("serialise");
             assert_eq!(serde_json::from_slice::<JobId>(&json).expect("id").job_id, job.job_id);
         }
-        // The kind sits beside the job's fields, and a malformed request id makes the job poison.
+        // The kind sits beside the job's fields, and a malformed request id is dropped, not fatal.
         let json = r#"{"job_id":"0192f0c4-7e1b-7c3a-9f00-2b1f6c1a9e55","deadline":"2026-11-22T10:00:05Z","kind":"check","domain":"a.io"}"#;
         let job: Job = serde_json::from_str(json).expect("parse");
         assert_eq!((job.work.kind(), job.work.name(), job.request_id), (LookupKind::Check, "a.io", None));
-        assert!(serde_json::from_str::<Job>(&json.replace(r#""kind""#, r#""request_id":"a b","kind""#)).is_err());
+        for bad in [r#""a b""#, "42", "null", r#"{"x":1}"#, r#"["a"]"#] {
+            let hostile = json.replace(r#""kind""#, &format!(r#""request_id":{bad},"kind""#));
+            let job: Job = serde_json::from_str(&hostile).unwrap_or_else(|e| panic!("{bad}: {e}"));
+            assert_eq!((job.request_id, job.work.name()), (None, "a.io"), "{bad}");
+        }
     }
 
     #[test]
@@ -249,6 +253,9 @@ mod tests {
         };
         let json = serde_json::to_string(&e).expect("serialise");
         assert_eq!(serde_json::from_str::<LedgerEvent>(&json).expect("parse"), e);
+        // A malformed request id from a foreign publisher is dropped: the charge still settles.
+        let hostile = json.replace(r#""front""#, r#""request_id":"<script>","front""#);
+        assert_eq!(serde_json::from_str::<LedgerEvent>(&hostile).expect("parse"), e);
         assert_eq!(billing_period(e.charged_at), "2026-11");
         assert_eq!(billing_period(time::macros::datetime!(2026-12-01 00:00:00 UTC)), "2026-12");
     }

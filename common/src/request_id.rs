@@ -51,6 +51,25 @@ impl RequestId {
     }
 }
 
+/// Reads an optional request id leniently, for messages on the bus: a malformed id (not a string,
+/// or a string [`RequestId::parse`] refuses) reads as `None`. The id only joins log lines, so it
+/// must never make a job or a ledger event unreadable (a poison message that is terminated).
+///
+/// # Errors
+/// Only those of the underlying deserialiser (malformed JSON); never for the id's value.
+pub fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Option::<Raw>::deserialize(d)? {
+        Some(Raw::Text(text)) => RequestId::parse(&text),
+        Some(Raw::Other(_)) | None => None,
+    })
+}
+
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

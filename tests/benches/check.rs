@@ -3,7 +3,9 @@
 //! side in one run. Not a timed test: `cargo bench -p dsa-tests --bench check`.
 //!
 //! For each mode:
-//! * **closed loop**: C connections sending back to back for D seconds → maximum throughput;
+//! * **closed loop**: C connections sending back to back for D seconds → maximum throughput,
+//!   after the same loop on `GET /healthz` of the same front (the HTTP stack's baseline; the
+//!   ratio cached check / healthz is printed every run);
 //! * **open loop**: requests scheduled at a fixed rate R for D seconds; each latency is measured
 //!   from the *scheduled* send time, so a stalled server cannot hide queueing (no coordinated
 //!   omission) → p50/p99/max at that rate.
@@ -53,6 +55,8 @@ use sqlx::Connection;
 struct Figures {
     closed: f64,
     closed_errors: u64,
+    /// `GET /healthz` closed-loop throughput of the same front, just before.
+    healthz_closed: f64,
     p50: Duration,
     p99: Duration,
     max: Duration,
@@ -97,15 +101,9 @@ fn endpoint_url(base: &str, key: &str, name: &str) -> String {
     }
 }
 
-async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
-    let urls: Arc<Vec<String>> =
-        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(move |n| endpoint_url(base, k, n))).collect());
-    let client = reqwest::Client::builder().pool_max_idle_per_host(connections * 2).build()?;
-    for url in urls.iter().take(NAMES.len()) {
-        let r = client.get(url).send().await?;
-        anyhow::ensure!(r.status().is_success(), "warm-up failed: {}", r.status());
-    }
-    // Closed loop.
+/// `connections` connections sending `urls` back to back for `secs` seconds: (successful
+/// answers per second, failed requests).
+async fn closed_loop(client: &reqwest::Client, urls: &Arc<Vec<String>>, secs: u64, connections: usize) -> (f64, u64) {
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
@@ -136,7 +134,22 @@ async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate:
     for t in tasks {
         let _ = t.await;
     }
-    let closed = done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
+    (done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64(), errors.load(Ordering::Relaxed))
+}
+
+async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
+    let urls: Arc<Vec<String>> =
+        Arc::new(keys.iter().flat_map(|k| NAMES.iter().map(move |n| endpoint_url(base, k, n))).collect());
+    let client = reqwest::Client::builder().pool_max_idle_per_host(connections * 2).build()?;
+    for url in urls.iter().take(NAMES.len()) {
+        let r = client.get(url).send().await?;
+        anyhow::ensure!(r.status().is_success(), "warm-up failed: {}", r.status());
+    }
+    // The baseline: the same closed loop on `/healthz` (no key, no cache, no charge), so the
+    // cost of a cached check is printed as a ratio of what the HTTP stack does in the same run.
+    let healthz = Arc::new(vec![format!("{base}/healthz")]);
+    let (healthz_closed, _) = closed_loop(&client, &healthz, secs, connections).await;
+    let (closed, closed_errors) = closed_loop(&client, &urls, secs, connections).await;
     // Open loop at a fixed rate.
     let open_started = time::OffsetDateTime::now_utc();
     let total = rate * secs;
@@ -162,7 +175,8 @@ async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate:
     latencies.sort();
     Ok(Figures {
         closed,
-        closed_errors: errors.load(Ordering::Relaxed),
+        closed_errors,
+        healthz_closed,
         p50: percentile(&latencies, 0.50),
         p99: percentile(&latencies, 0.99),
         max: *latencies.last().unwrap_or(&Duration::ZERO),
@@ -623,6 +637,11 @@ async fn run() -> anyhow::Result<()> {
             ms(f.p99),
             ms(f.max),
             f.open_failed
+        );
+        println!(
+            "{name:<10} baseline GET /healthz closed loop: {:>7.0}/s; cached check / healthz throughput: {:.2}",
+            f.healthz_closed,
+            f.closed / f.healthz_closed.max(1.0)
         );
     };
     let mut standalone_closed = None;

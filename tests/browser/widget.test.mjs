@@ -3,7 +3,7 @@
 // Real parts only: the registry simulator (dsa-sim) answers with recorded registry responses, a
 // real dsa server (standalone, fresh SQLite) sits in front of it, keys are made with the `dsa keys`
 // CLI, and a plain host page is served from a SECOND origin (another port) with a strict CSP and
-// the README's snippet (versioned URL + SRI hash). Debian's /usr/bin/chromium runs headless.
+// the documented snippet (docs/widget-and-portal.md: versioned URL + SRI hash). Debian's /usr/bin/chromium runs headless.
 //
 // Needs the binaries built (`cargo build -p dsa-api -p dsa-tests`); DSA_BIN / DSA_SIM_BIN /
 // CHROMIUM override the paths. Screenshots go to tests/browser/test-output/.
@@ -60,15 +60,15 @@ function start(bin, args, env, logName) {
   return child;
 }
 
-/** The README's widget snippet: versioned URL and SRI hash (what a newcomer copies). */
-function readmeSnippet() {
-  const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8');
-  const m = readme.match(/<script src="[^"]*\/widget\.js\?v=([0-9a-f]+)"\s+integrity="(sha384-[A-Za-z0-9+/=]+)"\s+crossorigin="anonymous"/);
-  assert.ok(m, 'README.md must carry the widget snippet with a versioned URL, integrity and crossorigin');
+/** The documented widget snippet (docs/widget-and-portal.md): versioned URL and SRI hash (what a newcomer copies). */
+function documentedSnippet() {
+  const doc = fs.readFileSync(path.join(repo, 'docs', 'widget-and-portal.md'), 'utf8');
+  const m = doc.match(/<script src="[^"]*\/widget\.js\?v=([0-9a-f]+)"\s+integrity="(sha384-[A-Za-z0-9+/=]+)"\s+crossorigin="anonymous"/);
+  assert.ok(m, 'docs/widget-and-portal.md must carry the widget snippet with a versioned URL, integrity and crossorigin');
   return { version: m[1], integrity: m[2] };
 }
 
-/** A host page on the second origin with a strict CSP, the README snippet and `body`. */
+/** A host page on the second origin with a strict CSP, the documented snippet and `body`. */
 function hostPage(name, body, { lang = 'en', css = '' } = {}) {
   hostPages.set(`/${name}`, `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>Host ${name}</title>
 <link rel="stylesheet" href="/host.css?${encodeURIComponent(css)}"></head><body><h1>A shop that sells domains</h1>
@@ -90,7 +90,7 @@ const CSS_FILES = { hostile: HOSTILE_CSS, plain: 'body{font-family:Georgia,serif
 before(async () => {
   fs.mkdirSync(OUT, { recursive: true });
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-browser-'));
-  snippet = readmeSnippet();
+  snippet = documentedSnippet();
   const [apiPort, hostPort, deadPort] = await Promise.all([freePort(), freePort(), freePort()]);
   api = `http://127.0.0.1:${apiPort}`;
   host = `http://127.0.0.1:${hostPort}`; // same host, another port: another origin
@@ -196,7 +196,7 @@ async function axe(page, label) {
   return result;
 }
 
-test('the served widget matches the README snippet: versioned URL, SRI hash, headers', async () => {
+test('the served widget matches the documented snippet: versioned URL, SRI hash, headers', async () => {
   const res = await fetch(`${api}/widget.js?v=${snippet.version}`);
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
@@ -204,7 +204,7 @@ test('the served widget matches the README snippet: versioned URL, SRI hash, hea
   assert.match(res.headers.get('cache-control'), /immutable/);
   const body = Buffer.from(await res.arrayBuffer());
   const sri = `sha384-${createHash('sha384').update(body).digest('base64')}`;
-  assert.equal(sri, snippet.integrity, 'README integrity= must be the hash of the served widget.js');
+  assert.equal(sri, snippet.integrity, 'the documented integrity= must be the hash of the served widget.js');
   const bare = await fetch(`${api}/widget.js`);
   assert.match(bare.headers.get('cache-control'), /max-age=300\b/, 'an unversioned URL is cached briefly');
   const gz = (await import('node:zlib')).gzipSync(body, { level: 9 }).length;
@@ -556,7 +556,7 @@ test('front page: strict CSP, plans, endpoints, snippet; the demo allows 2 searc
   assert.ok(await page.locator('#api a[href="/docs/"]').count() >= 2, 'endpoints link to /docs');
   assert.match(await page.locator('#api').textContent(), /\/domain-check/);
   const snippetText = await page.locator('#embed pre').textContent();
-  assert.ok(snippetText.includes(`integrity="${snippet.integrity}"`), 'the page shows the same SRI as the README');
+  assert.ok(snippetText.includes(`integrity="${snippet.integrity}"`), 'the page shows the same SRI as the documented snippet');
 
   const calls = [];
   page.on('response', (r) => { if (r.url().includes('/domain-check')) calls.push(r.status()); });

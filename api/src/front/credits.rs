@@ -8,8 +8,8 @@
 //! A request may spend `c` when `others + mine + c ≤ allowance`; the test and the increment are one
 //! compare-and-swap, so N concurrent requests through one front on a key with R credits left
 //! succeed exactly min(N, R) times. With several fronts, each front's view of the others lags by
-//! at most `refresh` plus the ledger's settle lag: the overspend bound (README "Credits in the
-//! fleet").
+//! at most `refresh` plus the ledger's settle lag: the overspend bound (`docs/fleet.md`,
+//! "Credits in the fleet").
 //!
 //! A [`Reservation`] is a must-settle guard: [`Reservation::commit`] makes a [`LedgerEvent`]
 //! durable (see [`crate::front::ledger`]) and keeps the credits spent, and only then may the handler

@@ -16,8 +16,8 @@
 //!
 //! Nothing waits in memory once a client has its 200, so a front killed at any moment loses no
 //! charge. The reverse can happen: a charge durable just before the front died (or whose ack
-//! came after the handler gave up) has a ledger entry though its client saw no 200 (README
-//! "Running the fleet", durability).
+//! came after the handler gave up) has a ledger entry though its client saw no 200
+//! (`docs/fleet.md`, "Durable charges").
 //!
 //! Both queues are bounded ([`QUEUE_CAPACITY`]): a full queue is a fast 503, never unbounded
 //! memory.

@@ -31,7 +31,7 @@ use crate::front::routes;
 Every metered call takes `client_key` as a query parameter and answers JSON; errors are \
 `{\"success\":false,\"error\":\"…\"}` with 400/403/429/500/502. Objects named `verdict` (and other \
 members marked as our additions) extend the service specification's fields without changing them.",
-        license(name = "MIT OR Apache-2.0"),
+        license(name = "MIT OR Apache-2.0", identifier = "MIT OR Apache-2.0"),
     ),
     paths(
         routes::check::check,
@@ -49,10 +49,10 @@ members marked as our additions) extend the service specification's fields witho
         routes::health::healthz,
         routes::health::readyz,
         // No `/metrics`: the public listener serves it only when the operator opts in
-        // (`server.public_metrics`); it is operational data, documented in the README.
+        // (`server.public_metrics`); it is operational data, documented in docs/operators.md.
     ),
     components(schemas(routes::Flag)),
-    modifiers(&ClientKeyScheme, &HttpConventions),
+    modifiers(&ClientKeyScheme, &HttpConventions, &ForGeneratedClients),
     tags(
         (name = "availability", description = "Is a domain name free to register?"),
         (name = "front page", description = "The public front page, the embeddable widget and the front page's short form of the check."),
@@ -76,7 +76,10 @@ impl Modify for ClientKeyScheme {
             "client_key",
             SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::with_description(
                 "client_key",
-                "An embed key (for browsers: it works only from the origins you allow) or a server key (for your servers: keep it secret).",
+                "An embed key (for browsers: it works only from the origins you allow) or a server key (for your servers: keep it secret), \
+sent as the `client_key` query parameter of every metered call. Generated clients do not add a query-string key by themselves: \
+with openapi-python-client, build the client with `httpx_args={\"params\": {\"client_key\": KEY}}`; with openapi-fetch, \
+add a middleware whose `onRequest` sets `client_key` on the request's URL.",
             ))),
         );
     }
@@ -242,4 +245,271 @@ impl Modify for HttpConventions {
 pub fn document() -> &'static utoipa::openapi::OpenApi {
     static DOC: std::sync::OnceLock<utoipa::openapi::OpenApi> = std::sync::OnceLock::new();
     DOC.get_or_init(ApiDoc::openapi)
+}
+
+/// Closed sets of values sent in members typed as plain strings in Rust (`&'static str`,
+/// `String`): each JSON pointer (under `#/components/schemas`) gets an `enum` of the only values
+/// the server sends there, so generated clients can type them. Where each set comes from is
+/// beside it; the live contract check (`.ci/contract_live.py`) fails if the server sends another.
+const CLOSED_SETS: &[(&str, &[&str])] = &[
+    // `Status::message` (common::verdict): every definitive non-available status reads "Taken".
+    ("/CheckResponse/properties/message", &["Available", "Taken"]),
+    ("/BulkEntry/properties/message", &["Available", "Taken"]),
+    // routes::suggest::precheck: a cached registry verdict, the delegation probe, or no answer.
+    ("/SuggestionItem/properties/checked_by", &["registry", "dns", "none"]),
+    // The lookup chain's protocols (`Protocol::as_str`, catalogue::Protocol).
+    ("/TldInfo/properties/methods/items", &["dns", "rdap", "whois"]),
+    ("/MethodHealth/properties/method", &["dns", "rdap", "whois"]),
+    // Provenance of a registration answer (workers::engine::registration, workers::lookup::whois).
+    ("/WhoisProvenance/properties/protocol", &["rdap", "whois"]),
+    ("/WhoisProvenance/properties/authority", &["registry", "registrar"]),
+    // Other response codes are failures (502), never answers (workers::probe::dns).
+    ("/DnsLookupInfo/properties/rcode", &["NOERROR", "NXDOMAIN"]),
+    // hickory's DNSSEC proofs as dsa reports them (workers::lookup::dns); bogus records are dropped.
+    ("/DnsLookupInfo/properties/dnssec", &["secure", "insecure", "indeterminate"]),
+];
+
+/// Status values the schema of `Status` lists but the API never sends: a check without a
+/// definitive answer is a 502, not a status (`Status::Unknown` is internal).
+const UNSENT_STATUS: &[&str] = &["unknown"];
+
+/// The error text shown as the example of each error status, taken from the server's own
+/// messages (`ApiError`'s texts and the policy's), so that an example reads like a real answer.
+/// `first_required` is the operation's first required query parameter (for the 400 example).
+fn error_examples(status: &str, first_required: Option<&str>) -> Vec<(&'static str, &'static str, String)> {
+    use crate::front::error::ApiError;
+    let one = |text: String| vec![("example", "", text)];
+    match status {
+        "400" => one(match first_required {
+            // A missing required parameter: the first thing a new client gets wrong.
+            Some("domain") => ApiError::Missing("domain").to_string(),
+            Some("domains") => ApiError::Missing("domains").to_string(),
+            Some("keyword") => ApiError::Missing("keyword").to_string(),
+            _ => ApiError::Missing("client_key").to_string(),
+        }),
+        "403" => one(ApiError::InvalidKey.to_string()),
+        "404" => one(ApiError::NotFound.to_string()),
+        "405" => one(ApiError::MethodNotAllowed.to_string()),
+        "415" => one(crate::front::routes::bulk::UNSUPPORTED_MEDIA_TYPE.to_owned()),
+        "429" => vec![
+            // front::policy::windows: the per-minute limit of the key's plan (here 60).
+            (
+                "per_minute",
+                "The key's per-minute limit",
+                "Rate limit of 60 requests per minute exceeded; retry after the next minute window.".to_owned(),
+            ),
+            (
+                "monthly_credits",
+                "The key's monthly credits are spent",
+                ApiError::CreditsExhausted { retry_after_secs: 0 }.to_string(),
+            ),
+        ],
+        "500" => one(ApiError::Internal(anyhow::anyhow!("example")).to_string()),
+        "502" => one(ApiError::Upstream(String::new()).to_string()),
+        "503" => one(ApiError::Overloaded.to_string()),
+        _ => Vec::new(),
+    }
+}
+
+/// Reshapes the document for client generators (openapi-python-client, openapi-typescript) and
+/// linters (Redocly's recommended rules), after every other modifier:
+///
+/// * `servers: [{"url": "/"}]`, the default made explicit: each dsa instance serves its own
+///   document, so the API is wherever the document was fetched from (no example host);
+/// * a `description` beside a `$ref` inside `oneOf`/`anyOf` (which generators drop) moves up to
+///   the member that holds the `oneOf`;
+/// * a parameter's `description` is copied into its `schema` (openapi-python-client reads only
+///   the schema's);
+/// * [`CLOSED_SETS`] become `enum`s and [`UNSENT_STATUS`] leaves `Status`;
+/// * every error response gets its own example ([`error_examples`]) unless it has one;
+/// * the `application/x-ndjson` form of a response is described as what it is, a stream of text
+///   (`type: string`, `contentMediaType`), its line schema under `x-itemSchema` (the 3.2
+///   `itemSchema`, as an extension a 3.1 document may carry), so generators keep the JSON form
+///   typed and do not parse the stream as one JSON value.
+struct ForGeneratedClients;
+
+impl Modify for ForGeneratedClients {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::schema::{Schema, SchemaType};
+        use utoipa::openapi::server::ServerBuilder;
+        openapi.servers = Some(vec![
+            ServerBuilder::new()
+                .url("/")
+                .description(Some("This dsa instance: the host that serves this document."))
+                .build(),
+        ]);
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for (pointer, values) in CLOSED_SETS {
+            let steps: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+            let Some((name, steps)) = steps.split_first() else { continue };
+            let Some(slot) = components.schemas.get_mut(*name).and_then(|schema| slot_at(schema, steps)) else {
+                continue;
+            };
+            let RefOr::T(Schema::Object(object)) = slot else { continue };
+            let enumerated: Vec<serde_json::Value> = values.iter().map(|v| (*v).into()).collect();
+            let nullable = matches!(&object.schema_type, SchemaType::Array(types) if types.contains(&Type::Null));
+            if nullable {
+                // `oneOf: [{enum}, {type: null}]`: generators read a nullable enum this way only.
+                let mut closed = std::mem::take(object);
+                closed.schema_type = SchemaType::Type(Type::String);
+                closed.enum_values = Some(enumerated);
+                let description = closed.description.take();
+                *slot = utoipa::openapi::schema::OneOfBuilder::new()
+                    .item(Schema::Object(closed))
+                    .item(ObjectBuilder::new().schema_type(Type::Null))
+                    .description(description)
+                    .into();
+            } else {
+                object.enum_values = Some(enumerated);
+            }
+        }
+        if let Some(RefOr::T(Schema::Object(status))) = components.schemas.get_mut("Status")
+            && let Some(values) = &mut status.enum_values
+        {
+            values.retain(|v| !v.as_str().is_some_and(|s| UNSENT_STATUS.contains(&s)));
+        }
+        for schema in components.schemas.values_mut() {
+            move_ref_descriptions(schema);
+        }
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+                &mut item.head,
+                &mut item.options,
+                &mut item.trace,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let mut first_required = None;
+                for parameter in operation.parameters.iter_mut().flatten() {
+                    let RefOr::T(parameter) = parameter else { continue };
+                    if first_required.is_none() && parameter.required == utoipa::openapi::Required::True {
+                        first_required = Some(parameter.name.clone());
+                    }
+                    let Some(description) = parameter.description.clone() else { continue };
+                    match &mut parameter.schema {
+                        Some(RefOr::T(Schema::Object(object))) if object.description.is_none() => {
+                            object.description = Some(description);
+                        }
+                        Some(RefOr::Ref(reference)) if reference.description.is_empty() => {
+                            reference.description = description;
+                        }
+                        _ => {}
+                    }
+                }
+                for (status, response) in operation.responses.responses.iter_mut() {
+                    let RefOr::T(response) = response else { continue };
+                    for content in response.content.values_mut() {
+                        if let RefOr::T(content) = content {
+                            for schema in content.schema.iter_mut() {
+                                move_ref_descriptions(schema);
+                            }
+                        }
+                    }
+                    if let Some(RefOr::T(stream)) = response.content.get_mut(crate::front::routes::bulk::NDJSON)
+                        && let Some(line) = stream.schema.take()
+                    {
+                        stream.schema = Some(
+                            ObjectBuilder::new()
+                                .schema_type(Type::String)
+                                .content_media_type(crate::front::routes::bulk::NDJSON)
+                                .description(Some(
+                                    "Newline-delimited JSON (NDJSON): one JSON object per line, each line ending with `\\n`, sent as soon as it is known. Read the body line by line; each line has the schema in `x-itemSchema`.",
+                                ))
+                                .into(),
+                        );
+                        let line = serde_json::to_value(line).unwrap_or_default();
+                        let extensions = ExtensionsBuilder::new().add("x-itemSchema", line).build();
+                        match &mut stream.extensions {
+                            Some(existing) => existing.merge(extensions),
+                            None => stream.extensions = Some(extensions),
+                        }
+                    }
+                    if status.as_str() < "400" {
+                        continue;
+                    }
+                    let Some(RefOr::T(json)) = response.content.get_mut("application/json") else { continue };
+                    if json.example.is_some() || !json.examples.is_empty() {
+                        continue;
+                    }
+                    let body = |text: &str| serde_json::json!({"success": false, "error": text});
+                    match error_examples(status, first_required.as_deref()).as_slice() {
+                        [] => {}
+                        [(_, _, text)] => json.example = Some(body(text)),
+                        several => {
+                            for (name, summary, text) in several {
+                                let example = utoipa::openapi::example::ExampleBuilder::new()
+                                    .summary(*summary)
+                                    .value(Some(body(text)))
+                                    .build();
+                                json.examples.insert((*name).to_owned(), example.into());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The schema at `steps` (`properties`, a name; `items`) under `schema`.
+fn slot_at<'a>(
+    schema: &'a mut RefOr<utoipa::openapi::schema::Schema>,
+    steps: &[&str],
+) -> Option<&'a mut RefOr<utoipa::openapi::schema::Schema>> {
+    use utoipa::openapi::schema::{ArrayItems, Schema};
+    if steps.is_empty() {
+        return Some(schema);
+    }
+    let RefOr::T(inner) = schema else { return None };
+    match (steps, inner) {
+        (["properties", name, rest @ ..], Schema::Object(object)) => slot_at(object.properties.get_mut(*name)?, rest),
+        (["items", rest @ ..], Schema::Array(array)) => match &mut array.items {
+            ArrayItems::RefOrSchema(items) => slot_at(items.as_mut(), rest),
+            ArrayItems::False => None,
+        },
+        _ => None,
+    }
+}
+
+/// Moves a `description` written beside a `$ref` inside `oneOf`/`anyOf` up to the schema holding
+/// it (unless that has its own), in `schema` and every schema inside it.
+fn move_ref_descriptions(schema: &mut RefOr<utoipa::openapi::schema::Schema>) {
+    use utoipa::openapi::schema::{AdditionalProperties, ArrayItems, Schema};
+    let RefOr::T(schema) = schema else { return };
+    let lift = |items: &mut Vec<RefOr<Schema>>, description: &mut Option<String>| {
+        for item in items.iter_mut() {
+            if let RefOr::Ref(reference) = item
+                && !reference.description.is_empty()
+            {
+                let text = std::mem::take(&mut reference.description);
+                description.get_or_insert(text);
+            }
+            move_ref_descriptions(item);
+        }
+    };
+    match schema {
+        Schema::OneOf(one_of) => lift(&mut one_of.items, &mut one_of.description),
+        Schema::AnyOf(any_of) => lift(&mut any_of.items, &mut any_of.description),
+        Schema::AllOf(all_of) => all_of.items.iter_mut().for_each(move_ref_descriptions),
+        Schema::Array(array) => {
+            if let ArrayItems::RefOrSchema(items) = &mut array.items {
+                move_ref_descriptions(items);
+            }
+        }
+        Schema::Object(object) => {
+            object.properties.values_mut().for_each(move_ref_descriptions);
+            if let Some(extra) = object.additional_properties.as_deref_mut()
+                && let AdditionalProperties::RefOr(extra) = extra
+            {
+                move_ref_descriptions(extra);
+            }
+        }
+        _ => {}
+    }
 }

@@ -143,6 +143,13 @@ pub(super) async fn signup(
         .inspect_err(|_| portal.limits.sign_up_undone(ip, day))?;
     let Some(account) = created else {
         portal.limits.sign_up_undone(ip, day);
+        // With verification mail, a taken address gets the same page as a new one (the owner is
+        // told by mail), so the form does not reveal who has an account. Without it the new
+        // account's keys would be shown at once, so there is nothing to hide behind: say so.
+        if verify {
+            notify_account_exists(&state, email.as_str()).await?;
+            return Ok(message_page(StatusCode::OK, t("verify_sent_title"), t("verify_sent")));
+        }
         return signup_error(&state, &headers, StatusCode::CONFLICT, t("signup_taken"), &form);
     };
     tracing::info!(account_id = %account.id, verify, "portal account created");
@@ -276,6 +283,24 @@ async fn send_verification(state: &AppState, account: &accounts::Account) -> Res
             Ok(false)
         }
     }
+}
+
+/// Mails the owner of `email` that a sign-up was tried with their address, at most once per 10
+/// minutes per account (a budget of its own beside the verification mail's). A relay failure is logged, not shown:
+/// the page must look the same whatever happened.
+async fn notify_account_exists(state: &AppState, email: &str) -> Result<(), PortalError> {
+    let portal = state.portal();
+    let (Some(Ok(mailer)), Some(base)) = (&portal.mailer, &portal.config.public_url) else { return Ok(()) };
+    let Some(account) = state.store().find_account(email).await? else { return Ok(()) };
+    if !portal.limits.verification_mail(&format!("exists:{}", account.id)) {
+        return Ok(());
+    }
+    let signin = format!("{}/account/signin", base.trim_end_matches('/'));
+    match mailer.send_account_exists(&account.email, &signin).await {
+        Ok(()) => tracing::info!(account_id = %account.id, "sign-up with a taken address: owner told by mail"),
+        Err(e) => tracing::warn!(account_id = %account.id, error = format!("{e:#}"), "account-exists mail not sent"),
+    }
+    Ok(())
 }
 
 /// `GET /account/verify?token=…`: the link of the verification mail. Marks the address verified

@@ -206,10 +206,12 @@ impl Limits {
         )
     }
 
-    /// Whether another verification mail may go to `account_id` now (one per
+    /// Whether another mail of one kind may go to an account now (one per
     /// [`VERIFICATION_MAIL_EVERY`]), and counts it: the portal is no way to flood a mailbox.
-    pub(super) fn verification_mail(&self, account_id: &str) -> bool {
-        count_in_window(&self.verification_mails, account_id.to_owned(), 1, VERIFICATION_MAIL_EVERY).is_ok()
+    /// `budget` is the account id for the verification mail, a labelled id (`exists:<id>`) for
+    /// other kinds.
+    pub(super) fn verification_mail(&self, budget: &str) -> bool {
+        count_in_window(&self.verification_mails, budget.to_owned(), 1, VERIFICATION_MAIL_EVERY).is_ok()
     }
 
     /// Entries held by the maps keyed by client input (after pending evictions).

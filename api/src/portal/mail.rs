@@ -68,4 +68,28 @@ impl Mailer {
         self.transport.send(message).await?;
         Ok(())
     }
+
+    /// Tells the owner of `to` that someone tried to sign up again with the address, instead of
+    /// telling the person at the sign-up form that the address has an account (which would let
+    /// anyone find out who has one). `signin` is the sign-in page's address.
+    ///
+    /// # Errors
+    /// An address the relay or lettre refuses, or the relay failing or not answering in time.
+    pub(super) async fn send_account_exists(&self, to: &str, signin: &str) -> anyhow::Result<()> {
+        let to: Mailbox = to.parse()?;
+        let body = format!(
+            "Someone (hopefully you) tried to create an account with this e-mail address, but it\n\
+             already has one. Sign in here:\n\n{signin}\n\n\
+             If you forgot your password, ask the operator of this service for a reset link.\n\
+             If it was not you, ignore this message: nothing was changed.\n"
+        );
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject("You already have an account")
+            .header(ContentType::TEXT_PLAIN)
+            .body(body)?;
+        self.transport.send(message).await?;
+        Ok(())
+    }
 }

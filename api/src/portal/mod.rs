@@ -14,7 +14,7 @@
 //! The portal reads and changes keys through the [`Store`](crate::store::Store) directly; it never
 //! calls the metered API, so looking at a dashboard costs no credits.
 //!
-//! Security parameters (README, "Account portal"): argon2id ([`crate::portal::accounts`]); sign-in limited
+//! Security parameters (`docs/widget-and-portal.md`, "Account portal"): argon2id ([`crate::portal::accounts`]); sign-in limited
 //! per client address and per e-mail address (whether or not the account exists, so the limit
 //! reveals nothing), with the same answer and a full hash verification (a dummy hash) for an
 //! unknown address and a wrong password; session cookie `HttpOnly; SameSite=Lax`, plus `Secure`

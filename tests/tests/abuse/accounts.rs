@@ -636,3 +636,38 @@ async fn sign_up_keys_wait_for_the_emailed_link() {
     assert_eq!(smtp.messages().len(), 1, "one mail: the second sign-in attempt came within 10 minutes");
     front.finish().await;
 }
+
+/// With verification mail on, the sign-up form does not tell who has an account: a second
+/// sign-up with a taken address (in another case and with spaces) gets the same page, status and
+/// no key, and the address's owner is told by mail instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_up_does_not_reveal_a_taken_address() {
+    let smtp = SmtpServer::start();
+    let front = Front::start(|s| {
+        s.policy.portal.smtp = Some(api::policy::SmtpConfig {
+            host: "127.0.0.1".into(),
+            port: smtp.port,
+            security: api::policy::SmtpSecurity::None,
+            from: "dsa <noreply@dsa.test>".into(),
+            ..api::policy::SmtpConfig::default()
+        });
+        s.policy.portal.public_url = Some("https://dsa.test".into());
+    })
+    .await;
+    let first = front.browser("198.51.100.61").sign_up("owner@example.com").await;
+    let verify_mail = smtp.wait_for(1).await;
+    assert!(verify_mail.contains("Confirm your e-mail address"), "{verify_mail}");
+    let again = front.browser("198.51.100.62").sign_up(" Owner@Example.com ").await;
+    assert_eq!((first.status, again.status), (200, 200), "{}", again.body);
+    assert!(again.keys().is_empty());
+    let strip_csrf = |body: &str| body.lines().filter(|l| !l.contains("csrf")).collect::<Vec<_>>().join("\n");
+    assert_eq!(strip_csrf(&first.body), strip_csrf(&again.body), "the same page for a new and a taken address");
+    assert!(!again.body.to_lowercase().contains("already"), "{}", again.body);
+    smtp.wait_for(2).await;
+    let notice =
+        smtp.messages().into_iter().find(|m| m.contains("already have an account")).expect("the owner's notice");
+    assert!(notice.contains("To: owner@example.com"), "{notice}");
+    assert!(notice.contains("already has one") && notice.contains("https://dsa.test/account/signin"), "{notice}");
+    assert_eq!(front.store.list_accounts().await.expect("store").len(), 1);
+    front.finish().await;
+}

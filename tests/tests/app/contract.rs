@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use api::keys::{KeyKind, Plan};
 use dsa_tests::harness::app::{KeyOpts, TestApp, TestClock};
-use serde_json::Value;
+use serde_json::{Value, json};
 use time::macros::datetime;
 
 /// Methods a route can be probed with; HEAD (served with GET) and OPTIONS (CORS preflight) are
@@ -357,10 +357,12 @@ fn the_bulk_operations_document_both_forms_the_body_and_the_limit() {
             ok["application/json"]["schema"]["$ref"].as_str().is_some_and(|r| r.ends_with("/BulkResponse")),
             "{op}"
         );
-        assert!(
-            ok["application/x-ndjson"]["schema"]["$ref"].as_str().is_some_and(|r| r.ends_with("/BulkStreamLine")),
-            "{op}"
-        );
+        // The stream is described as a stream (issue 30): text of its media type, the line schema
+        // beside it, so generators keep the JSON form typed and never parse the stream as one value.
+        let stream = &ok["application/x-ndjson"];
+        assert_eq!(stream["schema"]["type"], "string", "{op}");
+        assert_eq!(stream["schema"]["contentMediaType"], "application/x-ndjson", "{op}");
+        assert!(stream["x-itemSchema"]["$ref"].as_str().is_some_and(|r| r.ends_with("/BulkStreamLine")), "{op}");
         assert!(op["responses"]["400"]["description"].as_str().is_some_and(|d| d.contains("more than 10")), "{op}");
     }
     let body = &item["post"]["requestBody"];
@@ -433,4 +435,184 @@ fn the_document_speaks_to_api_users_not_rust_readers() {
         // Every operation states its security: the key, or none for a free one (`[]`).
         assert!(op["security"].is_array(), "{method} {path}: no `security` member");
     }
+}
+
+/// Every schema object in `value` (anything with a `$ref`, `type`, `oneOf`…), with where it is.
+fn walk<'a>(value: &'a Value, at: &str, out: &mut Vec<(String, &'a serde_json::Map<String, Value>)>) {
+    match value {
+        Value::Object(map) => {
+            out.push((at.to_owned(), map));
+            for (k, v) in map {
+                walk(v, &format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                walk(v, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Issue 30, items 3 and 4: what client generators read is typed and complete — no description
+/// they drop, parameter descriptions in the schema they read, closed sets as enums, defaults as
+/// `default`, `Status` without the value never sent, the SOA serial unsigned 32-bit, the `Flag`
+/// values the server parses, `required`/`null` as the server sends (the live check,
+/// `.ci/contract_live.py`, compares real answers with the closed schemas).
+#[test]
+fn the_document_types_what_generated_clients_read() {
+    let doc = document();
+    let schemas = &doc["components"]["schemas"];
+    let mut all = Vec::new();
+    walk(&doc, "", &mut all);
+    for (at, map) in &all {
+        for keyword in ["oneOf", "anyOf"] {
+            for item in map.get(keyword).and_then(Value::as_array).into_iter().flatten() {
+                assert!(
+                    !(item.get("$ref").is_some() && item.get("description").is_some()),
+                    "{at}: a description beside a $ref inside {keyword} (generators drop it): {item}"
+                );
+            }
+        }
+    }
+    for ((path, method), op) in operations(&doc) {
+        for param in op["parameters"].as_array().into_iter().flatten() {
+            if let Some(description) = param.get("description") {
+                assert_eq!(&param["schema"]["description"], description, "{method} {path} {}", param["name"]);
+            }
+        }
+    }
+    // Closed sets.
+    let statuses: Vec<&str> =
+        schemas["Status"]["enum"].as_array().expect("enum").iter().filter_map(Value::as_str).collect();
+    assert!(!statuses.contains(&"unknown"), "`unknown` is never sent: {statuses:?}");
+    use common::verdict::Status;
+    for status in [Status::Available, Status::Taken, Status::PendingDelete, Status::Reserved, Status::Restricted] {
+        let sent = serde_json::to_value(status).expect("serialises");
+        assert!(statuses.contains(&sent.as_str().expect("a string")), "{sent} is sent but not in Status");
+        let message = &schemas["CheckResponse"]["properties"]["message"]["enum"];
+        assert!(message.as_array().is_some_and(|m| m.contains(&Value::from(status.message()))), "{message}");
+    }
+    let record = &schemas["DnsRecord"]["properties"];
+    assert_eq!(record["type"]["$ref"], "#/components/schemas/DnsType");
+    assert_eq!(
+        (record["serial"]["format"].as_str(), record["serial"]["maximum"].as_u64()),
+        (Some("uint32"), Some(4_294_967_295))
+    );
+    for (schema, member) in [
+        ("SuggestionItem", "checked_by"),
+        ("WhoisProvenance", "protocol"),
+        ("WhoisProvenance", "authority"),
+        ("MethodHealth", "method"),
+        ("DnsLookupInfo", "rcode"),
+    ] {
+        assert!(schemas[schema]["properties"][member]["enum"].is_array(), "{schema}.{member} is a closed set");
+    }
+    let dnssec = &schemas["DnsLookupInfo"]["properties"]["dnssec"];
+    assert!(dnssec["oneOf"][0]["enum"].is_array() && dnssec["oneOf"][1]["type"] == "null", "{dnssec}");
+    // Required and nullable: omitted members are optional and never null; members always sent
+    // are required, nullable only when sent as null.
+    let check = &schemas["CheckResponse"];
+    assert!(!check["required"].as_array().expect("required").contains(&"demo".into()));
+    assert_eq!(check["properties"]["demo"]["type"], "boolean", "omitted when absent, never null");
+    let short = &schemas["DomainCheckResponse"];
+    assert_eq!(short["required"].as_array().map(Vec::len), Some(6), "every member is always sent: {short}");
+    let whois = &schemas["WhoisResponse"];
+    assert!(whois["required"].as_array().expect("required").contains(&"whois".into()));
+    assert_eq!(whois["properties"]["whois"]["oneOf"][1]["type"], "null", "sent as null when not registered");
+    // Flags: what the server parses, as numbers, strings or booleans.
+    let flag = &schemas["Flag"]["oneOf"];
+    for value in [json!(0), json!(1), json!("0"), json!("1"), json!("true"), json!("false")] {
+        assert!(
+            flag.as_array().expect("oneOf").iter().any(|s| s["enum"].as_array().is_some_and(|e| e.contains(&value))),
+            "Flag refuses {value}"
+        );
+        let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+        assert!(api::routes::flag(&Some(text.clone()), "check").is_ok(), "the server refuses check={text}");
+    }
+    assert_eq!(flag[2]["type"], "boolean");
+    // Defaults as `default`, equal to the code's.
+    let query = |path: &str, name: &str| {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+            .map(|p| p["schema"]["default"].clone())
+            .unwrap_or_default()
+    };
+    let tlds: Vec<String> = api::suggest::DEFAULT_TLDS.iter().map(|t| format!(".{t}")).collect();
+    assert_eq!(query("/v1/domains/suggest", "tlds"), json!(tlds.join(",")));
+    assert_eq!(query("/v1/domains/suggest", "limit"), json!(api::suggest::LIMIT_RANGE.end()));
+    let types: Vec<&str> = common::lookup::DnsType::DEFAULT.iter().map(|t| t.as_str()).collect();
+    assert_eq!(query("/v1/dns", "types"), json!(types.join(",")));
+    assert_eq!(
+        doc["servers"],
+        json!([{"url": "/", "description": "This dsa instance: the host that serves this document."}])
+    );
+}
+
+/// The example texts of one error response (`example`, or each of `examples`).
+fn example_texts(response: &Value) -> Vec<String> {
+    let json = &response["content"]["application/json"];
+    let mut texts: Vec<String> = json["example"]["error"].as_str().map(str::to_owned).into_iter().collect();
+    for example in json["examples"].as_object().into_iter().flat_map(|e| e.values()) {
+        texts.extend(example["value"]["error"].as_str().map(str::to_owned));
+    }
+    texts
+}
+
+/// Issue 30, item 5: each error status of an operation shows its own example, and the examples are
+/// what the server really answers.
+#[tokio::test]
+async fn every_error_status_has_its_own_example_taken_from_a_real_answer() {
+    let doc = document();
+    for ((path, method), op) in operations(&doc) {
+        let mut seen = BTreeMap::new();
+        for (status, response) in op["responses"].as_object().expect("responses") {
+            if status.as_str() < "400" {
+                continue;
+            }
+            let texts = example_texts(response);
+            assert!(!texts.is_empty(), "{method} {path} {status}: no example");
+            for text in texts {
+                if let Some(other) = seen.insert(text.clone(), status.clone()) {
+                    panic!("{method} {path}: {other} and {status} show the same example {text:?}");
+                }
+            }
+        }
+    }
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts { plan: Plan::Reseller, ..KeyOpts::default() }).await;
+    let example =
+        |path: &str, method: &str, status: &str| example_texts(&doc["paths"][path][method]["responses"][status]);
+    for (request, path, status) in [
+        ("/v1/domains/check?client_key=dsa_server_nope&domain=example.com".to_owned(), "/v1/domains/check", "403"),
+        (format!("/v1/domains/check?client_key={key}"), "/v1/domains/check", "400"),
+        (format!("/v1/whois?client_key={key}"), "/v1/whois", "400"),
+        (format!("/v1/domains/suggest?client_key={key}"), "/v1/domains/suggest", "400"),
+        (format!("/v1/dns?client_key={key}"), "/v1/dns", "400"),
+    ] {
+        let (got, _, body) = app.get(&request).await;
+        assert_eq!(got.to_string(), status, "{request}: {body}");
+        let text = body["error"].as_str().expect("error text").to_owned();
+        assert!(example(path, "get", status).contains(&text), "{path} {status}: the server says {text:?}");
+    }
+    let response = app
+        .http
+        .post(app.url(&format!("/v1/domains/bulk?client_key={key}")))
+        .header("content-type", "text/plain")
+        .body("example.com")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status().as_u16(), 415);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(example("/v1/domains/bulk", "post", "415"), vec![body["error"].as_str().expect("text").to_owned()]);
+    // The bulk example's rejected entry reads as the server's.
+    let bulk = &doc["paths"]["/v1/domains/bulk"]["get"]["responses"]["200"]["content"]["application/json"]["example"];
+    let invalid = &bulk["invalid"][0];
+    let input = invalid["input"].as_str().expect("input");
+    let (_, _, body) = app.get(&format!("/v1/domains/bulk?client_key={key}&domains={input}")).await;
+    assert_eq!(body["invalid"][0]["error"], invalid["error"], "{body}");
+    app.finish(None).await;
 }

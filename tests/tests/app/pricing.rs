@@ -574,7 +574,7 @@ mod properties {
         #![proptest_config(ProptestConfig::with_cases(4000))]
 
         /// display price = base × (1 + c/100), rounded half away from zero to the currency's minor
-        /// unit (spec §2.2; README "Prices"), computed here in exact integers.
+        /// unit (spec §2.2; `docs/api.md`, "Pricing"), computed here in exact integers.
         #[test]
         fn display_price_is_base_times_one_plus_c_rounded_half_away_from_zero(
             (currency, exp) in prop::sample::select(vec![("USD", 2_u32), ("JPY", 0), ("BHD", 3), ("EUR", 2)]),

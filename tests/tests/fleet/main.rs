@@ -56,6 +56,31 @@ async fn check_flow_through_jetstream_and_the_ledger() {
     fleet.stop().await;
 }
 
+/// `dsa_ledger_settle_lag_seconds` is the age of the last settled batch's oldest charge while
+/// charges flow, and 0 once nothing waits (the consumer checks every 5 s), not the last batch's
+/// age for ever. The gauge is process-wide, so the test looks for an exact 0, which only the
+/// idle check writes (a settled batch's age is never exactly 0).
+#[tokio::test]
+async fn the_settle_lag_reads_zero_once_the_ledger_idles() {
+    let gauge = || {
+        api::telemetry::prometheus()
+            .render()
+            .lines()
+            .find_map(|l| l.strip_prefix("dsa_ledger_settle_lag_seconds ").map(str::to_owned))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    let fleet = Fleet::start("settlelag", 1, 1).await;
+    let (key, key_id) = fleet.key(Plan::Free).await;
+    let http = reqwest::Client::new();
+    let (status, body) = get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=google.net"))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(settled(fleet.store(), &key_id, 1).await, 1);
+    assert!(gauge().is_some(), "the settled batch set the gauge");
+    let idle = wait_until(Duration::from_secs(15), || async { gauge() == Some(0.0) }).await;
+    assert!(idle, "the gauge reads 0 once nothing waits: {:?}", gauge());
+    fleet.stop().await;
+}
+
 #[tokio::test]
 async fn no_worker_means_a_clean_502_without_charge() {
     let mut fleet = Fleet::builder("noworker")

@@ -97,8 +97,33 @@ pub async fn consume<S: LedgerStore + ?Sized + 'static>(
         let (store, stats, names) = (store.clone(), stats.clone(), names.clone());
         async move { settle_batch(&*store, &stats, &names, &messages).await }
     };
+    let idle = tokio::spawn(clear_settle_lag_when_idle(js.clone(), config.stream.clone(), config.consumer.clone()));
     pull(js.client(), config, live, shutdown, handler).await;
+    idle.abort();
     Ok(())
+}
+
+/// How often the ledger consumer asks whether anything is waiting to be settled.
+const IDLE_CHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// Sets `dsa_ledger_settle_lag_seconds` to 0 whenever the consumer has nothing waiting (no
+/// pending and no unacknowledged event), so the gauge reads "no lag" while the ledger idles
+/// instead of keeping the last batch's age for ever. While events wait, the batches set it.
+async fn clear_settle_lag_when_idle(js: async_nats::jetstream::Context, stream: String, consumer: String) {
+    let mut tick = tokio::time::interval(IDLE_CHECK_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let info = async {
+            let stream = js.get_stream(&stream).await.ok()?;
+            let mut consumer =
+                stream.get_consumer::<async_nats::jetstream::consumer::pull::Config>(&consumer).await.ok()?;
+            consumer.info().await.ok().map(|i| (i.num_pending, i.num_ack_pending))
+        };
+        if let Some((0, 0)) = info.await {
+            metrics::gauge!("dsa_ledger_settle_lag_seconds").set(0.0);
+        }
+    }
 }
 
 /// What each message of a fetched batch deserves: the batch's charges settled in one

@@ -61,6 +61,9 @@ pub const COST_PER_DOMAIN: i64 = 1;
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 /// The media type of the streaming form (newline-delimited JSON).
 pub const NDJSON: &str = "application/x-ndjson";
+/// The 415 text of a `POST` whose body is not `application/json` (also the document's example).
+pub const UNSUPPORTED_MEDIA_TYPE: &str =
+    "Unsupported media type: send the list as Content-Type: application/json, {\"domains\": [\"example.com\", …]}.";
 
 /// Query parameters of `GET /v1/domains/bulk` (spec §4.4). `client_key` is the security scheme.
 #[derive(Debug, Default, Deserialize, IntoParams)]
@@ -77,7 +80,7 @@ pub struct BulkQuery {
     #[param(value_type = Option<String>, example = "https://shop.example/cart")]
     pub redirect_url: Option<String>,
     /// As for `GET /v1/domains/check`: `1` forces the platform checkout URL.
-    #[param(value_type = Option<Flag>)]
+    #[param(value_type = Option<Flag>, default = 0)]
     pub redirect_checkout: Option<String>,
 }
 
@@ -92,7 +95,7 @@ pub struct BulkPostQuery {
     #[param(value_type = Option<String>, example = "https://shop.example/cart")]
     pub redirect_url: Option<String>,
     /// As for `GET /v1/domains/check`: `1` forces the platform checkout URL.
-    #[param(value_type = Option<Flag>)]
+    #[param(value_type = Option<Flag>, default = 0)]
     pub redirect_checkout: Option<String>,
 }
 
@@ -141,22 +144,28 @@ pub struct BulkEntry {
     pub domain: String,
     /// On success: true only when the registry said the name can be registered.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub available: Option<bool>,
     /// On success: `Available` or `Taken`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, example = "Available")]
+    #[schema(nullable = false)]
     pub message: Option<&'static str>,
     /// As for a single check: prices when enabled for the key and known for the TLD.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub pricing: Option<Pricing>,
     /// As for a single check: the checkout button for an available name.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub purchase: Option<Purchase>,
     /// On success: how the verdict was reached (our addition, as for a single check).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub verdict: Option<VerdictInfo>,
     /// On failure: the human-readable reason (retry this domain with exponential backoff).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub error: Option<String>,
 }
 
@@ -352,7 +361,7 @@ Rejected entries are in `invalid`. With `Accept: application/x-ndjson`: one line
                             "pricing": {"currency": "USD", "base_register": 12.52, "display_register": 12.52, "pricing_mode": "base", "commission_percent": 0.0},
                             "purchase": {"show_button": true, "url": "https://checkout.example/register?domain=dsa-demo-available.net&sld=dsa-demo-available&tld=.net", "source": "url"},
                             "verdict": {"status": "available", "method": "rdap", "authoritative": true, "cached": false, "stale": false, "checked_at": "2026-11-23T13:31:41Z", "tld": ".net", "unicode": "dsa-demo-available.net"}}],
-                    "invalid": [{"input": "exa_mple.com", "error": "Invalid domain: \"exa_mple\" has a character not allowed in a host name."}],
+                    "invalid": [{"input": "exa_mple.com", "error": "Invalid domain format: character '_' is not allowed; use letters, digits and hyphens."}],
                     "credits_cost": 2, "credits_remaining": 498, "checked_at": "2026-11-23T13:31:41Z"})),
                 (BulkStreamLine = "application/x-ndjson"),
             ),
@@ -422,9 +431,7 @@ pub async fn bulk_post(
         .and_then(|v| v.split(';').next())
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return Err(ApiError::UnsupportedMediaType(
-            "Unsupported media type: send the list as Content-Type: application/json, {\"domains\": [\"example.com\", …]}.".into(),
-        ));
+        return Err(ApiError::UnsupportedMediaType(UNSUPPORTED_MEDIA_TYPE.into()));
     }
     let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await

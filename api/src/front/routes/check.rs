@@ -49,11 +49,12 @@ pub struct VerdictInfo {
     /// Whether the verdict came from the cache (fresh or stale).
     pub cached: bool,
     /// Whether this is a last known verdict served because the registry gave no definitive
-    /// answer now (see `age_secs`; README "Serve stale").
+    /// answer now (see `age_secs`; "Serve stale" in docs/verdicts.md).
     pub stale: bool,
     /// For a stale verdict: seconds since its evidence was obtained. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = 42)]
+    #[schema(nullable = false)]
     pub age_secs: Option<u64>,
     /// When the evidence was obtained (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
@@ -79,9 +80,11 @@ pub struct CheckResponse {
     pub message: &'static str,
     /// Prices, when enabled for the key and known for the TLD; never for a taken domain.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub pricing: Option<Pricing>,
     /// Checkout button, for available names when the key shows one and a URL resolves.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub purchase: Option<Purchase>,
     /// Credits charged (1; 0 for a demo check).
     pub credits_cost: i64,
@@ -91,6 +94,7 @@ pub struct CheckResponse {
     pub verdict: VerdictInfo,
     /// Present (true) on demo checks only: checks made without a key.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub demo: Option<bool>,
 }
 
@@ -111,11 +115,11 @@ pub struct CheckQuery {
     #[param(value_type = Option<String>, example = "https://shop.example/cart")]
     pub redirect_url: Option<String>,
     /// `1` forces the platform checkout URL in `purchase.url`.
-    #[param(value_type = Option<Flag>)]
+    #[param(value_type = Option<Flag>, default = 0)]
     pub redirect_checkout: Option<String>,
     /// For the front page's short form: `1` includes `price` in the answer of
     /// `GET /domain-check`; accepted and without effect on `GET /v1/domains/check`.
-    #[param(value_type = Option<Flag>)]
+    #[param(value_type = Option<Flag>, default = 0)]
     pub include_price: Option<String>,
 }
 

@@ -39,7 +39,7 @@ pub struct DnsQuery {
     pub domain: Option<String>,
     /// Record types, comma-separated, case-insensitive (default `A,MX,NS,TXT`); allowed A, AAAA,
     /// MX, NS, TXT, CNAME, SOA, CAA, SRV. Duplicates are dropped.
-    #[param(value_type = Option<String>, example = "A,AAAA,MX")]
+    #[param(value_type = Option<String>, default = "A,MX,NS,TXT", example = "A,AAAA,MX")]
     pub types: Option<String>,
 }
 
@@ -58,6 +58,7 @@ pub struct DnsLookupInfo {
     /// DNSSEC proof of the records returned when the service validates DNSSEC: `secure`, `insecure` or `indeterminate` (the
     /// weakest over every record, RFC 4035 §4.3); `null` when validation is off or nothing was
     /// returned. Records that fail validation are never returned.
+    #[schema(required = true)]
     pub dnssec: Option<String>,
 }
 
@@ -69,6 +70,7 @@ pub struct DnsResponse {
     /// The name resolved (lower-case A-labels, no trailing dot).
     pub domain: String,
     /// The types asked, upper case, in request order.
+    #[schema(value_type = Vec<common::lookup::DnsType>)]
     pub types_queried: Vec<String>,
     /// One key per queried type, each an array of records (empty when there are none).
     pub records: BTreeMap<String, Vec<DnsRecord>>,

@@ -54,8 +54,8 @@ pub struct ShortPrice {
     pub currency: String,
 }
 
-/// The short-form answer. `price` and `purchase_url` are null when there is no price to show or
-/// no purchase link.
+/// The short-form answer: every member is always present; `price` and `purchase_url` are null
+/// when there is no price to show or no purchase link.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DomainCheckResponse {
     /// Normalised domain (A-label).
@@ -66,9 +66,11 @@ pub struct DomainCheckResponse {
     pub tld: String,
     /// Prices with the commission applied; null unless `include_price=1`, pricing is enabled for
     /// the key, the name is available and the TLD has a price (never on demo checks).
+    #[schema(required = true)]
     pub price: Option<ShortPrice>,
     /// Checkout URL with `domain`, `sld` and `tld` appended; null when the name cannot be bought
     /// here.
+    #[schema(required = true)]
     pub purchase_url: Option<String>,
     /// When the registry's evidence was obtained (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]

@@ -9,7 +9,7 @@
 //!   digest of its bytes: `/widget.js?v=<version>` is cached for a year (`immutable`); a bare
 //!   `/widget.js` (or an old `v`) for 5 minutes, so pages that load it without a version pick up a
 //!   new release soon. [`widget()`]'s `integrity` is the Subresource Integrity value published in
-//!   the README snippet (a test compares them).
+//!   the snippet of `docs/widget-and-portal.md` (a test compares them).
 
 use std::sync::OnceLock;
 
@@ -113,7 +113,7 @@ pub struct AssetQuery {
     description = "JavaScript for the one-line embed: `<script src=\".../widget.js\" data-key=\"YOUR_EMBED_KEY\"></script>` renders a search box that checks names with your embed key from the allowed origins you set.",
     params(AssetQuery),
     responses(
-        (status = 200, description = "The widget script (`text/javascript; charset=utf-8`). Embed it with the README's snippet, \
+        (status = 200, description = "The widget script (`text/javascript; charset=utf-8`). Embed it with the snippet the front page shows, \
 which carries the versioned URL and its Subresource Integrity hash.", content_type = "text/javascript", body = String),
         (status = 304, description = "Not modified (`If-None-Match` matched the `ETag`)."),
     )
@@ -300,19 +300,20 @@ mod tests {
         assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
-    /// The README's snippet pins the widget by version and SRI hash: both must be current.
+    /// The documented snippet (`docs/widget-and-portal.md`, "The widget") pins the widget by
+    /// version and SRI hash: both must be current.
     #[test]
-    fn readme_snippet_matches_the_widget() {
-        let readme = include_str!("../../../../README.md");
+    fn documented_snippet_matches_the_widget() {
+        let page = include_str!("../../../../docs/widget-and-portal.md");
         let w = widget();
         assert!(
-            readme.contains(&format!("integrity=\"{}\"", w.integrity)),
-            "README.md must publish the widget's SRI hash: integrity=\"{}\"",
+            page.contains(&format!("integrity=\"{}\"", w.integrity)),
+            "docs/widget-and-portal.md must publish the widget's SRI hash: integrity=\"{}\"",
             w.integrity
         );
         assert!(
-            readme.contains(&format!("/widget.js?v={}", w.version)),
-            "README.md must use the widget's versioned URL: /widget.js?v={}",
+            page.contains(&format!("/widget.js?v={}", w.version)),
+            "docs/widget-and-portal.md must use the widget's versioned URL: /widget.js?v={}",
             w.version
         );
     }

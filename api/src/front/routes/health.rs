@@ -4,18 +4,60 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use serde::Serialize;
 use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use crate::front::state::AppState;
+
+/// The `/healthz` body.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({"success": true, "status": "ok"}))]
+pub struct Liveness {
+    /// Always true.
+    pub success: bool,
+    /// Always `ok`.
+    pub status: LiveStatus,
+}
+
+/// The one `status` of a live process.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveStatus {
+    /// The process serves HTTP.
+    Ok,
+}
+
+/// The `/readyz` body when the instance is ready.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({"success": true, "status": "ready", "workers": {"check": 64, "whois": 8, "dns": 8}}))]
+pub struct Readiness {
+    /// Always true.
+    pub success: bool,
+    /// Always `ready`.
+    pub status: ReadyStatus,
+    /// Standalone mode only: the worker tasks alive per kind of lookup (`check`, `whois`, `dns`…).
+    /// Absent on a fleet front, whose workers run elsewhere.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[schema(required = false)]
+    pub workers: std::collections::BTreeMap<String, usize>,
+}
+
+/// The one `status` of a ready instance.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadyStatus {
+    /// The instance can take work.
+    Ready,
+}
 
 /// Liveness: always 200 while the process serves.
 #[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "healthz",
     summary = "Liveness",
     description = "200 while the process serves HTTP. For load balancers and orchestrators; free.",
-    responses((status = 200, description = "The process serves.", body = Object,
-        example = json!({"success": true, "status": "ok"}))))]
-pub async fn healthz() -> Json<Value> {
-    Json(json!({ "success": true, "status": "ok" }))
+    responses((status = 200, description = "The process serves.", body = Liveness)))]
+pub async fn healthz() -> Json<Liveness> {
+    Json(Liveness { success: true, status: LiveStatus::Ok })
 }
 
 /// Readiness: 200 when the job bus can take and answer jobs ([`crate::front::dispatch::JobBus::readiness`]:
@@ -25,7 +67,7 @@ pub async fn healthz() -> Json<Value> {
     summary = "Readiness",
     description = "200 when this instance can take work: its job bus and its workers can answer lookups and its store answers; 503 with the reason otherwise, so a load balancer stops sending it traffic. Free.",
     responses(
-        (status = 200, description = "Ready to serve: lookups can be answered and storage answers. In standalone mode `workers` gives the worker tasks alive per kind of lookup.", body = Object, example = json!({"success": true, "status": "ready", "workers": {"check": 64, "whois": 8, "dns": 8}})),
+        (status = 200, description = "Ready to serve: lookups can be answered and storage answers. In standalone mode `workers` gives the worker tasks alive per kind of lookup.", body = Readiness),
         (status = 503, description = "Not ready: the `error` says what is missing — no live workers for a kind of lookup (standalone), the job bus (NATS) unavailable (fleet), or storage unavailable. Take this instance out of rotation until it answers 200; `/healthz` still says whether the process itself runs.", body = crate::front::error::ErrorBody,
             example = json!({"success": false, "error": "No live check workers: check jobs cannot be answered."}))))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
@@ -39,13 +81,12 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     );
     match probe.await.unwrap_or_else(|_| Err(anyhow::anyhow!("no answer in time"))) {
         Ok(_) => {
-            let workers: serde_json::Map<String, Value> =
-                state.bus().live_workers().into_iter().map(|(kind, n)| (kind.to_string(), json!(n))).collect();
-            let mut body = json!({ "success": true, "status": "ready" });
-            if !workers.is_empty() {
-                body["workers"] = Value::Object(workers);
-            }
-            (StatusCode::OK, Json(body))
+            let workers = state.bus().live_workers().into_iter().map(|(kind, n)| (kind.to_string(), n)).collect();
+            let body = Readiness { success: true, status: ReadyStatus::Ready, workers };
+            (
+                StatusCode::OK,
+                Json(serde_json::to_value(body).unwrap_or_else(|_| json!({ "success": true, "status": "ready" }))),
+            )
         }
         Err(e) => {
             tracing::warn!(error = ?e, "not ready");

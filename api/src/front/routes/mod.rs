@@ -65,16 +65,27 @@ pub fn flag(value: &Option<String>, name: &str) -> Result<bool, ApiError> {
     }
 }
 
-/// The values a `0`/`1` flag parameter takes (for the OpenAPI document).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-pub enum Flag {
-    /// Off (the default).
-    #[serde(rename = "0")]
-    Off,
-    /// On.
-    #[serde(rename = "1")]
-    On,
+/// The values a `0`/`1` flag parameter takes, for the OpenAPI document: what [`flag`] accepts,
+/// `0`/`1` as a number or a string, or `true`/`false`. Absent or empty is off.
+#[derive(Debug, Clone, Copy)]
+pub struct Flag;
+
+impl utoipa::PartialSchema for Flag {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let values = |kind: Type, values: Vec<serde_json::Value>| {
+            ObjectBuilder::new().schema_type(kind).enum_values(Some(values)).build()
+        };
+        OneOfBuilder::new()
+            .item(values(Type::Integer, vec![0.into(), 1.into()]))
+            .item(values(Type::String, vec!["0".into(), "1".into(), "true".into(), "false".into()]))
+            .item(ObjectBuilder::new().schema_type(Type::Boolean).build())
+            .description(Some("A switch: `1` (or `true`) turns it on; `0`, `false`, empty or absent leaves it off."))
+            .into()
+    }
 }
+
+impl utoipa::ToSchema for Flag {}
 
 /// Query parameters of a request (first value wins for a repeated name).
 #[derive(Debug, Default)]

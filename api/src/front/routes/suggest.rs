@@ -83,13 +83,13 @@ pub struct SuggestQuery {
     pub keyword: Option<String>,
     /// Comma-separated TLDs with a leading dot, each supported by the catalogue and open to
     /// registration (default `.com,.net,.org,.io,.co,.ai,.dev,.app,.af,.com.af`).
-    #[param(value_type = Option<String>, example = ".com,.io,.af")]
+    #[param(value_type = Option<String>, default = ".com,.net,.org,.io,.co,.ai,.dev,.app,.af,.com.af", example = ".com,.io,.af")]
     pub tlds: Option<String>,
     /// How many suggestions, 5 to 20 (default 20).
-    #[param(value_type = Option<u32>, minimum = 5, maximum = 20, example = 10)]
+    #[param(value_type = Option<u32>, minimum = 5, maximum = 20, default = 20, example = 10)]
     pub limit: Option<String>,
     /// `1` pre-checks every suggestion with a DNS delegation probe (5 more credits; our addition).
-    #[param(value_type = Option<Flag>)]
+    #[param(value_type = Option<Flag>, default = 0)]
     pub check: Option<String>,
     /// Our addition: how many names to confirm available with the registry itself, 1 to `limit`.
     /// Confirmed names come first in the list, with `available: true` and their `verdict`. Each
@@ -131,6 +131,7 @@ pub struct SuggestionItem {
     /// answer, now or cached), `dns` (the delegation probe) or `none` (no answer in time).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "dns")]
+    #[schema(nullable = false)]
     pub checked_by: Option<&'static str>,
     /// With `verify` only, on the names the registry answered for: how the verdict was reached
     /// (the same object as a check's `verdict`; our addition).
@@ -208,7 +209,7 @@ pub struct SuggestResponse {
     params(SuggestQuery),
     security(("client_key" = [])),
     responses(
-        (status = 200, description = "Suggestions in rank order: `exact` first, then the .af forms, then the other variants by score (README \"Suggestions\"). \
+        (status = 200, description = "Suggestions in rank order: `exact` first, then the .af forms, then the other variants by score (the ranking rules are in docs/api.md). \
 Every suggestion is a valid registrable domain under a supported TLD; availability is not checked unless `check=1`.",
             body = SuggestResponse, headers(
                 ("RateLimit-Policy" = String, description = "The key's per-minute quota, e.g. `\"per-minute\";q=60;w=60`."),

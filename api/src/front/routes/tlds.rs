@@ -40,6 +40,7 @@ pub struct TldInfo {
     pub rdap: Vec<String>,
     /// The registry's WHOIS host (port 43, RFC 3912), when one is known.
     #[schema(example = "whois.verisign-grs.com")]
+    #[schema(required = true)]
     pub whois: Option<String>,
     /// Whether an `available` answer can be definitive here: a registry method (RDAP or WHOIS) is
     /// in the chain and the zone is open to anyone. Otherwise checks answer taken or restricted,
@@ -49,6 +50,7 @@ pub struct TldInfo {
     pub restricted: bool,
     /// Who is eligible, for a restricted zone.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub restricted_reason: Option<String>,
     /// Whether this server's price table has a price for the suffix (checks may then carry
     /// `pricing`).
@@ -82,6 +84,7 @@ pub struct BudgetInfo {
     pub in_flight: usize,
     /// Seconds left of the host's cooldown after repeated failures; absent when not cooling down.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub cooldown_remaining_secs: Option<f64>,
 }
 
@@ -92,6 +95,7 @@ pub struct MethodHealth {
     #[schema(example = "rdap")]
     pub method: &'static str,
     /// The upstream host this server asks (honouring its overrides), when known.
+    #[schema(required = true)]
     pub upstream: Option<String>,
     /// Exchanges with the upstream in the last hour.
     pub attempts: u64,
@@ -100,16 +104,19 @@ pub struct MethodHealth {
     pub successes: u64,
     /// `successes / attempts`, 0 to 1; absent without attempts.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub success_rate: Option<f64>,
     /// Median latency of the latest exchanges (up to 128) in the last hour, milliseconds; absent
     /// without any.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub p50_ms: Option<u64>,
     /// The upstream's politeness budget, when the upstream is known and the probes run in this
     /// process (absent on a fleet front, whose workers hold the budgets). DNS budgets are kept per
     /// name-server address: for a name server shown by host name (no override), the limits are
     /// right but `in_flight` and the cooldown are those of that name, not of its addresses.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub budget: Option<BudgetInfo>,
 }
 
@@ -128,6 +135,7 @@ pub struct HealthInfo {
     /// UTC); absent when it has seen none since it started.
     #[serde(with = "time::serde::rfc3339::option", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(nullable = false)]
     pub last_definitive_at: Option<OffsetDateTime>,
     /// Self-correcting routing: while RDAP keeps failing for the suffix and
     /// WHOIS answers, checks ask WHOIS before RDAP until this time (RFC 3339, UTC), or until RDAP
@@ -136,6 +144,7 @@ pub struct HealthInfo {
     /// above keeps the catalogue's order.
     #[serde(with = "time::serde::rfc3339::option", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(nullable = false)]
     pub whois_first_until: Option<OffsetDateTime>,
 }
 

@@ -46,9 +46,11 @@ pub struct WhoisQuery {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RegistrantObject {
     /// Organisation; `null` when not published or redacted (see `lookup.redacted`).
+    #[schema(required = true)]
     pub org: Option<String>,
     /// ISO 3166-1 alpha-2 country code, upper case; `null` when not published or redacted.
     #[schema(example = "US")]
+    #[schema(required = true)]
     pub country: Option<String>,
 }
 
@@ -61,6 +63,7 @@ pub struct WhoisObject {
     /// RDAP (RFC 8056) and WHOIS; the registry's own words where no EPP name applies.
     pub status: Vec<String>,
     /// Sponsoring registrar's name; `null` when not published.
+    #[schema(required = true)]
     pub registrar: Option<String>,
     /// Registrant organisation and country.
     pub registrant: RegistrantObject,
@@ -69,16 +72,20 @@ pub struct WhoisObject {
     /// Registration time; `null` when not published.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(required = true)]
     pub created_at: Option<OffsetDateTime>,
     /// Last update; `null` when not published.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(required = true)]
     pub updated_at: Option<OffsetDateTime>,
     /// Expiry; `null` when not published.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(required = true)]
     pub expires_at: Option<OffsetDateTime>,
     /// Whether the delegation is DNSSEC-signed; `null` when the registry does not say.
+    #[schema(required = true)]
     pub dnssec: Option<bool>,
     /// Always `dsa_domain_whois`.
     #[schema(example = "dsa_domain_whois")]
@@ -103,6 +110,7 @@ pub struct WhoisResponse {
     /// The registrable domain asked (A-label).
     pub domain: String,
     /// The record; `null` when the name is not registered.
+    #[schema(required = true)]
     pub whois: Option<WhoisObject>,
     /// Credits charged (2).
     pub credits_cost: i64,

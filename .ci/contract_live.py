@@ -1,0 +1,304 @@
+"""Live contract check (issue 30): real answers of a running dsa, validated against the served
+OpenAPI document with every object schema *closed*.
+
+Called by .ci/contract.sh after schemathesis, against the same standalone dsa on the registry
+simulator:  python .ci/contract_live.py BASE_URL KEY FREE_KEY
+  KEY       a reseller server key with pricing and a purchase button (as .ci/contract.sh makes)
+  FREE_KEY  a key whose per-minute limit is small (the 429 cases)
+
+Every operation of the document is called, for its success forms and its error cases (400, 403,
+404, 415, 429, 502), and every answer must:
+  * have a status the operation documents, in a media type documented for that status;
+  * validate (JSON Schema 2020-12, the `jsonschema` package) against the documented schema where
+    every object is closed with `unevaluatedProperties: false`: a member the document does not
+    describe, a missing required member, a `null` where the schema allows none, a value outside
+    an `enum` all fail;
+  * for the NDJSON form, frame as lines, each valid against the line schema (`x-itemSchema`);
+  * for an error, carry a text that the documented example of that status shows for at least one
+    of the calls made (digits aside: limits differ per plan), so the examples stay real.
+Any problem is printed and the exit status is 1.
+"""
+
+import copy
+import json
+import re
+import sys
+import time
+
+import jsonschema
+import requests
+
+BASE, KEY, FREE = sys.argv[1], sys.argv[2], sys.argv[3]
+DOC = requests.get(f"{BASE}/v1/openapi.json", timeout=30).json()
+problems: list[str] = []
+calls = 0
+# (operation id, status) -> (documented texts, texts seen)
+error_texts: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+# Which schema fragments each call exercised: pointer -> seen
+covered: set[str] = set()
+
+
+def closed(schema, in_all_of=False):
+    """A copy of `schema` with every object schema that lists properties closed. The members of an
+    `allOf` stay open (their parent is closed and sees their properties through `allOf`)."""
+    if isinstance(schema, list):
+        return [closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k == "allOf":
+            out[k] = [closed(s, in_all_of=True) for s in v]
+        elif k == "$ref" and in_all_of:
+            out[k] = v + "__open"
+        elif k in ("properties", "patternProperties", "$defs"):
+            out[k] = {name: closed(s) for name, s in v.items()}
+        elif k == "example":
+            continue  # not JSON Schema; a nested example need not be closed-valid
+        else:
+            out[k] = closed(v)
+    lists_members = "properties" in schema or "allOf" in schema
+    if lists_members and not in_all_of and "additionalProperties" not in schema:
+        out["unevaluatedProperties"] = False
+    return out
+
+
+SCHEMAS = DOC["components"]["schemas"]
+ROOT = {"components": {"schemas": {}}}
+for name, schema in SCHEMAS.items():
+    ROOT["components"]["schemas"][name] = closed(schema)
+    ROOT["components"]["schemas"][name + "__open"] = closed(schema, in_all_of=True)
+    # An open variant keeps its own nested members closed but not itself.
+    ROOT["components"]["schemas"][name + "__open"].pop("unevaluatedProperties", None)
+FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def validate(value, schema, where):
+    root = dict(ROOT, **closed(schema))
+    validator = jsonschema.Draft202012Validator(root, format_checker=FORMATS)
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    for e in errors[:5]:
+        path = "/".join(str(p) for p in e.absolute_path)
+        problems.append(f"{where}: at /{path}: {e.message[:300]}")
+    return not errors
+
+
+# The closing works: each of these bodies breaks the document in one way and must be refused.
+_check_ref = {"$ref": "#/components/schemas/CheckResponse"}
+_good = {"success": True, "domain": "example.com", "available": False, "message": "Taken", "credits_cost": 1,
+         "credits_remaining": 9, "verdict": {"status": "taken", "method": "dns", "authoritative": True, "cached": False,
+                                             "stale": False, "checked_at": "2026-11-23T13:31:41Z", "tld": ".com",
+                                             "unicode": "example.com"}}
+assert validate(_good, _check_ref, "self-check"), problems
+for _name, _bad in [
+    ("an undescribed member", dict(_good, extra=1)),
+    ("an undescribed nested member", dict(_good, verdict=dict(_good["verdict"], extra=1))),
+    ("a missing required member", {k: v for k, v in _good.items() if k != "credits_cost"}),
+    ("null where none is allowed", dict(_good, message=None)),
+    ("an omitted-when-absent member sent as null", dict(_good, demo=None)),
+    ("a value outside the enum", dict(_good, message="Maybe")),
+]:
+    if validate(_bad, _check_ref, "self-check"):
+        sys.exit(f"contract live: the closed schemas accept {_name}: the check itself is broken")
+problems.clear()
+
+
+def operation(path, method):
+    op = DOC["paths"][path][method]
+    return op["operationId"], op
+
+
+def call(method, path, *, template=None, params=None, headers=None, json_body=None, data=None, expect=None):
+    """One request, checked against the document; returns the response."""
+    global calls
+    calls += 1
+    template = template or path
+    op_id, op = operation(template, method)
+    r = requests.request(method.upper(), BASE + path, params=params, headers=headers, json=json_body,
+                         data=data, timeout=60)
+    status = str(r.status_code)
+    where = f"{method.upper()} {path} {params or ''} -> {status}"
+    if expect is not None and r.status_code != expect:
+        problems.append(f"{where}: expected {expect} ({r.text[:200]})")
+    documented = op["responses"].get(status)
+    if documented is None:
+        problems.append(f"{where}: status {status} is not documented for {op_id}")
+        return r
+    media = r.headers.get("content-type", "").split(";")[0].strip()
+    content = documented.get("content", {})
+    if media not in content:
+        problems.append(f"{where}: media type {media!r} not documented (documented: {list(content)})")
+        return r
+    form = content[media]
+    if media == "application/json":
+        body = r.json()
+        if validate(body, form["schema"], where):
+            covered.add(f"{op_id} {status}")
+        if int(status) >= 400:
+            examples = set()
+            if "example" in form:
+                examples.add(form["example"]["error"])
+            for ex in form.get("examples", {}).values():
+                examples.add(ex["value"]["error"])
+            documented_texts, seen = error_texts.setdefault((op_id, status), (examples, set()))
+            seen.add(body.get("error", ""))
+    elif media == "application/x-ndjson":
+        text = r.text
+        if not text.endswith("\n"):
+            problems.append(f"{where}: the stream does not end with a newline")
+        lines = [line for line in text.split("\n") if line]
+        if not lines:
+            problems.append(f"{where}: empty stream")
+        ok = True
+        for i, line in enumerate(lines):
+            ok &= validate(json.loads(line), form["x-itemSchema"], f"{where} line {i + 1}")
+        if ok:
+            covered.add(f"{op_id} {status} stream")
+    else:
+        covered.add(f"{op_id} {status} {media}")
+    return r
+
+
+K = {"client_key": KEY}
+NDJSON = {"Accept": "application/x-ndjson"}
+
+# --- Availability, in every form the server answers.
+for domain in ["example.com", "dsa-demo-available.com", "dsa-demo-available.net", "bücher.de", "www.example.com.af",
+               "lapsed-brand.com", "suspended-shop.com", "wikipedia.org", "gov.af", "ministry.gov.af"]:
+    call("get", "/v1/domains/check", params={**K, "domain": domain})
+call("get", "/v1/domains/check", params={**K, "domain": "dsa-demo-available.com", "commission_percent": "12.5",
+                                          "redirect_url": "https://shop.example/cart", "include_price": 1}, expect=200)
+call("get", "/v1/domains/check", params={**K, "domain": "dsa-demo-available.com", "redirect_checkout": "true"}, expect=200)
+call("get", "/v1/domains/check", params={**K}, expect=400)
+call("get", "/v1/domains/check", params={**K, "domain": "exa_mple.com"}, expect=400)
+call("get", "/v1/domains/check", params={**K, "domain": "example.com", "redirect_checkout": "2"}, expect=400)
+call("get", "/v1/domains/check", params={"client_key": "dsa_server_nope", "domain": "example.com"}, expect=403)
+call("get", "/v1/domains/check", params={**K, "domain": "example.ai"}, expect=502)
+# Demo checks (no key): allowed, then the demo limit (429) for the same session.
+demo = requests.Session()
+for _ in range(4):
+    calls += 1
+    r = demo.get(f"{BASE}/v1/domains/check", params={"domain": "example.com"}, timeout=60)
+    op_id, op = operation("/v1/domains/check", "get")
+    where = f"GET demo check -> {r.status_code}"
+    documented = op["responses"].get(str(r.status_code))
+    if documented is None:
+        problems.append(f"{where}: status not documented")
+        continue
+    validate(r.json(), documented["content"]["application/json"]["schema"], where)
+
+for params, status in [({**K, "domain": "dsa-demo-available.com", "include_price": "1"}, 200),
+                       ({**K, "domain": "example.com"}, 200), ({"domain": "example.net"}, 200),
+                       ({**K}, 400), ({"client_key": "dsa_server_nope", "domain": "example.com"}, 403),
+                       ({**K, "domain": "example.ai"}, 502)]:
+    call("get", "/domain-check", params=params, expect=status)
+
+# --- Bulk: JSON and the NDJSON stream, GET and POST.
+bulk_example = DOC["paths"]["/v1/domains/bulk"]["get"]["responses"]["200"]["content"]["application/json"]["example"]
+listed = ",".join([d["domain"] for d in bulk_example["domains"]] + [e["input"] for e in bulk_example["invalid"]])
+r = call("get", "/v1/domains/bulk", params={**K, "domains": listed}, expect=200)
+if r.status_code == 200:
+    real = {e["input"]: e["error"] for e in r.json()["invalid"]}
+    for e in bulk_example["invalid"]:
+        if real.get(e["input"]) != e["error"]:
+            problems.append(f"bulk example: invalid {e['input']!r} reads {e['error']!r}, the server says {real.get(e['input'])!r}")
+call("get", "/v1/domains/bulk", params={**K, "domains": listed + ",example.ai, ,EXAMPLE.com"}, headers=NDJSON, expect=200)
+call("get", "/v1/domains/bulk", params={**K, "domains": "example.ai"}, expect=502)
+call("get", "/v1/domains/bulk", params={**K, "domains": ",".join(["example.com"] * 11)}, expect=400)
+call("get", "/v1/domains/bulk", params={**K}, expect=400)
+call("get", "/v1/domains/bulk", params={"client_key": "dsa_server_nope", "domains": "example.com"}, expect=403)
+call("post", "/v1/domains/bulk", params=K, json_body={"domains": ["example.com", "dsa-demo-available.org", "x"]}, expect=200)
+call("post", "/v1/domains/bulk", params=K, json_body={"domains": ["example.com", "dsa-demo-available.org"]},
+     headers=NDJSON, expect=200)
+call("post", "/v1/domains/bulk", params=K, data="domains=example.com", headers={"Content-Type": "text/plain"}, expect=415)
+call("post", "/v1/domains/bulk", params=K, json_body={"names": []}, expect=400)
+call("post", "/v1/domains/bulk", json_body={"domains": ["example.com"]}, expect=400)
+
+# --- WHOIS, DNS, suggestions, catalogue, operations.
+for domain in ["example.com", "google.com", "private-shop.com", "wikipedia.org", "dsa-demo-available.net", "nic.af"]:
+    call("get", "/v1/whois", params={**K, "domain": domain})
+call("get", "/v1/whois", params={**K}, expect=400)
+call("get", "/v1/whois", params={"client_key": "dsa_server_nope", "domain": "example.com"}, expect=403)
+call("get", "/v1/whois", params={**K, "domain": "example.ai"}, expect=502)
+for domain, types in [("google.com", "A,AAAA,MX,NS,TXT"), ("google.com", "CNAME,SOA,CAA,SRV"),
+                      ("_sip._tcp.google.com", "SRV"), ("nope-nothing-here.com", None), ("example.com", None)]:
+    call("get", "/v1/dns", params={**K, "domain": domain, **({"types": types} if types else {})}, expect=200)
+call("get", "/v1/dns", params={**K, "domain": "example.com", "types": "A,PTR"}, expect=400)
+call("get", "/v1/dns", params={**K}, expect=400)
+call("get", "/v1/dns", params={"client_key": "dsa_server_nope", "domain": "example.com"}, expect=403)
+call("get", "/v1/domains/suggest", params={**K, "keyword": "best pizza place"}, expect=200)
+call("get", "/v1/domains/suggest", params={**K, "keyword": "bitcoin", "tlds": ".com,.net,.af", "limit": 5, "check": 1}, expect=200)
+call("get", "/v1/domains/suggest", params={**K, "keyword": "x"}, expect=400)
+call("get", "/v1/domains/suggest", params={**K}, expect=400)
+call("get", "/v1/domains/suggest", params={"client_key": "dsa_server_nope", "keyword": "pizza"}, expect=403)
+call("get", "/v1/tlds", expect=200)
+for tld in [".com", "com.af", ".co.uk", ".gov.af"]:
+    call("get", f"/v1/tlds/{tld}", template="/v1/tlds/{tld}")
+call("get", "/v1/tlds/.zzz", template="/v1/tlds/{tld}", expect=404)
+call("get", "/v1/tlds/.invalid-tld", template="/v1/tlds/{tld}", expect=404)
+call("get", "/healthz", expect=200)
+call("get", "/readyz", expect=200)
+call("get", "/", expect=200)
+call("get", "/widget.js", expect=200)
+call("get", "/assets/front.css", expect=200)
+
+# --- 429: the free key's per-minute limit, on every metered operation.
+metered = [
+    ("get", "/v1/domains/check", None, {"domain": "example.com"}, None),
+    ("get", "/domain-check", None, {"domain": "example.com"}, None),
+    ("get", "/v1/domains/bulk", None, {"domains": "example.com"}, None),
+    ("post", "/v1/domains/bulk", None, {}, {"domains": ["example.com"]}),
+    ("get", "/v1/whois", None, {"domain": "example.com"}, None),
+    ("get", "/v1/dns", None, {"domain": "example.com"}, None),
+    ("get", "/v1/domains/suggest", None, {"keyword": "pizza"}, None),
+]
+for method, path, template, params, body in metered:
+    for attempt in range(12):
+        r = call(method, path, template=template, params={"client_key": FREE, **params}, json_body=body)
+        if r.status_code == 429:
+            if not r.headers.get("retry-after", "").isdigit():
+                problems.append(f"{method.upper()} {path}: 429 without a Retry-After in seconds")
+            break
+    else:
+        problems.append(f"{method.upper()} {path}: the free key's per-minute limit never answered 429")
+
+# --- The documented examples of JSON bodies are valid against the same closed schemas.
+examples_checked = 0
+for path, item in DOC["paths"].items():
+    for method, op in item.items():
+        for status, response in op["responses"].items():
+            form = response.get("content", {}).get("application/json")
+            if not form:
+                continue
+            bodies = [form["example"]] if "example" in form else []
+            bodies += [e["value"] for e in form.get("examples", {}).values()]
+            for body in bodies:
+                examples_checked += 1
+                validate(body, form["schema"], f"the example of {method.upper()} {path} {status}")
+for name, schema in SCHEMAS.items():
+    if "example" in schema:
+        examples_checked += 1
+        validate(schema["example"], {"$ref": f"#/components/schemas/{name}"}, f"the example of schema {name}")
+
+# --- Every operation was called, and its error examples are texts the server really sends.
+def digits_aside(text):
+    return re.sub(r"\d+", "N", text)
+
+for path, item in DOC["paths"].items():
+    for method, op in item.items():
+        if not any(c.startswith(op["operationId"] + " ") for c in covered):
+            problems.append(f"{method.upper()} {path}: no valid answer was seen")
+for (op_id, status), (documented, seen) in sorted(error_texts.items()):
+    if not documented:
+        problems.append(f"{op_id} {status}: no example")
+    elif not {digits_aside(t) for t in documented} & {digits_aside(t) for t in seen}:
+        problems.append(f"{op_id} {status}: the example {sorted(documented)} matches none of the texts the "
+                        f"server sent: {sorted(seen)}")
+
+print(f"contract live: {calls} calls, {len(covered)} (operation, status, form) combinations valid against the closed schemas, "
+      f"{len(error_texts)} error examples compared with real answers, {examples_checked} documented examples validated")
+if problems:
+    print(f"contract live: {len(problems)} problem(s):", file=sys.stderr)
+    for p in problems:
+        print("  " + p, file=sys.stderr)
+    sys.exit(1)
