@@ -335,6 +335,7 @@ async fn a_reply_about_another_domain_is_a_502() {
                 authoritative: true,
                 checked_at: time::OffsetDateTime::now_utc(),
                 evidence: "lie".into(),
+                confirmed_by: None,
             };
             let reply = common::messages::JobReply {
                 job_id: job.job_id,
