@@ -90,8 +90,17 @@ impl TestApp {
 
     /// Same, with an injected clock.
     pub async fn spawn_full(adjust: impl FnOnce(&mut Settings), clock: api::state::Clock) -> Self {
+        Self::spawn_scenario(Scenario::demo(), adjust, clock).await
+    }
+
+    /// Same, with the simulator serving `scenario` instead of the demo one.
+    pub async fn spawn_scenario(
+        scenario: Scenario,
+        adjust: impl FnOnce(&mut Settings),
+        clock: api::state::Clock,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let sim = Simulator::start(Scenario::demo()).await.expect("simulator starts");
+        let sim = Simulator::start(scenario).await.expect("simulator starts");
         sim.set_knobs(Knobs::default());
         let db_path = std::env::temp_dir().join(format!("dsa-test-{}.db", uuid::Uuid::now_v7()));
         let mut settings = Settings::default();

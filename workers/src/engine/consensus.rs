@@ -170,7 +170,12 @@ impl Engine {
                     return (Some(Second::Agrees(v.method, v.evidence)), failures);
                 }
                 Ok((v, _)) => {
-                    let words = format!("{:?}: {}", v.status, v.evidence);
+                    let status = match v.status {
+                        Status::PendingDelete => "pending delete",
+                        Status::Reserved => "reserved",
+                        _ => "taken",
+                    };
+                    let words = format!("{status}: {}", v.evidence);
                     return (Some(Second::Disagrees(v.method, words)), failures);
                 }
                 Err(f) => failures.push(f),
