@@ -27,47 +27,16 @@ const LIES: &[&str] = &[
 /// Free names (not listed: available everywhere).
 const FREE: &[&str] = &["free-one.com", "free-two.com", "free-three.com", "free-one.net", "free-two.net"];
 
-/// `.com` and `.net` lie in RDAP; `.org` is RDAP only and honest; `.io` is WHOIS only (as in the
-/// catalogue) and honest.
+/// The lying-registry scenario (`tests/fixtures/scenarios/lying-registry.toml`): `.com` and
+/// `.net` lie in RDAP; `.org` is RDAP only and honest; `.io` is WHOIS only and honest.
 pub(crate) fn lying_scenario() -> Scenario {
-    let mut toml = String::from(
-        r#"
-[[tld]]
-suffix = "com"
-protocols = ["dns", "rdap", "whois"]
-whois_family = "verisign"
-rdap_false_404 = true
-
-[[tld]]
-suffix = "net"
-protocols = ["dns", "rdap", "whois"]
-whois_family = "verisign"
-rdap_false_404 = true
-
-[[tld]]
-suffix = "org"
-protocols = ["dns", "rdap"]
-rdap_family = "centralnic"
-
-[[tld]]
-suffix = "io"
-protocols = ["dns", "whois"]
-whois_family = "nic_io"
-
-[[domain]]
-name = "example.com"
-truth = "registered"
-
-[[domain]]
-name = "held-one.io"
-truth = "held"
-"#,
-    );
-    for name in LIES {
-        let truth = if name.starts_with("redeeming") { "pending_delete" } else { "held" };
-        toml.push_str(&format!("\n[[domain]]\nname = \"{name}\"\ntruth = \"{truth}\"\n"));
-    }
-    Scenario::from_toml(&toml).expect("scenario parses")
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/scenarios/lying-registry.toml");
+    let scenario = Scenario::load(std::path::Path::new(path)).expect("scenario parses");
+    let lies: Vec<&str> = scenario.domains().filter(|(_, t)| t.is_registered_undelegated()).map(|(n, _)| n).collect();
+    let mut expected: Vec<&str> = LIES.iter().copied().chain(["held-one.io"]).collect();
+    expected.sort_unstable();
+    assert_eq!(lies, expected, "the fixture lists the names these tests use");
+    scenario
 }
 
 /// The harness's engine settings for `sim`, with consensus set by `consensus`.
