@@ -712,7 +712,9 @@ async fn consensus() -> anyhow::Result<()> {
             ms(percentile(&f.latencies, 0.99)),
         );
     };
-    println!("consensus  simulator latency dns {dns} ms, rdap {rdap} ms, whois {whois} ms; {n} free names per run, sequential");
+    println!(
+        "consensus  simulator latency dns {dns} ms, rdap {rdap} ms, whois {whois} ms; {n} free names per run, sequential"
+    );
     line(".com off", &off);
     line(".com on (whois)", &on);
     line(".io off", &io_off);

@@ -227,8 +227,11 @@ impl VerdictBook {
             _ if entry.requires_consensus() => Some(ConsensusSource::Catalogue),
             _ => None,
         };
-        let hold =
-            if with_hold || (allowed && fixed.is_none()) { self.routes().consensus_hold(&entry.suffix).await } else { None };
+        let hold = if with_hold || (allowed && fixed.is_none()) {
+            self.routes().consensus_hold(&entry.suffix).await
+        } else {
+            None
+        };
         let held = allowed && hold.as_ref().is_some_and(|h| h.active(OffsetDateTime::now_utc()));
         let required = fixed.or(held.then_some(ConsensusSource::Disagreement));
         ConsensusState { allowed, required, hold }

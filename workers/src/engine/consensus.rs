@@ -100,9 +100,8 @@ impl Engine {
                 let first_words = format!("{} said available ({})", method_name(verdict.method), verdict.evidence);
                 let second_words = format!("{} said registered ({words})", method_name(method));
                 self.disagreement(domain, entry, &first_words, &second_words).await;
-                let evidence = format!(
-                    "the registry's signals disagree, so no answer is given: {first_words}; {second_words}"
-                );
+                let evidence =
+                    format!("the registry's signals disagree, so no answer is given: {first_words}; {second_words}");
                 (self.verdict(domain, Status::Unknown, verdict.method, false, evidence), false)
             }
             None if mode == Mode::Audit => {
@@ -140,7 +139,7 @@ impl Engine {
         }
         // The first unconfirmed answer is audited, then one in `every`.
         let seen = self.inner.unconfirmed.fetch_add(1, Ordering::Relaxed);
-        (seen % every == 0).then_some(Mode::Audit)
+        seen.is_multiple_of(every).then_some(Mode::Audit)
     }
 
     /// Asks the second signals in order until one answers definitively; the failures of those
@@ -212,7 +211,8 @@ impl Engine {
         let now = OffsetDateTime::now_utc();
         let hold = time::Duration::seconds(i64::try_from(self.config().consensus.hold_secs).unwrap_or(i64::MAX));
         let until = now.checked_add(hold).unwrap_or(now);
-        let record = Disagreement { at: now, domain: domain.as_str().to_owned(), first: first.into(), second: second.into() };
+        let record =
+            Disagreement { at: now, domain: domain.as_str().to_owned(), first: first.into(), second: second.into() };
         let hold = self.routes().disagreed(&entry.suffix, record, until).await;
         self.book().forget(domain).await;
         metrics::counter!("dsa_consensus_disagreements_total", "suffix" => entry.suffix.clone()).increment(1);

@@ -83,11 +83,9 @@ impl FleetRoutes {
             let next = ConsensusHold::after(previous.as_ref(), d.clone(), until);
             let value = Bytes::from(serde_json::to_vec(&next).map_err(|e| e.to_string())?);
             let written = match revision {
-                Some(revision) => {
-                    tokio::time::timeout(Self::TIMEOUT, self.kv.update(&key, value, revision)).await.map(|r| {
-                        r.map(|_| ()).map_err(|e| e.to_string())
-                    })
-                }
+                Some(revision) => tokio::time::timeout(Self::TIMEOUT, self.kv.update(&key, value, revision))
+                    .await
+                    .map(|r| r.map(|_| ()).map_err(|e| e.to_string())),
                 None => tokio::time::timeout(Self::TIMEOUT, self.kv.create(&key, value))
                     .await
                     .map(|r| r.map(|_| ()).map_err(|e| e.to_string())),
