@@ -163,17 +163,22 @@ async fn a_suffix_without_consensus_answers_with_one_registry_query() {
 #[tokio::test]
 async fn a_disagreement_switches_consensus_on_for_the_hold_then_off() {
     let sim = Simulator::start(lying_scenario()).await.expect("simulator");
-    // .net: not in the catalogue's list; the audit confirms the first "available" and then one
-    // in a million, so only the switch can require consensus afterwards.
+    // .net: not in the catalogue's list; the audit confirms every second "available" that is not
+    // confirmed anyway.
     let engine = Engine::new(config(&sim, |c| {
-        c.audit_one_in = 1_000_000;
+        c.audit_one_in = 2;
         c.hold_secs = 2;
     }))
     .expect("engine");
     let net = engine.catalogue().get("net").expect("net").clone();
     assert_eq!(engine.book().consensus(&net, true).await.required, None);
 
-    // The audited first answer catches the lie.
+    // The first answer is not audited: one registry query.
+    let before = sim.stats();
+    let r = check(&engine, "free-zero.net").await;
+    assert_eq!((r.verdict.status, r.verdict.confirmed_by), (Status::Available, None), "{r:#?}");
+    assert_eq!(spent(before, sim.stats()), (1, 1, 0));
+    // The second is, and catches the lie.
     let r = check(&engine, "held-one.net").await;
     assert_eq!(r.verdict.status, Status::Unknown, "{r:#?}");
     let state = engine.book().consensus(&net, true).await;
@@ -191,8 +196,9 @@ async fn a_disagreement_switches_consensus_on_for_the_hold_then_off() {
     let com = engine.catalogue().get("com").expect("com").clone();
     assert_eq!(engine.book().consensus(&com, true).await.required, None);
 
-    // After the hold, one registry answer decides again (and the lying registry is believed:
-    // which is why the catalogue and the configuration can make the setting permanent).
+    // After the hold, one registry answer decides again (the third unconfirmed answer is not
+    // audited; and the registry would be believed: which is why the catalogue and the
+    // configuration can make the setting permanent).
     tokio::time::sleep(Duration::from_millis(2_100)).await;
     let state = engine.book().consensus(&net, true).await;
     assert_eq!(state.required, None, "the hold is over: {state:?}");

@@ -137,8 +137,8 @@ impl Engine {
         if !state.allowed || every == 0 {
             return None;
         }
-        // The first unconfirmed answer is audited, then one in `every`.
-        let seen = self.inner.unconfirmed.fetch_add(1, Ordering::Relaxed);
+        // The `every`-th unconfirmed answer of this process, and every `every` after it.
+        let seen = self.inner.unconfirmed.fetch_add(1, Ordering::Relaxed) + 1;
         seen.is_multiple_of(every).then_some(Mode::Audit)
     }
 
