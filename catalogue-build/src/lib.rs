@@ -46,9 +46,12 @@
 //!   registries get plain `{domain}`: its `domain` keyword only narrows the match.
 //! * **Methods**: `rdap` when the bootstrap has the TLD, `whois` when a server is known, `dns`
 //!   appended when zonedb knows the name servers (it can only prove "taken").
-//!   Two small hand-written tables cover what no input says: servers a public client cannot use
-//!   (`.es`: Red.es serves port 43 only to authorised IP addresses) and answer charsets that are
-//!   not UTF-8 (NIC.br, ISO-8859-1).
+//!   Three small hand-written tables cover what no input says: servers a public client cannot use
+//!   (`.es`: Red.es serves port 43 only to authorised IP addresses), answer charsets that are
+//!   not UTF-8 (NIC.br, ISO-8859-1), and registries with a record of false "not found" answers
+//!   (`.io`, `.co`: RDAP 404s for registered names on 2026-09-14,
+//!   browser-use/browser-harness#723), whose entries get a `consensus` member: "available" there
+//!   needs a second, independent signal.
 //! * **Policy**: restricted for `gov`, `mil`, `edu`, `int`, the infrastructure TLD `arpa`, zonedb
 //!   `brand` and `retired` TLDs, zonedb `closed` TLDs (unless the PSL makes every second-level
 //!   label a public suffix, `*.np`, in which case the TLD entry governs those zones and stays

@@ -46,6 +46,22 @@ pub(crate) const UNUSABLE_WHOIS: &[(&str, &str)] = &[(
      public WHOIS is web-only at https://www.dominios.es",
 )];
 
+/// Registries with a record of false "not found" answers for registered names, keyed by zone:
+/// an `available` answer there needs a second, independent signal (consensus). Each reason
+/// names its source; the engine reads it from the entry's `consensus` member.
+pub(crate) const FALSE_NOT_FOUND: &[(&str, &str)] = &[
+    (
+        "co",
+        "rdap.nic.co answered 404 for registered names on 2026-09-14, relayed by a public RDAP \
+         redirector (browser-use/browser-harness#723)",
+    ),
+    (
+        "io",
+        "rdap.nic.io answered 404 for registered names on 2026-09-14, relayed by a public RDAP \
+         redirector (browser-use/browser-harness#723)",
+    ),
+];
+
 /// WHOIS servers whose answers are not UTF-8 (WHATWG encoding label). Small and hand-written on
 /// purpose: NIC.br answers in ISO-8859-1 (a raw `.br` answer in `tests/data/whois`, from
 /// joepie91/python-whois, has Latin-1 bytes such as `Par\xe1`); `whois.nic.br` is an alias of
@@ -440,6 +456,10 @@ pub(crate) fn assemble(
         whois: whois.server,
         nameservers,
         reason,
+        consensus: FALSE_NOT_FOUND
+            .iter()
+            .find(|(zone, _)| *zone == suffix)
+            .map(|(_, why)| format!("a second signal confirms \"available\": {why}")),
     }
 }
 

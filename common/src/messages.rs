@@ -192,6 +192,7 @@ mod tests {
             authoritative: true,
             checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
             evidence: "delegated".into(),
+            confirmed_by: None,
         };
         let mut records = std::collections::BTreeMap::new();
         records.insert(

@@ -80,4 +80,11 @@ pub struct Verdict {
     /// Short human-readable evidence (e.g. `RDAP 404 from rdap.verisign.com`,
     /// `WHOIS marker "No match for"`), or the reason for an unknown verdict.
     pub evidence: String,
+    /// For an `available` verdict where the suffix requires consensus (or one sampled for an
+    /// audit): the second, independent signal that agreed with `method` — the other registry
+    /// service (`whois` after `rdap`, `rdap` after `whois`) or the TLD's authoritative name
+    /// servers (`dns`: no delegation). `None` when one registry answer decided. Absent from old
+    /// messages (serde default), so workers and fronts of different versions interoperate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_by: Option<Method>,
 }

@@ -34,8 +34,17 @@
 //! the shipped one unless `BENCH_FLOOD_MAX_IN_FLIGHT` / `BENCH_FLOOD_SHED_LAG_MS` set
 //! `policy.max_in_flight` / `policy.shed_scheduling_lag_ms`.
 //!
+//! `BENCH_MODES=consensus` (in the default modes) measures what consensus before "available"
+//! costs (issue 28): `BENCH_CONSENSUS_NAMES` (100) free `.com` names checked one after another,
+//! uncached, by the engine against the simulator with per-protocol latency
+//! (`BENCH_CONSENSUS_LATENCY_MS`, `dns,rdap,whois`, default `10,60,90`), once with consensus off
+//! and once on for `.com` (WHOIS confirms RDAP's 404), and once for `.io` (catalogue: WHOIS first,
+//! the pre-check's "not delegated" confirms, no extra query). Reported: upstream queries per
+//! "available" answer by protocol, the extra ones consensus adds, and the mean/p50/p99 latency
+//! with the on/off ratio.
+//!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
-//! `BENCH_MODES` (`standalone,fleet`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
+//! `BENCH_MODES` (`standalone,fleet,consensus`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
 //! the server's 2-minute fsync interval, to measure the cost of syncing every write). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
 //! everything it measures, so figures are lower bounds.
@@ -615,6 +624,128 @@ fn recovery(url: &str, normal: Duration) -> anyhow::Result<Duration> {
     })
 }
 
+/// What one consensus run measured.
+struct ConsensusFigures {
+    available: usize,
+    /// Queries per available answer: DNS, RDAP, WHOIS.
+    per_answer: (f64, f64, f64),
+    latencies: Vec<Duration>,
+    confirmed: usize,
+}
+
+impl ConsensusFigures {
+    fn total_per_answer(&self) -> f64 {
+        self.per_answer.0 + self.per_answer.1 + self.per_answer.2
+    }
+
+    fn mean(&self) -> Duration {
+        self.latencies.iter().sum::<Duration>() / u32::try_from(self.latencies.len().max(1)).unwrap_or(u32::MAX)
+    }
+}
+
+/// Checks `names` one after another, uncached, with consensus set by `on`.
+async fn consensus_run(
+    sim: &Simulator,
+    names: &[String],
+    set: impl FnOnce(&mut workers::config::ConsensusConfig),
+) -> anyhow::Result<ConsensusFigures> {
+    let mut config = dsa_tests::harness::app::engine_config(sim);
+    config.check_deadline_secs = 10.0;
+    config.consensus.audit_one_in = 0;
+    config.limits.whois.per_second = 1000.0;
+    config.limits.whois.burst = 1000;
+    config.limits.rdap.per_second = 1000.0;
+    config.limits.rdap.burst = 1000;
+    set(&mut config.consensus);
+    let engine = workers::engine::Engine::new(config)?;
+    let before = sim.stats();
+    let mut latencies = Vec::with_capacity(names.len());
+    let (mut available, mut confirmed) = (0, 0);
+    for name in names {
+        let domain = engine.parse(name)?;
+        let started = Instant::now();
+        let report = engine.check_uncached(&domain).await?;
+        latencies.push(started.elapsed());
+        if report.verdict.status == common::verdict::Status::Available {
+            available += 1;
+            confirmed += usize::from(report.verdict.confirmed_by.is_some());
+        }
+    }
+    let after = sim.stats();
+    latencies.sort_unstable();
+    let per = |a: u64, b: u64| (b - a) as f64 / available.max(1) as f64;
+    Ok(ConsensusFigures {
+        available,
+        per_answer: (
+            per(before.dns.queries, after.dns.queries),
+            per(before.rdap.queries, after.rdap.queries),
+            per(before.whois.queries, after.whois.queries),
+        ),
+        latencies,
+        confirmed,
+    })
+}
+
+/// The consensus benchmark (`BENCH_MODES=consensus`): see the crate doc.
+async fn consensus() -> anyhow::Result<()> {
+    let n: usize = env_or("BENCH_CONSENSUS_NAMES", 100);
+    let latency: String = env_or("BENCH_CONSENSUS_LATENCY_MS", "10,60,90".to_owned());
+    let parts: Vec<u64> = latency.split(',').filter_map(|p| p.trim().parse().ok()).collect();
+    let [dns, rdap, whois] = parts[..] else {
+        anyhow::bail!("BENCH_CONSENSUS_LATENCY_MS must be dns,rdap,whois milliseconds, got {latency:?}");
+    };
+    let sim = Simulator::start(Scenario::demo()).await?;
+    sim.set_knobs(Knobs { latency_ms: dsa_tests::sim::Latency { dns, rdap, whois }, ..Knobs::default() });
+    let names = |tag: &str, tld: &str| (0..n).map(|i| format!("bench-{tag}-{i}.{tld}")).collect::<Vec<_>>();
+    let off = consensus_run(&sim, &names("off", "com"), |c| {
+        c.suffixes.insert("com".into(), false);
+    })
+    .await?;
+    let on = consensus_run(&sim, &names("on", "com"), |c| {
+        c.suffixes.insert("com".into(), true);
+    })
+    .await?;
+    let io = consensus_run(&sim, &names("io", "io"), |_| {}).await?;
+    let io_off = consensus_run(&sim, &names("iooff", "io"), |c| {
+        c.suffixes.insert("io".into(), false);
+    })
+    .await?;
+    sim.stop().await;
+    let line = |name: &str, f: &ConsensusFigures| {
+        println!(
+            "consensus  {name:<18} {} available ({} confirmed); queries per available answer: dns {:.2}, rdap {:.2}, whois {:.2} \
+             (total {:.2}); latency mean {:.1} ms, p50 {:.1} ms, p99 {:.1} ms",
+            f.available,
+            f.confirmed,
+            f.per_answer.0,
+            f.per_answer.1,
+            f.per_answer.2,
+            f.total_per_answer(),
+            ms(f.mean()),
+            ms(percentile(&f.latencies, 0.5)),
+            ms(percentile(&f.latencies, 0.99)),
+        );
+    };
+    println!(
+        "consensus  simulator latency dns {dns} ms, rdap {rdap} ms, whois {whois} ms; {n} free names per run, sequential"
+    );
+    line(".com off", &off);
+    line(".com on (whois)", &on);
+    line(".io off", &io_off);
+    line(".io on (dns)", &io);
+    let ratio = |a: &ConsensusFigures, b: &ConsensusFigures| ms(a.mean()) / ms(b.mean()).max(f64::MIN_POSITIVE);
+    println!(
+        "consensus  .com: {:+.2} upstream queries per available answer, latency ratio on/off {:.2} (mean), {:.2} (p50); \
+         .io: {:+.2} queries, ratio {:.2} (mean)",
+        on.total_per_answer() - off.total_per_answer(),
+        ratio(&on, &off),
+        ms(percentile(&on.latencies, 0.5)) / ms(percentile(&off.latencies, 0.5)).max(f64::MIN_POSITIVE),
+        io.total_per_answer() - io_off.total_per_answer(),
+        ratio(&io, &io_off),
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(run())
@@ -625,7 +756,7 @@ async fn run() -> anyhow::Result<()> {
     let secs: u64 = env_or("BENCH_SECS", 5);
     let connections: usize = env_or("BENCH_CONNECTIONS", 64);
     let rate: u64 = env_or("BENCH_RATE", 2000);
-    let modes: String = env_or("BENCH_MODES", "standalone,fleet".to_owned());
+    let modes: String = env_or("BENCH_MODES", "standalone,fleet,consensus".to_owned());
     let sim = Simulator::start(Scenario::demo()).await?;
     sim.set_knobs(Knobs::default());
     let report = |name: &str, f: &Figures| {
@@ -652,6 +783,9 @@ async fn run() -> anyhow::Result<()> {
     }
     if modes.contains("flood") {
         flood(&sim, connections).await?;
+    }
+    if modes.contains("consensus") {
+        consensus().await?;
     }
     if modes.split(',').any(|m| m == "fleet") {
         let f = fleet(&sim, secs, connections, rate).await?;

@@ -21,7 +21,32 @@ use crate::engine::{ChainStep, EngineError, StaleVerdict};
 use crate::health::HealthBook;
 use crate::politeness::{Budget, Politeness};
 use crate::probe::Protocol;
-use crate::routing::{LocalRoutes, RouteBook};
+use crate::routing::{ConsensusHold, LocalRoutes, RouteBook};
+
+/// Why a suffix requires a second signal before "available" now (see
+/// [`crate::config::ConsensusConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsensusSource {
+    /// The operator's `engine.consensus.suffixes`.
+    Config,
+    /// The catalogue entry's `consensus` member (a record of false "not found" answers).
+    Catalogue,
+    /// Two signals disagreed there less than `engine.consensus.hold_secs` ago.
+    Disagreement,
+}
+
+/// Consensus for one suffix as this book sees it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsensusState {
+    /// Whether consensus may be used at all for the suffix (enabled, not overridden off): where
+    /// it is not required, an audit may still confirm an "available".
+    pub allowed: bool,
+    /// Why a second signal is required now; `None`: one registry answer decides.
+    pub required: Option<ConsensusSource>,
+    /// The record of observed disagreements, when there is one (in a fleet, the shared one).
+    pub hold: Option<ConsensusHold>,
+}
 
 /// The verdict book. Cheap to clone (one `Arc` inside).
 #[derive(Debug, Clone)]
@@ -144,6 +169,14 @@ impl VerdictBook {
         let mut verdict = self.inner.cache.last_known(domain.as_str()).await?;
         let age = (OffsetDateTime::now_utc() - verdict.checked_at).max(time::Duration::ZERO);
         let bound = if verdict.status.is_available() { config.available_max_age_secs } else { config.max_age_secs };
+        // Where consensus is required now, only a confirmed "available" may stand in.
+        if verdict.status.is_available()
+            && verdict.confirmed_by.is_none()
+            && let Ok(entry) = self.entry(domain)
+            && self.consensus(entry, false).await.required.is_some()
+        {
+            return None;
+        }
         let bound = time::Duration::seconds(i64::try_from(bound).unwrap_or(i64::MAX));
         if age > bound {
             return None;
@@ -178,6 +211,36 @@ impl VerdictBook {
     /// when WHOIS is asked first. In a fleet this is the fleet's shared state.
     pub async fn whois_first_until(&self, suffix: &str) -> Option<OffsetDateTime> {
         self.routes().whois_first_until(suffix, OffsetDateTime::now_utc()).await
+    }
+
+    /// Whether, and why, `entry`'s suffix requires a second signal before "available" now (see
+    /// [`crate::config::ConsensusConfig`] for the order of the sources). Reads the route book
+    /// (the fleet's bucket in a fleet) only when the configuration and the catalogue leave it
+    /// open, or always with `with_hold` (for display).
+    pub async fn consensus(&self, entry: &TldEntry, with_hold: bool) -> ConsensusState {
+        let config = &self.inner.config.consensus;
+        let overridden = config.suffixes.get(entry.suffix.as_str()).or_else(|| config.suffixes.get("*")).copied();
+        let allowed = config.enabled && overridden != Some(false);
+        let fixed = match overridden {
+            _ if !allowed => None,
+            Some(true) => Some(ConsensusSource::Config),
+            _ if entry.requires_consensus() => Some(ConsensusSource::Catalogue),
+            _ => None,
+        };
+        let hold = if with_hold || (allowed && fixed.is_none()) {
+            self.routes().consensus_hold(&entry.suffix).await
+        } else {
+            None
+        };
+        let held = allowed && hold.as_ref().is_some_and(|h| h.active(OffsetDateTime::now_utc()));
+        let required = fixed.or(held.then_some(ConsensusSource::Disagreement));
+        ConsensusState { allowed, required, hold }
+    }
+
+    /// Forgets what the cache holds about `domain` (fresh and last known): its signals disagreed,
+    /// so an earlier "available" must not be served again, fresh or stale.
+    pub(crate) async fn forget(&self, domain: &DomainName) {
+        self.inner.cache.forget(domain.as_str()).await;
     }
 
     /// Shows `politeness` (the engine probing in this process) in [`Self::budget`]. Set once.

@@ -71,6 +71,14 @@ impl VerdictCache {
         }
     }
 
+    /// Forgets `domain` (fresh and last known).
+    pub async fn forget(&self, domain: &str) {
+        self.inner.invalidate(domain).await;
+        if let Some(last_known) = &self.last_known {
+            last_known.invalidate(domain).await;
+        }
+    }
+
     /// Forgets everything, the last known verdicts included (tests, operator reload).
     pub fn clear(&self) {
         self.inner.invalidate_all();

@@ -29,6 +29,9 @@ pub struct EngineConfig {
     pub stale: StaleConfig,
     /// Self-correcting routing: WHOIS first for a suffix whose RDAP keeps failing.
     pub routing: RoutingConfig,
+    /// Consensus: a second, independent signal before "available" where the catalogue, the
+    /// operator or an observed disagreement asks for one.
+    pub consensus: ConsensusConfig,
     /// Record lookups behind `/v1/dns` and `/v1/whois` (recursive resolvers, referrals, caches).
     pub records: RecordsConfig,
     /// Overall deadline for one availability check, seconds (all probes included).
@@ -50,6 +53,7 @@ impl Default for EngineConfig {
             cache: CacheConfig::default(),
             stale: StaleConfig::default(),
             routing: RoutingConfig::default(),
+            consensus: ConsensusConfig::default(),
             records: RecordsConfig::default(),
             check_deadline_secs: 10.0,
             overrides_only: false,
@@ -267,6 +271,43 @@ pub struct RoutingConfig {
 impl Default for RoutingConfig {
     fn default() -> Self {
         Self { enabled: true, rdap_failures: 3, prefer_whois_secs: 300 }
+    }
+}
+
+/// Consensus before "available" (`[engine.consensus]`, issue 28). Where it is required, an
+/// `available` answer from one registry service is confirmed by a second, independent signal
+/// before it is given: the other registry service of the suffix (WHOIS after RDAP, RDAP after
+/// WHOIS), else the TLD's authoritative name servers asked directly, recursion off (no
+/// delegation agrees; a delegation disagrees). Signals that disagree give `unknown` (502, not
+/// charged), are counted per suffix (`dsa_consensus_disagreements_total{suffix}`, `GET
+/// /v1/tlds/{tld}`), logged at warn, and switch consensus on for the suffix for `hold_secs`
+/// (fleet-wide through the routing bucket).
+///
+/// Required for a suffix when, in this order: `suffixes` says so (`true`/`false`, key `*` for
+/// every suffix), else the catalogue entry has a `consensus` member (`.io`, `.co`), else a
+/// disagreement was seen less than `hold_secs` ago.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsensusConfig {
+    /// Whether consensus is used at all (off: one registry answer decides everywhere, and no
+    /// audit runs).
+    pub enabled: bool,
+    /// Per-suffix override of the catalogue, keyed by registry suffix without a leading dot
+    /// (`com`, `com.af`); `*` applies to every suffix without its own key. `false` also
+    /// ignores an observed disagreement.
+    pub suffixes: BTreeMap<String, bool>,
+    /// How long a disagreement switches consensus on for its suffix, seconds. In a fleet at most
+    /// an hour (the routing bucket's max age).
+    pub hold_secs: u64,
+    /// Where consensus is not required: also confirm one `available` answer in this many (an
+    /// audit), so that dsa notices a registry that starts lying; 0 disables the audit. An
+    /// audited answer that disagrees is `unknown` too and switches consensus on.
+    pub audit_one_in: u32,
+}
+
+impl Default for ConsensusConfig {
+    fn default() -> Self {
+        Self { enabled: true, suffixes: BTreeMap::new(), hold_secs: 3_600, audit_one_in: 20 }
     }
 }
 

@@ -9,7 +9,11 @@
 //!    registry server (not one reached by redirect) → available; WHOIS markers → available /
 //!    taken / reserved. While RDAP keeps failing for a suffix and WHOIS answers, WHOIS is asked
 //!    first there for a while, fleet-wide in a fleet (see [`crate::routing`] and `engine.routing`);
-//! 5. nothing definitive → `unknown`, which the front reports as 502 and never as available.
+//! 5. an `available` answer where the suffix requires consensus (catalogue, configuration, or a
+//!    recent disagreement; see [`consensus`]) is confirmed by a second, independent signal —
+//!    the other registry service, else the TLD's authoritative name servers — and becomes
+//!    `unknown` when that signal says the name is registered (or none can be had);
+//! 6. nothing definitive → `unknown`, which the front reports as 502 and never as available.
 //!
 //! "Available" is therefore only ever the registry's own word (house rule: never a DNS-only
 //! inference, a registrar's "no match", or text that matched no marker).
@@ -34,6 +38,7 @@ use common::verdict::{Method, Status, Verdict};
 use time::OffsetDateTime;
 use tracing::{debug, instrument};
 
+pub mod consensus;
 pub mod registration;
 
 use crate::book::VerdictBook;
@@ -140,6 +145,20 @@ struct Inner {
     whois: WhoisProbe,
     politeness: Arc<Politeness>,
     rdap_hosts: BTreeSet<String>,
+    /// "Available" answers seen where consensus is not required (the audit samples one in
+    /// `engine.consensus.audit_one_in`).
+    unconfirmed: AtomicU64,
+}
+
+/// What the DNS pre-check came to.
+#[derive(Debug)]
+enum Precheck {
+    /// A delegation: the name is taken (the verdict).
+    Taken(Verdict),
+    /// The name server at this address said the name is not delegated.
+    NotDelegated(String),
+    /// No answer (no server, errors, politeness).
+    Nothing,
 }
 
 /// Probes (DNS, RDAP, WHOIS, politeness limiters and record resolvers) built by this process so
@@ -216,6 +235,7 @@ impl Engine {
             politeness,
             rdap_hosts,
             book,
+            unconfirmed: AtomicU64::new(0),
         };
         count_probes(4);
         Ok(Self { inner: Arc::new(inner) })
@@ -365,6 +385,7 @@ impl Engine {
             authoritative,
             checked_at: OffsetDateTime::now_utc(),
             evidence,
+            confirmed_by: None,
         }
     }
 
@@ -379,14 +400,15 @@ impl Engine {
             let v = self.verdict(domain, Status::Restricted, Method::Policy, true, reason.clone());
             return done(v, steps, None);
         }
+        let mut not_delegated = None;
         if self.config().dns.enabled {
             // The pre-check has its own sub-budget, so RDAP and WHOIS always get time before the
             // deadline: a quarter of the check deadline, at most DNS_PRECHECK_MAX_SECS.
-            let budget =
-                Duration::from_secs_f64((self.config().check_deadline_secs / 4.0).clamp(0.01, DNS_PRECHECK_MAX_SECS));
+            let budget = self.dns_budget();
             match tokio::time::timeout(budget, self.dns_precheck(domain, entry, steps)).await {
-                Ok(Some(v)) => return done(v, steps, None),
-                Ok(None) => {}
+                Ok(Precheck::Taken(v)) => return done(v, steps, None),
+                Ok(Precheck::NotDelegated(host)) => not_delegated = Some(host),
+                Ok(Precheck::Nothing) => {}
                 Err(_) => steps.push(Step {
                     protocol: Protocol::Dns,
                     upstream: domain.suffix().to_owned(),
@@ -410,6 +432,11 @@ impl Engine {
                     if rdap_demoted && *method == LookupMethod::Rdap {
                         self.promote_rdap(entry).await;
                     }
+                    if verdict.status.is_available() {
+                        let first = consensus::First { method: *method, not_delegated: not_delegated.as_deref() };
+                        let (verdict, retryable) = self.confirm(domain, entry, first, verdict, steps).await;
+                        return Report { retryable, ..done(verdict, steps, record) };
+                    }
                     return done(verdict, steps, record);
                 }
                 Err(failure) => failures.push(failure),
@@ -428,7 +455,13 @@ impl Engine {
         Report { retryable, ..done(v, steps, None) }
     }
 
-    async fn dns_precheck(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Option<Verdict> {
+    /// The DNS pre-check's own budget: a quarter of the check deadline, at most
+    /// [`DNS_PRECHECK_MAX_SECS`].
+    fn dns_budget(&self) -> Duration {
+        Duration::from_secs_f64((self.config().check_deadline_secs / 4.0).clamp(0.01, DNS_PRECHECK_MAX_SECS))
+    }
+
+    async fn dns_precheck(&self, domain: &DomainName, entry: &TldEntry, steps: &mut Vec<Step>) -> Precheck {
         let servers = self.inner.dns.servers_for(domain.suffix(), &entry.nameservers).await;
         for server in servers.into_iter().take(2) {
             let host = server.to_string();
@@ -448,7 +481,7 @@ impl Engine {
                     permit.succeeded();
                     let outcome = format!("delegated to {}", ns.join(", "));
                     steps.push(Step { protocol: Protocol::Dns, upstream: host.clone(), outcome: outcome.clone() });
-                    return Some(self.verdict(
+                    return Precheck::Taken(self.verdict(
                         domain,
                         Status::Taken,
                         Method::Dns,
@@ -460,10 +493,10 @@ impl Engine {
                     permit.succeeded();
                     steps.push(Step {
                         protocol: Protocol::Dns,
-                        upstream: host,
+                        upstream: host.clone(),
                         outcome: "not delegated; asking the registry".into(),
                     });
-                    return None;
+                    return Precheck::NotDelegated(host);
                 }
                 Err(e) => {
                     permit.failed();
@@ -471,7 +504,7 @@ impl Engine {
                 }
             }
         }
-        None
+        Precheck::Nothing
     }
 
     /// Whether `answer_host` is the RDAP server of `entry`'s registry: the host asked first (the

@@ -68,6 +68,7 @@ impl Panicked {
             authoritative: false,
             checked_at: time::OffsetDateTime::now_utc(),
             evidence: self.to_string(),
+            confirmed_by: None,
         }
     }
 }

@@ -13,6 +13,7 @@
 //!        ├─► probe::dns   (delegated → taken)      ┐  each behind politeness::Politeness
 //!        ├─► probe::rdap  → parse::rdap            │  (governor rate limit, concurrency cap,
 //!        └─► probe::whois → parse::whois           ┘   cooldown per upstream host)
+//!        └─► engine::consensus: "available" confirmed by a second signal where required
 //!        └─► book::VerdictBook (cache, health): the verdict kept once
 //! ```
 //!

@@ -14,12 +14,61 @@
 //! * [`crate::fleet::FleetRoutes`]: the NATS KV bucket `dsa_routing` shared by every worker and
 //!   front of a fleet, so one worker's failures reroute them all and `GET /v1/tlds/{tld}` on any
 //!   front shows the fleet's state.
+//!
+//! The same books keep the consensus holds (`[engine.consensus]`, issue 28): when two signals
+//! disagreed about a name under a suffix, the engine records a [`Disagreement`] with
+//! [`RouteBook::disagreed`], which counts it and requires a second signal before "available"
+//! for that suffix until `now + hold_secs` ([`ConsensusHold`]), for every worker of a fleet.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
+
+/// Two signals that disagreed about one name: the first said "available", the second did not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Disagreement {
+    /// When it was seen (UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    /// The name asked (A-label).
+    pub domain: String,
+    /// The first signal, in words (`rdap rdap.nic.io: available (HTTP 404)`).
+    pub first: String,
+    /// The second signal, in words (`whois whois.nic.io: taken`).
+    pub second: String,
+}
+
+/// Consensus switched on for a suffix by observed disagreements.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsensusHold {
+    /// Until when a second signal is required before "available" (UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    pub until: OffsetDateTime,
+    /// Disagreements counted for the suffix while this record lived (in a fleet: fleet-wide,
+    /// forgotten with the record an hour after the last one, the bucket's max age).
+    pub disagreements: u64,
+    /// The latest disagreement.
+    pub last: Disagreement,
+}
+
+impl ConsensusHold {
+    /// The record after one more disagreement `d` holding until `until`: counted, the later
+    /// deadline kept.
+    pub fn after(previous: Option<&ConsensusHold>, d: Disagreement, until: OffsetDateTime) -> ConsensusHold {
+        match previous {
+            Some(p) => ConsensusHold { until: p.until.max(until), disagreements: p.disagreements + 1, last: d },
+            None => ConsensusHold { until, disagreements: 1, last: d },
+        }
+    }
+
+    /// Whether the hold still requires consensus at `now`.
+    pub fn active(&self, now: OffsetDateTime) -> bool {
+        now < self.until
+    }
+}
 
 /// The routing decisions of one engine (see the module documentation). Implementations never
 /// fail: trouble reaching a shared store falls back to what this process knows.
@@ -33,6 +82,19 @@ pub trait RouteBook: Send + Sync + std::fmt::Debug {
 
     /// Promotes RDAP back for `suffix` (the catalogue's order applies again).
     fn promote<'a>(&'a self, suffix: &'a str) -> BoxFuture<'a, ()>;
+
+    /// The consensus record of `suffix`, if disagreements were recorded there (active or not;
+    /// see [`ConsensusHold::active`]).
+    fn consensus_hold<'a>(&'a self, suffix: &'a str) -> BoxFuture<'a, Option<ConsensusHold>>;
+
+    /// Records a disagreement under `suffix`: counted, and consensus required there until at
+    /// least `until`. Returns the record as written.
+    fn disagreed<'a>(
+        &'a self,
+        suffix: &'a str,
+        disagreement: Disagreement,
+        until: OffsetDateTime,
+    ) -> BoxFuture<'a, ConsensusHold>;
 }
 
 /// In-process routing decisions: one deadline per demoted suffix. Memory is bounded by the
@@ -40,6 +102,7 @@ pub trait RouteBook: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Default)]
 pub struct LocalRoutes {
     until: Mutex<HashMap<String, OffsetDateTime>>,
+    consensus: Mutex<HashMap<String, ConsensusHold>>,
 }
 
 impl LocalRoutes {
@@ -61,6 +124,28 @@ impl LocalRoutes {
     pub fn clear(&self, suffix: &str) {
         self.map().remove(suffix);
     }
+
+    fn holds(&self) -> std::sync::MutexGuard<'_, HashMap<String, ConsensusHold>> {
+        self.consensus.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// [`RouteBook::consensus_hold`] without the future.
+    pub fn hold(&self, suffix: &str) -> Option<ConsensusHold> {
+        self.holds().get(suffix).cloned()
+    }
+
+    /// [`RouteBook::disagreed`] without the future.
+    pub fn count_disagreement(&self, suffix: &str, d: Disagreement, until: OffsetDateTime) -> ConsensusHold {
+        let mut holds = self.holds();
+        let next = ConsensusHold::after(holds.get(suffix), d, until);
+        holds.insert(suffix.to_owned(), next.clone());
+        next
+    }
+
+    /// Keeps `hold` as the record of `suffix` (a fleet member's copy of the bucket's record).
+    pub fn keep_hold(&self, suffix: &str, hold: ConsensusHold) {
+        self.holds().insert(suffix.to_owned(), hold);
+    }
 }
 
 impl RouteBook for LocalRoutes {
@@ -77,6 +162,21 @@ impl RouteBook for LocalRoutes {
     fn promote<'a>(&'a self, suffix: &'a str) -> BoxFuture<'a, ()> {
         self.clear(suffix);
         Box::pin(async {})
+    }
+
+    fn consensus_hold<'a>(&'a self, suffix: &'a str) -> BoxFuture<'a, Option<ConsensusHold>> {
+        let found = self.hold(suffix);
+        Box::pin(async move { found })
+    }
+
+    fn disagreed<'a>(
+        &'a self,
+        suffix: &'a str,
+        disagreement: Disagreement,
+        until: OffsetDateTime,
+    ) -> BoxFuture<'a, ConsensusHold> {
+        let hold = self.count_disagreement(suffix, disagreement, until);
+        Box::pin(async move { hold })
     }
 }
 
@@ -99,5 +199,25 @@ mod tests {
         book.demote("com", at(600)).await;
         book.promote("com").await;
         assert_eq!(book.whois_first_until("com", at(10)).await, None, "promoted back");
+    }
+
+    #[tokio::test]
+    async fn disagreements_are_counted_and_hold_consensus_until_the_later_deadline() {
+        let book = LocalRoutes::default();
+        let d = |n: i64| Disagreement {
+            at: at(n),
+            domain: format!("n{n}.io"),
+            first: "rdap: available".into(),
+            second: "whois: taken".into(),
+        };
+        assert_eq!(book.consensus_hold("io").await, None);
+        let first = book.disagreed("io", d(0), at(600)).await;
+        assert_eq!((first.disagreements, first.until), (1, at(600)));
+        assert!(first.active(at(599)) && !first.active(at(600)));
+        let second = book.disagreed("io", d(10), at(300)).await;
+        assert_eq!((second.disagreements, second.until), (2, at(600)), "the later deadline is kept");
+        assert_eq!(second.last.domain, "n10.io");
+        assert_eq!(book.consensus_hold("io").await, Some(second));
+        assert_eq!(book.consensus_hold("co").await, None, "per suffix");
     }
 }

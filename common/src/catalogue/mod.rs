@@ -139,6 +139,12 @@ pub struct TldEntry {
     pub nameservers: Vec<String>,
     /// Why this method chain (or why unsupported), in words.
     pub reason: String,
+    /// Present when an `available` answer needs a second, independent signal here (consensus):
+    /// why, with the source of the record of false "not found" answers. Absent: one definitive
+    /// registry answer decides. An operator overrides it per suffix (`engine.consensus.suffixes`),
+    /// and dsa switches it on by itself for a while where it saw two signals disagree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<String>,
 }
 
 impl TldEntry {
@@ -147,6 +153,12 @@ impl TldEntry {
     pub fn is_supported(&self) -> bool {
         matches!(self.policy, RegistrationPolicy::Restricted { .. })
             || self.methods.iter().any(|m| matches!(m, LookupMethod::Rdap | LookupMethod::Whois))
+    }
+
+    /// Whether the catalogue asks for a second signal before `available` here (see
+    /// [`TldEntry::consensus`]).
+    pub fn requires_consensus(&self) -> bool {
+        self.consensus.is_some()
     }
 }
 

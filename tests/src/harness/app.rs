@@ -93,7 +93,7 @@ impl TestApp {
         Self::spawn_scenario(Scenario::demo(), adjust, clock).await
     }
 
-    /// Same, with the simulator playing `scenario` instead of the demo one.
+    /// Same, with the simulator serving `scenario` instead of the demo one.
     pub async fn spawn_scenario(
         scenario: Scenario,
         adjust: impl FnOnce(&mut Settings),

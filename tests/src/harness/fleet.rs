@@ -400,7 +400,15 @@ pub async fn key(store: &Arc<dyn Store>, plan: Plan) -> (String, String) {
 
 /// The simulator with the demo scenario and no latency.
 pub async fn sim() -> Simulator {
-    let sim = Simulator::start(Scenario::demo()).await.expect("sim");
+    sim_with(Scenario::demo()).await
+}
+
+/// A simulator serving `scenario`, with default knobs.
+///
+/// # Panics
+/// When the simulator cannot start (no free port).
+pub async fn sim_with(scenario: Scenario) -> Simulator {
+    let sim = Simulator::start(scenario).await.expect("sim");
     sim.set_knobs(Knobs::default());
     sim
 }

@@ -10,6 +10,9 @@
 //! | reserved | 200, a small synthetic object: `status` = `server hold`, a "reserved" remark (no real recording exists; never 404 so dsa cannot call it available) |
 //! | available | 404: CentralNic's recorded error object, or Verisign's empty body |
 //!
+//! With `rdap_false_404` on the suffix (a lying registry), held and pending-delete names are 404
+//! too, like a free name.
+//!
 //! A malformed name is 400 with an RDAP error object (RFC 9083 §6). Over the rate limit: 429
 //! with `Retry-After` (RFC 6585 §4). Faults: see [`Fault`].
 
@@ -228,7 +231,8 @@ fn answer(state: &RdapState, suffix: &str, raw_name: &str) -> Response {
     let family = tld.rdap_family;
     let holder = state.scenario.tld_of(&name).map(|t| t.suffix.as_str());
     let truth = state.scenario.truth(&name);
-    if holder != Some(tld.suffix.as_str()) || holder == Some(name.as_str()) || truth == Truth::Available {
+    let lies = tld.rdap_false_404 && truth.is_registered_undelegated();
+    if holder != Some(tld.suffix.as_str()) || holder == Some(name.as_str()) || truth == Truth::Available || lies {
         return not_found(state, family, suffix, &name);
     }
     rdap_json(StatusCode::OK, &domain_object(state, suffix, &name, truth))

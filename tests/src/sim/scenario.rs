@@ -124,6 +124,20 @@ pub struct TldSpec {
     /// The registry's real WHOIS host name (default: the family's, e.g. `whois.nic.af`).
     #[serde(default)]
     pub whois_host: Option<String>,
+    /// A lying RDAP server: 404 (as for a free name) for registered names that are not
+    /// delegated (`held`, `pending_delete`), as `rdap.nic.io` and `rdap.nic.co` did on
+    /// 2026-09-14 (browser-use/browser-harness#723). DNS and WHOIS stay truthful, so a second
+    /// signal can catch the lie.
+    #[serde(default)]
+    pub rdap_false_404: bool,
+}
+
+impl Truth {
+    /// Whether a registry with `rdap_false_404` answers 404 for this truth: registered, yet not
+    /// delegated (a reserved name is never registered).
+    pub fn is_registered_undelegated(self) -> bool {
+        matches!(self, Self::Held | Self::PendingDelete)
+    }
 }
 
 impl TldSpec {

@@ -25,6 +25,7 @@
 mod bulk;
 mod check;
 mod cli;
+mod consensus;
 mod contract;
 mod engine;
 mod front;

@@ -5,6 +5,7 @@
 //! run beside these; both use the harness in [`dsa_tests::harness::fleet`]: every test starts a
 //! [`Fleet`] and ends with `fleet.stop().await`, which asserts the job and ledger queues drained.
 
+mod consensus;
 mod lookups;
 mod teardown;
 mod trace;
@@ -361,6 +362,7 @@ async fn a_reply_about_another_domain_is_a_502() {
                 authoritative: true,
                 checked_at: time::OffsetDateTime::now_utc(),
                 evidence: "lie".into(),
+                confirmed_by: None,
             };
             let reply = common::messages::JobReply {
                 job_id: job.job_id,

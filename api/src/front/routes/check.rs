@@ -44,6 +44,13 @@ pub struct VerdictInfo {
     pub status: Status,
     /// dns, rdap, whois, policy or cache.
     pub method: Method,
+    /// For an available name where this service asks a second, independent signal first: the
+    /// signal that agreed with `method` — `whois` or `rdap` (the registry's other service) or
+    /// `dns` (the TLD's own name servers show no delegation). Absent when one registry answer
+    /// decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "whois")]
+    pub confirmed_by: Option<Method>,
     /// Whether the evidence came from the registry (or the zone's name servers) itself.
     pub authoritative: bool,
     /// Whether the verdict came from the cache (fresh or stale).
@@ -258,6 +265,7 @@ impl VerdictInfo {
         VerdictInfo {
             status: verdict.status,
             method: verdict.method,
+            confirmed_by: verdict.confirmed_by,
             authoritative: verdict.authoritative,
             cached: outcome.cached,
             stale: outcome.stale_age_secs.is_some(),

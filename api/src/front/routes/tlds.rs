@@ -14,6 +14,7 @@ use common::catalogue::{RegistrationPolicy, TldEntry};
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
+use workers::book::ConsensusSource;
 use workers::health::WINDOW_MINUTES;
 use workers::probe::Protocol;
 
@@ -148,6 +149,53 @@ pub struct HealthInfo {
     pub whois_first_until: Option<OffsetDateTime>,
 }
 
+/// One disagreement between two signals about a name.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DisagreementInfo {
+    /// When it was seen (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: OffsetDateTime,
+    /// The name checked.
+    #[schema(example = "held-name.io")]
+    pub domain: String,
+    /// The first signal, which said the name is available.
+    #[schema(example = "rdap said available (RDAP: HTTP 404 from rdap.nic.io: not found)")]
+    pub first: String,
+    /// The second signal, which said it is registered.
+    #[schema(example = "whois said registered (Taken: WHOIS whois.nic.io: Registered (Domain Name:), 1204 bytes)")]
+    pub second: String,
+}
+
+/// Whether an `available` answer for this suffix needs a second, independent signal.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConsensusInfo {
+    /// True when a check here answers `available` only after a second signal agreed (the
+    /// other registry service, else the TLD's own name servers showing no delegation). Signals
+    /// that disagree make the check a 502, not charged.
+    pub required: bool,
+    /// Why it is required: `catalogue` (the registry has a record of false "not found" answers),
+    /// `config` (this server's operator asks for it) or `disagreement` (this service saw two
+    /// signals disagree here recently, see `until`). Absent when not required.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "catalogue")]
+    pub source: Option<&'static str>,
+    /// The catalogue's reason, with its source, when the catalogue requires it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Until when a recent disagreement keeps it required (RFC 3339, UTC); absent when no
+    /// disagreement is on record.
+    #[serde(with = "time::serde::rfc3339::option", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub until: Option<OffsetDateTime>,
+    /// Disagreements between two signals counted for this suffix while the record of them lives
+    /// (in a fleet: across every worker, forgotten an hour after the last one).
+    pub disagreements: u64,
+    /// The latest disagreement, when one is on record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_disagreement: Option<DisagreementInfo>,
+}
+
 /// The `GET /v1/tlds/{tld}` body: the suffix's listing entry, the catalogue entry that answers
 /// for it, and live health.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -164,6 +212,8 @@ pub struct TldDetail {
     pub registry_suffix: String,
     /// How the chain's upstreams fared over the last hour.
     pub health: HealthInfo,
+    /// Whether "available" needs a second signal here, and the disagreements seen.
+    pub consensus: ConsensusInfo,
 }
 
 fn method_name(protocol: Protocol) -> &'static str {
@@ -257,7 +307,7 @@ fn normalise(raw: &str) -> Result<String, ApiError> {
     tag = "catalogue",
     operation_id = "getTld",
     summary = "Describe one TLD and its registries' health",
-    description = "One suffix's entry, the registry zone that answers for it, and, for each lookup method, the last hour's attempts, failures and latency. Free; no key needed.",
+    description = "One suffix's entry, the registry zone that answers for it, and, for each lookup method, the last hour's attempts, failures and latency. `consensus` says whether an `available` answer here needs a second, independent signal (and why), and counts the times two signals disagreed. Free; no key needed.",
     params(("tld" = String, Path, description = "A TLD or registry suffix, with or without its leading dot, as an A-label or U-label: `com`, `.com`, `com.af`, `рф`.", example = "com")),
     responses(
         (status = 200, description = "The suffix, with live health.", body = TldDetail,
@@ -271,7 +321,11 @@ fn normalise(raw: &str) -> Result<String, ApiError> {
                     {"method": "rdap", "upstream": "rdap.verisign.com", "attempts": 23, "successes": 22, "success_rate": 0.9565, "p50_ms": 142,
                      "budget": {"per_second": 10.0, "burst": 10, "concurrency": 8, "in_flight": 1}},
                     {"method": "whois", "upstream": "whois.verisign-grs.com", "attempts": 1, "successes": 1, "success_rate": 1.0, "p50_ms": 210,
-                     "budget": {"per_second": 1.0, "burst": 2, "concurrency": 2, "in_flight": 0}}]}})),
+                     "budget": {"per_second": 1.0, "burst": 2, "concurrency": 2, "in_flight": 0}}]},
+                "consensus": {"required": true, "source": "disagreement", "until": "2026-11-23T14:40:02Z", "disagreements": 1,
+                    "last_disagreement": {"at": "2026-11-23T13:40:02Z", "domain": "held-name.com",
+                        "first": "rdap said available (RDAP: HTTP 404 from rdap.verisign.com: not found)",
+                        "second": "whois said registered (Taken: WHOIS whois.verisign-grs.com: Registered (Domain Name:), 1867 bytes)"}}})),
         (status = 400, description = "The path is not a valid suffix (empty, or not a domain label).", body = ErrorBody),
         (status = 404, description = "The suffix is not a TLD in the catalogue, or dsa cannot answer for it (no registry method); the error names it and says why.", body = ErrorBody,
             example = json!({"success": false, "error": "Unsupported TLD: .invalid-tld (.invalid-tld is not a TLD in the IANA root zone)"})),
@@ -322,8 +376,28 @@ pub async fn detail(
             }
         })
         .collect();
+    let state_now = book.consensus(entry, true).await;
+    let hold = state_now.hold;
+    let consensus = ConsensusInfo {
+        required: state_now.required.is_some(),
+        source: state_now.required.map(|s| match s {
+            ConsensusSource::Config => "config",
+            ConsensusSource::Catalogue => "catalogue",
+            ConsensusSource::Disagreement => "disagreement",
+        }),
+        reason: entry.consensus.clone(),
+        until: hold.as_ref().map(|h| h.until),
+        disagreements: hold.as_ref().map_or(0, |h| h.disagreements),
+        last_disagreement: hold.map(|h| DisagreementInfo {
+            at: h.last.at,
+            domain: h.last.domain,
+            first: h.last.first,
+            second: h.last.second,
+        }),
+    };
     let body = TldDetail {
         success: true,
+        consensus,
         info,
         registry_suffix: format!(".{}", entry.suffix),
         health: HealthInfo {

@@ -52,7 +52,7 @@ use super::{
     Front, LedgerStats, NatsServer, PgDatabase, PgProxy, PoolStats, Role, WorkerProcess, assert_queue_drained,
     declare_all, pg_server_addr,
 };
-use crate::sim::{Knobs, Simulator};
+use crate::sim::{Knobs, Scenario, Simulator};
 
 /// The per-role NATS passwords of a fleet built with [`FleetBuilder::role_users`]: front,
 /// worker, ledger.
@@ -90,12 +90,19 @@ pub struct FleetBuilder {
     role_users: bool,
     nats_config: String,
     knobs: Option<Knobs>,
+    scenario: Option<Scenario>,
     configure: Vec<Configure>,
     pg_proxy: bool,
     undrained: Vec<(Queue, String)>,
 }
 
 impl FleetBuilder {
+    /// The simulator's scenario (default: the demo scenario).
+    pub fn scenario(mut self, scenario: Scenario) -> Self {
+        self.scenario = Some(scenario);
+        self
+    }
+
     /// Fronts started in process (default 1).
     pub fn fronts(mut self, n: usize) -> Self {
         self.fronts = n;
@@ -170,7 +177,7 @@ impl FleetBuilder {
     ///
     /// # Panics
     /// When a part cannot start (no nats-server, no Postgres, a role's start-up error).
-    pub async fn start(self) -> Fleet {
+    pub async fn start(mut self) -> Fleet {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let names = Names::with_prefix(&self.prefix);
         let mut nats_config = self.nats_config.clone();
@@ -181,7 +188,10 @@ impl FleetBuilder {
         }
         let nats = NatsServer::start_with_config(&nats_config).await;
         let db = PgDatabase::create().await;
-        let sim = super::sim().await;
+        let sim = match self.scenario.take() {
+            Some(scenario) => super::sim_with(scenario).await,
+            None => super::sim().await,
+        };
         if let Some(knobs) = self.knobs {
             sim.set_knobs(knobs);
         }
@@ -280,6 +290,7 @@ impl Fleet {
             role_users: false,
             nats_config: String::new(),
             knobs: None,
+            scenario: None,
             configure: Vec::new(),
             pg_proxy: false,
             undrained: Vec::new(),
