@@ -152,3 +152,48 @@ fn negated_object<'a>(ws: &[&'a str], i: usize) -> Option<&'a str> {
     };
     ok.then_some(object)
 }
+
+/// A not-found statement whose subject is the registry or its database rather than the name:
+/// "The registry database contains no entry for x.zz", "Our records show nothing under x.zz",
+/// "This registry does not hold a registration for x.zz", "Database lookup for x.zz returned
+/// nothing", "La base de données du registre ne contient aucune entrée pour x.zz", "База данных
+/// реестра не содержит записей о домене x.zz". In one short statement sentence (see
+/// [`statement_sentences`]) that names a domain: a verb of holding, showing or returning (the
+/// table's `holding_stems`) negated by one of the two words before it, or followed (articles
+/// and auxiliaries skipped) by a nothing word or a negating determiner; and before the verb, the
+/// registry as its subject (a container of records — registry, database, records — or a word by
+/// which the registry names itself: "we", "wir"). "The registry database contains no personal
+/// data" names no domain; a sentence about another part of the record is no statement.
+pub(super) fn negated_holding(line: &str) -> Option<String> {
+    let lists = word_lists();
+    let m = morph_lists();
+    for (sentence, ws) in statement_sentences(line) {
+        let names_domain = ws.iter().any(|w| {
+            w.contains('.')
+                && !w.starts_with('.')
+                && !w.ends_with('.')
+                && !w.contains(['@', '/'])
+                && !["whois.", "www.", "rdap.", "http"].iter().any(|p| w.starts_with(p))
+        });
+        if !names_domain || ws.iter().any(|w| matches!(*w, "below" | "above" | "shown" | "following")) {
+            continue;
+        }
+        let _ = sentence;
+        for (i, w) in ws.iter().enumerate() {
+            if !starts_any(w, &m.holding_stems) || (w.len() <= 3 && !listed(&m.holding_stems, w)) {
+                continue;
+            }
+            let subject = ws[..i].iter().any(|s| starts_any(s, &m.containers) || listed(&m.speakers, s));
+            if !subject {
+                continue;
+            }
+            let negated_before = ws[i.saturating_sub(2)..i].iter().any(|x| listed(&lists.negations, x));
+            let next = ws.iter().skip(i + 1).find(|x| !listed(&lists.glue, x) || listed(&m.determiners, x));
+            let nothing_after = next.is_some_and(|x| listed(&m.nothing, x) || listed(&m.determiners, x));
+            if negated_before || nothing_after {
+                return Some(format!("{w} (negated holding)"));
+            }
+        }
+    }
+    None
+}

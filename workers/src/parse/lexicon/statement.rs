@@ -154,6 +154,8 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || negated_after(tail)
         || conditional(head)
         || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
+        // "Excessive querying will lead to a temporary block": the service's policy.
+        || (reading == Reading::Refusal && words(tail).any(|w| starts_any(w, &morph_lists().consequence_stems)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
         || (reading == Reading::Statement && general_or_shown(head, tail))
 }
@@ -182,6 +184,10 @@ pub(super) fn exceeded_limit(line: &str) -> Option<String> {
         return None;
     }
     let ws: Vec<&str> = words(line).collect();
+    // "Queries over the limit will lead to a block": a consequence is the service's policy.
+    if ws.iter().any(|w| starts_any(w, &morph_lists().consequence_stems)) {
+        return None;
+    }
     let passed = ws.iter().find(|w| listed(&lists.quota_passed, w))?;
     let what = ws.iter().find(|w| lists.quota_queries.iter().any(|q| w.starts_with(q.as_str())))?;
     Some(format!("{what} … {passed}"))

@@ -53,6 +53,7 @@
 mod classify;
 mod dates;
 mod fields;
+mod glued;
 mod keys;
 mod lines;
 mod markers;
@@ -272,6 +273,7 @@ fn read_whois_with(
     family_rules: bool,
 ) -> WhoisReading {
     let text = fold_width(&decode(raw, charset));
+    let text = glued::untangle(&text);
     let lines = prepare_lines(&text);
     let data = match markers() {
         Ok(m) => m,
