@@ -162,8 +162,10 @@ fn negated_object<'a>(ws: &[&'a str], i: usize) -> Option<&'a str> {
 /// table's `holding_stems`) negated by one of the two words before it, or followed (articles
 /// and auxiliaries skipped) by a nothing word or a negating determiner; and before the verb, the
 /// registry as its subject (a container of records — registry, database, records — or a word by
-/// which the registry names itself: "we", "wir"). "The registry database contains no personal
-/// data" names no domain; a sentence about another part of the record is no statement.
+/// which the registry names itself: "we", "wir"). The sentence names a domain, or the verb's
+/// object is the queried object in the singular ("We could not find the requested domain on our
+/// system"). "The registry database contains no personal data" names neither; a sentence about
+/// another part of the record is no statement.
 pub(super) fn negated_holding(line: &str) -> Option<String> {
     let lists = word_lists();
     let m = morph_lists();
@@ -175,11 +177,17 @@ pub(super) fn negated_holding(line: &str) -> Option<String> {
                 && !w.contains(['@', '/'])
                 && !["whois.", "www.", "rdap.", "http"].iter().any(|p| w.starts_with(p))
         });
-        if !names_domain || ws.iter().any(|w| matches!(*w, "below" | "above" | "shown" | "following")) {
+        if ws.iter().any(|w| matches!(*w, "below" | "above" | "shown" | "following")) {
             continue;
         }
         let _ = sentence;
         for (i, w) in ws.iter().enumerate() {
+            // The name in the sentence, or the queried object as the verb's object ("We could not
+            // find the requested domain on our system").
+            let object_after = ws.iter().skip(i + 1).take(3).any(|x| listed(&m.singular_objects, x));
+            if !names_domain && !object_after {
+                continue;
+            }
             if !starts_any(w, &m.holding_stems) || (w.len() <= 3 && !listed(&m.holding_stems, w)) {
                 continue;
             }
