@@ -262,7 +262,9 @@ fn whois_fields_on_the_generic_path() {
             score(&mut validation, &mut Vec::new(), &sample.id, &record, &expected);
         }
     }
-    println!("\nGeneric path: {read} registered answers read with no server and no suffix ({not_registered} not read as registered, left out)");
+    println!(
+        "\nGeneric path: {read} registered answers read with no server and no suffix ({not_registered} not read as registered, left out)"
+    );
     print("WHOIS fields, generic path: tuning half", &tuning);
     let validation_all = print("WHOIS fields, generic path: validation half (misses never printed)", &validation);
     let all_all = print("WHOIS fields, generic path (both halves, development families included)", &all);
@@ -279,7 +281,7 @@ fn whois_fields_on_the_generic_path() {
 }
 
 /// The generic path's field figure floor, per cent (see the test above).
-const GENERIC_FLOOR: f64 = 0.0;
+const GENERIC_FLOOR: f64 = 97.2;
 
 /// Hand-made registered answers in shapes the labelled samples lack (date formats, key
 /// synonyms, registrar and name-server layouts), each with the fields it states
@@ -334,7 +336,7 @@ fn handmade_field_shapes_on_the_generic_path() {
 }
 
 /// The hand-made shapes' field figure floor, per cent (see the test above).
-const HANDMADE_FIELDS_FLOOR: f64 = 0.0;
+const HANDMADE_FIELDS_FLOOR: f64 = 99.0;
 
 #[test]
 fn whois_object_fields_on_labelled_samples() {

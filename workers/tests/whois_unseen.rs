@@ -601,7 +601,7 @@ fn handmade_longtail_answers() {
 }
 
 /// The long-tail set's reading, the floor of its test (see `tests/unseen/PROVENANCE.md`).
-const LONGTAIL_FLOOR: usize = 0;
+const LONGTAIL_FLOOR: usize = 78;
 
 /// Round 4's reading (right, not-found answers read available), the floor of its test: 32 and 6
 /// with the reader of stop 21, 44 and 16 after the morphology work, 70 and 28 after the concept ×

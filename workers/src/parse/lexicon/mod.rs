@@ -410,6 +410,20 @@ pub fn terse_reading(line: &str) -> Option<bool> {
     parts.iter().all(|p| free(p)).then_some(false)
 }
 
+/// The month a word names in one of the table's languages (`months` column: "mars", "März",
+/// "marzo", "марта"), 1–12; the date reader asks it for words that are no English month.
+pub fn month_number(word: &str) -> Option<u8> {
+    static MONTHS: OnceLock<BTreeMap<String, u8>> = OnceLock::new();
+    MONTHS.get_or_init(languages::month_names).get(&fold(word.trim_end_matches('.'))).copied()
+}
+
+/// Whether a word may stand between the parts of a date written in words ("12 de marzo de
+/// 2019"; the table's `date_fillers`).
+pub fn is_date_filler(word: &str) -> bool {
+    static FILLERS: OnceLock<Vec<String>> = OnceLock::new();
+    FILLERS.get_or_init(|| languages::column(|l| &l.date_fillers)).iter().any(|f| *f == fold(word))
+}
+
 /// Whether `text` (any case) has a negation word of the table's `negations` column as one of its
 /// words ("NOT FOUND", "no match").
 pub fn has_negation(text: &str) -> bool {

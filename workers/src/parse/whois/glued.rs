@@ -14,6 +14,7 @@
 //! - a line of two or more `key:value` / `key=value` pairs separated by `;` or `|`;
 //! - a one-line JSON object of string values, and XML-like `<key>value</key>` elements;
 //! - bracketed tokens printed side by side (`[x.zz][NOT-FOUND]`);
+//! - the rows of a two-column table (`Domain      | x.zz`), when there are two or more;
 //! - decoration around a marker (`%%`, `***`, quotes);
 //! - within a word (not a domain name, address or URL): a negation joined by a hyphen
 //!   (`NOT-FOUND`, `NO-MATCH`), words in camel case (`DomainNotFound`), and a negation written
@@ -34,7 +35,15 @@ const MAX_GLUED: usize = 400;
 pub(super) fn untangle(text: &str) -> Cow<'_, str> {
     let mut changed = false;
     let mut out: Vec<Cow<'_, str>> = Vec::new();
+    // A table of `Key | value` rows: two rows at least, so that one line of prose with a bar
+    // stays as it is.
+    let table = text.split('\n').filter(|l| table_row(l).is_some()).count() >= 2;
     for line in text.split('\n') {
+        if table && let Some(row) = table_row(line) {
+            changed = true;
+            out.push(Cow::Owned(row));
+            continue;
+        }
         match untangle_line(line) {
             Some(parts) => {
                 changed = true;
@@ -44,6 +53,17 @@ pub(super) fn untangle(text: &str) -> Cow<'_, str> {
         }
     }
     if changed { Cow::Owned(out.join("\n")) } else { Cow::Borrowed(text) }
+}
+
+/// A row of a two-column table, `Domain      | x.zz`, as `Domain: x.zz`: one bar with blanks
+/// around it, a key of words before it (at most 40 characters), a value after it.
+fn table_row(line: &str) -> Option<String> {
+    let (key, value) = line.trim().split_once(" | ").or_else(|| line.trim().split_once("\t| "))?;
+    let (key, value) = (key.trim(), value.trim());
+    let words_key = !key.is_empty()
+        && key.chars().count() <= 40
+        && key.chars().all(|c| c.is_alphabetic() || matches!(c, ' ' | '-' | '_' | '.'));
+    (words_key && !value.is_empty() && !value.contains('|')).then(|| format!("{key}: {value}"))
 }
 
 /// The lines one glued line stands for, or `None` to keep it as it is.
@@ -227,6 +247,8 @@ mod tests {
         assert_eq!(untangle("*** NO-MATCH *** x.zz"), "NO MATCH *** x.zz");
         assert_eq!(untangle("notfound:x.zz"), "not found: x.zz");
         assert_eq!(untangle("  Status: NOT-REGISTERED"), "  Status: NOT REGISTERED");
+        assert_eq!(untangle("Domain      | x.zz\nRegistrar   | Example Ltd"), "Domain: x.zz\nRegistrar: Example Ltd");
+        assert_eq!(untangle("Registrar   | Example Ltd"), "Registrar   | Example Ltd", "one row is no table");
         // Lines printed the usual way are kept byte for byte.
         for same in [
             "Domain Name: EXAMPLE.COM",

@@ -69,6 +69,7 @@ use classify::{classify, is_pending_delete};
 pub(crate) use dates::parse_date;
 use fields::read_fields;
 use lines::prepare_lines;
+#[cfg(test)]
 pub(crate) use markers::DateOrder;
 use markers::markers;
 
@@ -292,7 +293,8 @@ fn read_whois_with(
     if !family_rules {
         selected.family = None;
     }
-    let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
+    // A registry we have no family for: the order its own dates show (`03/25/2021`).
+    let date_order = selected.family.map_or_else(|| dates::order_in(&text), |f| f.date_order);
     let mut record = read_fields(&lines, date_order);
     if selected.family.is_some_and(|f| f.nameserver_lines) && record.nameservers.is_empty() {
         record.nameservers = fields::nameserver_lines(&lines);
