@@ -512,6 +512,14 @@ pub(super) fn status_key_value(line: &str) -> Option<(bool, &'static str)> {
     if key_words.len() <= 2 && key_words.iter().any(|w| listed(&m.withheld_keys, w)) && listed(&m.affirmative, value) {
         return Some((false, "reserved: yes"));
     }
+    // "Available: yes", "available=1" (a query string taken apart): a free word as the key,
+    // answered yes.
+    if key_words.len() <= 2
+        && key_words.iter().any(|w| free_status(w).is_some_and(|f| f == *w))
+        && listed(&m.affirmative, value)
+    {
+        return Some((true, "available: yes"));
+    }
     let statusish = key_words.iter().any(|w| listed(&m.status_keys, w))
         || (key_words.len() >= 2 && m.status_keys.iter().any(|k| k.contains(' ') && key.contains(k.as_str())))
         || m.script_status_keys.iter().any(|k| key.contains(k.as_str()));
@@ -535,6 +543,11 @@ pub(super) fn withheld(line: &str) -> Option<String> {
     let lists = word_lists();
     let m = morph_lists();
     for (_, ws) in statement_sentences(line) {
+        // Said of names in general ("Names in the redemption period cannot be registered by
+        // others"): a notice about the service.
+        if general_plural(&ws.join(" "), "") {
+            continue;
+        }
         // The act of registration, not the registrar, registrant or registry ("the registry is
         // not available" is no withheld name).
         let registrationish = |w: &str| {

@@ -51,6 +51,11 @@ pub(super) fn negated_presence(line: &str) -> Option<String> {
             if !listed(&lists.negations, w) && !listed(&m.nothing, w) {
                 continue;
             }
+            // In a relative clause ("a name that does not exist returns a notice"): a sentence
+            // about names in general, not a statement about this one.
+            if ws[..i].iter().any(|x| listed(&lists.relatives, x)) {
+                continue;
+            }
             // The negation must bear on the presence word itself: the first word after it that
             // is not an article or auxiliary ("no record", "is not present", "non è presente",
             // "nie została zarejestrowana") — not a verb's object ("never discloses any
@@ -192,7 +197,7 @@ pub(super) fn negated_holding(line: &str) -> Option<String> {
                 continue;
             }
             let subject = ws[..i].iter().any(|s| starts_any(s, &m.containers) || listed(&m.speakers, s));
-            if !subject {
+            if !subject || ws[..i].iter().any(|x| listed(&lists.relatives, x)) {
                 continue;
             }
             let negated_before = ws[i.saturating_sub(2)..i].iter().any(|x| listed(&lists.negations, x));

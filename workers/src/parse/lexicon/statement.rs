@@ -158,6 +158,18 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || (reading == Reading::Refusal && words(tail).any(|w| starts_any(w, &morph_lists().consequence_stems)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
         || (reading == Reading::Statement && general_or_shown(head, tail))
+        // "Names in the redemption period cannot be registered by others": names in general
+        // (a sentence that names a domain is about it: "El domini x.cat està reservat").
+        || (matches!(reading, Reading::Claim | Reading::Statement) && general_plural(head, tail))
+}
+
+/// Whether a sentence (`head` before a phrase, `tail` after it) has a plural noun of the object
+/// ("names", "domains", "strings": the table's `plural_subjects` that are no copulas) and names no
+/// domain: a notice about names in general.
+pub(super) fn general_plural(head: &str, tail: &str) -> bool {
+    let lists = word_lists();
+    let names_domain = words(head).chain(words(tail)).any(|w| w.contains('.') && !w.starts_with('.'));
+    !names_domain && words(head).any(|w| listed(&lists.plural_subjects, w) && !listed(&lists.glue, w))
 }
 
 /// Whether the sentence of a phrase (`head` before it, `tail` after) speaks of names in general

@@ -124,9 +124,31 @@ fn split_segments(t: &str) -> Option<Vec<String>> {
     if t.starts_with('[') && t.ends_with(']') && t.contains("][") {
         return Some(t.trim_start_matches('[').trim_end_matches(']').split("][").map(str::to_owned).collect());
     }
+    // x.zz|RESERVED: the name and one status word, as the echo form "x.zz: RESERVED".
+    if let Some((name, word)) = t.trim_end_matches('|').split_once('|')
+        && is_name(name.trim())
+        && !word.trim().is_empty()
+        && word.trim().chars().all(char::is_alphabetic)
+    {
+        return Some(vec![format!("{}: {}", name.trim(), word.trim())]);
+    }
+    // ERROR:NOSUCHDOMAIN:x.zz: fields run together with colons, no blank anywhere.
+    if !t.contains(char::is_whitespace) && !t.contains("//") && t.matches(':').count() >= 2 {
+        let pieces: Vec<String> = t.split(':').map(str::to_owned).collect();
+        // Not an IPv6 address or a time: no empty piece, a word first.
+        let fields = pieces
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_')))
+            && pieces.first().is_some_and(|p| p.chars().all(char::is_alphabetic));
+        if fields {
+            return Some(pieces);
+        }
+    }
     // domain:x.zz;status:free;   RESULT=NOTFOUND;DOMAIN=x.zz   x.zz|status=available|
-    if t.contains([';', '|']) && !t.contains("://") {
-        let pieces: Vec<&str> = t.split([';', '|']).map(str::trim).filter(|p| !p.is_empty()).collect();
+    // domain=x.zz&available=1 (a query string, no blank in it)
+    let separators: &[char] = if t.contains(char::is_whitespace) { &[';', '|'] } else { &[';', '|', '&'] };
+    if t.contains(separators) && !t.contains("://") {
+        let pieces: Vec<&str> = t.split(separators).map(str::trim).filter(|p| !p.is_empty()).collect();
         let pairs = pieces.iter().filter(|p| is_pair(p)).count();
         // Every piece a field (a pair, or one word such as the echoed name), at least two pairs:
         // prose with a semicolon ("No match; try again") stays one line.
@@ -137,6 +159,15 @@ fn split_segments(t: &str) -> Option<Vec<String>> {
         }
     }
     None
+}
+
+/// A domain name as registries echo it: letters, digits and hyphens in two or more labels.
+fn is_name(s: &str) -> bool {
+    s.contains('.')
+        && !s.starts_with('.')
+        && !s.ends_with('.')
+        && s.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-')
+        && s.chars().any(char::is_alphabetic)
 }
 
 /// `key:value` or `key=value` without blanks in the key (a URL's `https:` is no key).
@@ -246,6 +277,9 @@ mod tests {
         assert_eq!(untangle("ResultCode: DomainNotFound"), "Result Code: Domain Not Found");
         assert_eq!(untangle("*** NO-MATCH *** x.zz"), "NO MATCH *** x.zz");
         assert_eq!(untangle("notfound:x.zz"), "not found: x.zz");
+        assert_eq!(untangle("x.zz|RESERVED"), "x.zz: RESERVED");
+        assert_eq!(untangle("ERROR:NOSUCHDOMAIN:x.zz"), "ERROR\nNO SUCH DOMAIN\nx.zz");
+        assert_eq!(untangle("domain=x.zz&available=1"), "domain: x.zz\navailable: 1");
         assert_eq!(untangle("  Status: NOT-REGISTERED"), "  Status: NOT REGISTERED");
         assert_eq!(untangle("Domain      | x.zz\nRegistrar   | Example Ltd"), "Domain: x.zz\nRegistrar: Example Ltd");
         assert_eq!(untangle("Registrar   | Example Ltd"), "Registrar   | Example Ltd", "one row is no table");
@@ -264,6 +298,8 @@ mod tests {
             "notice: nothing to report",
             "whois_handler=notfound_page_disabled",
             "Created: 2020-01-01T10:00:00Z",
+            "2001:db8::1",
+            "Name Server: ns1.example.zz | ns2.example.zz",
         ] {
             assert_eq!(untangle(same), same, "{same}");
         }
