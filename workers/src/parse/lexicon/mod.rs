@@ -443,7 +443,9 @@ pub fn split_compound(token: &str) -> Option<String> {
     // One script: Cyrillic "не" glued to a Latin word ("неavailable") is mixed-script noise, not
     // a negation (the fused-negation rule of `morph` has the same guard).
     let one_script = token.is_ascii() || !token.chars().any(|c| c.is_ascii_alphabetic());
-    if token.chars().count() < 5 || !one_case || !one_script || !token.chars().all(char::is_alphabetic) {
+    // Bounded work on hostile input: markers are short, and so is every word of the split.
+    let letters = token.chars().count();
+    if !(5..=MAX_COMPOUND).contains(&letters) || !one_case || !one_script || !token.chars().all(char::is_alphabetic) {
         return None;
     }
     let w = fold(token);
@@ -461,7 +463,7 @@ pub fn split_compound(token: &str) -> Option<String> {
         if !w.is_char_boundary(end) {
             continue;
         }
-        for start in 0..end {
+        for start in end.saturating_sub(MAX_COMPOUND_PART)..end {
             let (Some(prev), Some(part)) = (best[start].as_ref(), w.get(start..end)) else { continue };
             let negation = listed(negations, part);
             let word = negation || (part.chars().count() >= 3 && vocab.contains(part));
@@ -493,6 +495,11 @@ pub fn marker_words(text: &str) -> bool {
     let vocab = compound_vocabulary();
     statement::words(&t).all(|w| vocab.contains(w) || listed(&word_lists().negations, w))
 }
+
+/// Longest token [`split_compound`] reads, in letters.
+const MAX_COMPOUND: usize = 40;
+/// Longest word of a split, in bytes (the DP looks this far back).
+const MAX_COMPOUND_PART: usize = 24;
 
 /// The words of the lexicon's not-found, free and reserved phrases (folded), for
 /// [`split_compound`].

@@ -163,13 +163,17 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || (matches!(reading, Reading::Claim | Reading::Statement) && general_plural(head, tail))
 }
 
-/// Whether a sentence (`head` before a phrase, `tail` after it) has a plural noun of the object
-/// ("names", "domains", "strings": the table's `plural_subjects` that are no copulas) and names no
-/// domain: a notice about names in general.
+/// Whether a sentence (`head` before a phrase, `tail` after it, four words or more around the
+/// phrase) has a plural
+/// noun of the object ("names", "domains", "strings": the table's `plural_subjects` that are no
+/// copulas) and names no domain: a notice about names in general.
 pub(super) fn general_plural(head: &str, tail: &str) -> bool {
     let lists = word_lists();
     let names_domain = words(head).chain(words(tail)).any(|w| w.contains('.') && !w.starts_with('.'));
-    !names_domain && words(head).any(|w| listed(&lists.plural_subjects, w) && !listed(&lists.glue, w))
+    // A notice is a full sentence; a short statement ("Nazwa domeny zastrzeżona", where the
+    // Polish genitive "domeny" looks like a plural) is about the name asked.
+    let long = words(head).chain(words(tail)).count() >= 4;
+    long && !names_domain && words(head).any(|w| listed(&lists.plural_subjects, w) && !listed(&lists.glue, w))
 }
 
 /// Whether the sentence of a phrase (`head` before it, `tail` after) speaks of names in general
