@@ -128,6 +128,12 @@ pub(super) struct Language {
     /// registration evidence only.
     #[serde(default)]
     pub(super) keys: BTreeMap<String, Vec<String>>,
+    /// Month names, January to December, spellings of one month separated by `|`.
+    #[serde(default)]
+    pub(super) months: Vec<String>,
+    /// Words between the parts of a date written in words ("12 *de* marzo *de* 2019").
+    #[serde(default)]
+    pub(super) date_fillers: Vec<String>,
     /// The morphology columns ([`MorphLists`]).
     #[serde(flatten)]
     pub(super) morph: MorphLists,
@@ -259,6 +265,30 @@ pub(super) fn column(pick: impl Fn(&Language) -> &Vec<String>) -> Vec<String> {
                 out.push(w);
             }
         }
+    }
+    out
+}
+
+/// Folded month name → month number (1–12), over all rows' `months` columns; a spelling two
+/// languages give different months is left out (ambiguous).
+pub(super) fn month_names() -> BTreeMap<String, u8> {
+    let mut out: BTreeMap<String, u8> = BTreeMap::new();
+    let mut clash: Vec<String> = Vec::new();
+    for l in table().languages.values() {
+        for (i, spellings) in l.months.iter().enumerate() {
+            let Ok(n) = u8::try_from(i + 1) else { continue };
+            for w in spellings.split('|').map(|w| fold(w.trim())).filter(|w| !w.is_empty()) {
+                match out.get(&w) {
+                    Some(m) if *m != n => clash.push(w),
+                    _ => {
+                        out.insert(w, n);
+                    }
+                }
+            }
+        }
+    }
+    for w in clash {
+        out.remove(&w);
     }
     out
 }

@@ -366,6 +366,158 @@ pub fn says_pending_delete(text: &str) -> Option<&'static str> {
     })
 }
 
+/// What a terse one-line answer says, the queried name aside: `Some(true)` when every part of it
+/// is a word that alone says the name is withheld ("Restricted name.", "BLOCKED", "qwzy.zz:
+/// restricted", "Gesperrt"; the table's `reserved_status` and `terse_reserved`) or a negated free
+/// word ("Not available (reserved)"), with at least one withheld word; `Some(false)` when every
+/// part is a free status word ("free", "AVAILABLE"); `None` otherwise ("All rights reserved",
+/// "Access restricted", "Your IP is blocked": a part that is no such word).
+///
+/// `line` is the answer's one content line, normalised; the caller checks that it is the only
+/// one.
+pub fn terse_reading(line: &str) -> Option<bool> {
+    let line = fold(line);
+    if line.chars().count() > 60 {
+        return None;
+    }
+    let m = morph_lists();
+    let lists = word_lists();
+    let mut parts: Vec<&str> = Vec::new();
+    for part in line.split(['(', ')', ':', ',', ';', '[', ']']).flat_map(|p| p.split(" - ")) {
+        let part = part.trim().trim_matches(['.', '!', '*', '"', '\'', '-', ' ']);
+        // The queried name echoed: a word with a dot inside.
+        let name = part.contains('.') && !part.contains(' ') && !part.starts_with('.');
+        if !part.is_empty() && !name {
+            parts.push(part);
+        }
+    }
+    let withheld = |p: &str| {
+        reserved_status(p).is_some_and(|w| w == p)
+            || m.terse_reserved.iter().any(|w| w == p)
+            || phrases().reserved.list.iter().any(|w| w == p)
+    };
+    let free = |p: &str| free_status(p).is_some_and(|w| w == p);
+    let negated_free = |p: &str| {
+        let mut ws = statement::words(p);
+        ws.next().is_some_and(|n| listed(&lists.negations, n)) && free(ws.collect::<Vec<_>>().join(" ").as_str())
+    };
+    if parts.is_empty() {
+        return None;
+    }
+    if parts.iter().all(|p| withheld(p) || negated_free(p)) && parts.iter().any(|p| withheld(p)) {
+        return Some(true);
+    }
+    parts.iter().all(|p| free(p)).then_some(false)
+}
+
+/// The month a word names in one of the table's languages (`months` column: "mars", "März",
+/// "marzo", "марта"), 1–12; the date reader asks it for words that are no English month.
+pub fn month_number(word: &str) -> Option<u8> {
+    static MONTHS: OnceLock<BTreeMap<String, u8>> = OnceLock::new();
+    MONTHS.get_or_init(languages::month_names).get(&fold(word.trim_end_matches('.'))).copied()
+}
+
+/// Whether a word may stand between the parts of a date written in words ("12 de marzo de
+/// 2019"; the table's `date_fillers`).
+pub fn is_date_filler(word: &str) -> bool {
+    static FILLERS: OnceLock<Vec<String>> = OnceLock::new();
+    FILLERS.get_or_init(|| languages::column(|l| &l.date_fillers)).iter().any(|f| *f == fold(word))
+}
+
+/// Whether `text` (any case) has a negation word of the table's `negations` column as one of its
+/// words ("NOT FOUND", "no match").
+pub fn has_negation(text: &str) -> bool {
+    let t = fold(text);
+    statement::words(&t).any(|w| listed(&word_lists().negations, w))
+}
+
+/// A token that is a negation written together with the words it negates, spaced: `NOMATCH` →
+/// `NO MATCH`, `notfound` → `not found`, `nosuchdomain` → `no such domain` (registries that print
+/// machine-readable markers). The token, in one case and at least five letters, must split
+/// wholly into words of the lexicon's not-found, free and reserved phrases and negations, one of
+/// them a negation, every other word at least three letters; a token that is itself such a word
+/// ("nothing", "cannot") is left alone. `None` when it does not split so.
+pub fn split_compound(token: &str) -> Option<String> {
+    let one_case = token.chars().all(|c| !c.is_alphabetic() || c.is_lowercase())
+        || token.chars().all(|c| !c.is_alphabetic() || c.is_uppercase());
+    // One script: Cyrillic "не" glued to a Latin word ("неavailable") is mixed-script noise, not
+    // a negation (the fused-negation rule of `morph` has the same guard).
+    let one_script = token.is_ascii() || !token.chars().any(|c| c.is_ascii_alphabetic());
+    // Bounded work on hostile input: markers are short, and so is every word of the split.
+    let letters = token.chars().count();
+    if !(5..=MAX_COMPOUND).contains(&letters) || !one_case || !one_script || !token.chars().all(char::is_alphabetic) {
+        return None;
+    }
+    let w = fold(token);
+    let vocab = compound_vocabulary();
+    let negations = &word_lists().negations;
+    if vocab.contains(w.as_str()) || listed(negations, &w) {
+        return None;
+    }
+    // Shortest split into known words (dynamic programming over byte offsets of `w`), with the
+    // number of negations among them.
+    let n = w.len();
+    let mut best: Vec<Option<Vec<usize>>> = vec![None; n + 1];
+    best[0] = Some(Vec::new());
+    for end in 1..=n {
+        if !w.is_char_boundary(end) {
+            continue;
+        }
+        for start in end.saturating_sub(MAX_COMPOUND_PART)..end {
+            let (Some(prev), Some(part)) = (best[start].as_ref(), w.get(start..end)) else { continue };
+            let negation = listed(negations, part);
+            let word = negation || (part.chars().count() >= 3 && vocab.contains(part));
+            if word && best[end].as_ref().is_none_or(|b| b.len() > prev.len() + 1) {
+                let mut cuts = prev.clone();
+                cuts.push(end);
+                best[end] = Some(cuts);
+            }
+        }
+    }
+    let cuts = best[n].take()?;
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for to in cuts {
+        parts.push(w.get(from..to)?);
+        from = to;
+    }
+    (parts.len() >= 2 && parts.iter().any(|p| listed(negations, p))).then(|| {
+        let spaced = parts.join(" ");
+        if token.chars().any(char::is_uppercase) { spaced.to_uppercase() } else { spaced }
+    })
+}
+
+/// Whether every word of `text` (any case) is a word of the lexicon's not-found, free and
+/// reserved phrases or a negation: a marker such as `NOT FOUND` or `Domain Not Found`, not an
+/// identifier that merely contains one (`notfound_page_disabled`).
+pub fn marker_words(text: &str) -> bool {
+    let t = fold(text);
+    let vocab = compound_vocabulary();
+    statement::words(&t).all(|w| vocab.contains(w) || listed(&word_lists().negations, w))
+}
+
+/// Longest token [`split_compound`] reads, in letters.
+const MAX_COMPOUND: usize = 40;
+/// Longest word of a split, in bytes (the DP looks this far back).
+const MAX_COMPOUND_PART: usize = 24;
+
+/// The words of the lexicon's not-found, free and reserved phrases (folded), for
+/// [`split_compound`].
+fn compound_vocabulary() -> &'static std::collections::HashSet<String> {
+    static VOCAB: OnceLock<std::collections::HashSet<String>> = OnceLock::new();
+    VOCAB.get_or_init(|| {
+        let lex = lexicon();
+        lex.not_found
+            .iter()
+            .chain(&lex.free_status)
+            .chain(&lex.reserved)
+            .chain(&lex.reserved_status)
+            .flat_map(|p| statement::words(p).map(str::to_owned).collect::<Vec<_>>())
+            .filter(|w| w.chars().all(char::is_alphabetic))
+            .collect()
+    })
+}
+
 /// Whether a normalised line carries an error wording (the lexicon's `error` list): "invalid
 /// query or domain name not known" is no answer about the name.
 pub fn mentions_error(line: &str) -> bool {
@@ -597,9 +749,11 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
         return Some(LexiconClass::Quota(format!("lexicon:quota \"{m}\"")));
     }
     let statements: Vec<&str> = lines.iter().copied().filter(|l| !is_aside(l)).collect();
+    // Read as a statement about the name: "A name in its redemption period can be restored only
+    // by its last registrar" is a notice about the service, not this name's state.
     let pending_hit = phrases()
         .pending_delete
-        .first_hit(&lines, Reading::Plain)
+        .first_hit(&lines, Reading::Statement)
         .map(str::to_owned)
         .or_else(|| lines.iter().find_map(|l| pending(l)));
     let status_keys: Vec<(bool, &str)> = lines.iter().filter_map(|l| status_key_value(l)).collect();
@@ -617,6 +771,7 @@ pub fn classify(lines: &[&str]) -> Option<LexiconClass> {
             .find_map(|l| echo_status(l).filter(|v| free_status(v) == Some(*v)).map(|w| format!("echo: {w}")))
             .or_else(|| status_keys.iter().find(|(free, _)| *free).map(|(_, w)| format!("status: {w}")))
             .or_else(|| statements.iter().find_map(|l| negated_presence(l)))
+            .or_else(|| statements.iter().find_map(|l| negated_holding(l)))
             .or_else(|| statements.iter().find_map(|l| script_absence(l)))
             .or_else(|| statements.iter().find_map(|l| free_statement(l)))
     });

@@ -211,6 +211,18 @@ pub(super) struct MorphLists {
     /// Word beginnings of a refusal of service.
     #[serde(rename = "refused_stems", default)]
     pub(super) refused: Vec<String>,
+    /// Verbs by which a registry says what it holds, shows or returns ("contains", "enthält").
+    #[serde(default)]
+    pub(super) holding_stems: Vec<String>,
+    /// Words by which the registry names itself as a sentence's subject ("we", "wir").
+    #[serde(default)]
+    pub(super) speakers: Vec<String>,
+    /// Verbs of consequence after a quota wording ("will lead to", "führt zu"): a policy.
+    #[serde(default)]
+    pub(super) consequence_stems: Vec<String>,
+    /// Words that, as a whole one-line answer, say the name is withheld ("Restricted name.").
+    #[serde(default)]
+    pub(super) terse_reserved: Vec<String>,
     /// Chinese, Japanese and Korean absence patterns (see [`script_absence`]).
     #[serde(default)]
     script_patterns: Vec<ScriptPattern>,
@@ -218,7 +230,7 @@ pub(super) struct MorphLists {
 
 impl MorphLists {
     /// Every word list, in one order (the patterns aside).
-    fn lists_mut(&mut self) -> [&mut Vec<String>; 38] {
+    fn lists_mut(&mut self) -> [&mut Vec<String>; 42] {
         [
             &mut self.nothing,
             &mut self.determiners,
@@ -258,6 +270,10 @@ impl MorphLists {
             &mut self.later,
             &mut self.temporarily,
             &mut self.refused,
+            &mut self.holding_stems,
+            &mut self.speakers,
+            &mut self.consequence_stems,
+            &mut self.terse_reserved,
         ]
     }
 
@@ -315,7 +331,8 @@ pub(super) fn morph_lists() -> &'static MorphLists {
     })
 }
 
-fn starts_any(word: &str, stems: &[String]) -> bool {
+/// Whether `word` starts with one of `stems`.
+pub(super) fn starts_any(word: &str, stems: &[String]) -> bool {
     stems.iter().any(|s| word.starts_with(s.as_str()))
 }
 
@@ -495,6 +512,14 @@ pub(super) fn status_key_value(line: &str) -> Option<(bool, &'static str)> {
     if key_words.len() <= 2 && key_words.iter().any(|w| listed(&m.withheld_keys, w)) && listed(&m.affirmative, value) {
         return Some((false, "reserved: yes"));
     }
+    // "Available: yes", "available=1" (a query string taken apart): a free word as the key,
+    // answered yes.
+    if key_words.len() <= 2
+        && key_words.iter().any(|w| free_status(w).is_some_and(|f| f == *w))
+        && listed(&m.affirmative, value)
+    {
+        return Some((true, "available: yes"));
+    }
     let statusish = key_words.iter().any(|w| listed(&m.status_keys, w))
         || (key_words.len() >= 2 && m.status_keys.iter().any(|k| k.contains(' ') && key.contains(k.as_str())))
         || m.script_status_keys.iter().any(|k| key.contains(k.as_str()));
@@ -518,6 +543,11 @@ pub(super) fn withheld(line: &str) -> Option<String> {
     let lists = word_lists();
     let m = morph_lists();
     for (_, ws) in statement_sentences(line) {
+        // Said of names in general ("Names in the redemption period cannot be registered by
+        // others"): a notice about the service.
+        if general_plural(&ws.join(" "), "") {
+            continue;
+        }
         // The act of registration, not the registrar, registrant or registry ("the registry is
         // not available" is no withheld name).
         let registrationish = |w: &str| {
@@ -635,6 +665,10 @@ pub(super) fn refusal(line: &str) -> Option<String> {
             continue;
         }
         let ws: Vec<&str> = words(s).collect();
+        // "Excessive querying will lead to a temporary block": the service's policy.
+        if ws.iter().any(|w| starts_any(w, &m.consequence_stems)) {
+            continue;
+        }
         let query = |w: &&str| starts_any(w, &m.queries);
         for t in &m.too_many {
             if let Some((head, tail)) = find_word(s, t).and_then(|at| s.split_at_checked(at)) {

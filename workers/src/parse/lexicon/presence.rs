@@ -51,6 +51,11 @@ pub(super) fn negated_presence(line: &str) -> Option<String> {
             if !listed(&lists.negations, w) && !listed(&m.nothing, w) {
                 continue;
             }
+            // In a relative clause ("a name that does not exist returns a notice"): a sentence
+            // about names in general, not a statement about this one.
+            if ws[..i].iter().any(|x| listed(&lists.relatives, x)) {
+                continue;
+            }
             // The negation must bear on the presence word itself: the first word after it that
             // is not an article or auxiliary ("no record", "is not present", "non è presente",
             // "nie została zarejestrowana") — not a verb's object ("never discloses any
@@ -151,4 +156,57 @@ fn negated_object<'a>(ws: &[&'a str], i: usize) -> Option<&'a str> {
         }
     };
     ok.then_some(object)
+}
+
+/// A not-found statement whose subject is the registry or its database rather than the name:
+/// "The registry database contains no entry for x.zz", "Our records show nothing under x.zz",
+/// "This registry does not hold a registration for x.zz", "Database lookup for x.zz returned
+/// nothing", "La base de données du registre ne contient aucune entrée pour x.zz", "База данных
+/// реестра не содержит записей о домене x.zz". In one short statement sentence (see
+/// [`statement_sentences`]) that names a domain: a verb of holding, showing or returning (the
+/// table's `holding_stems`) negated by one of the two words before it, or followed (articles
+/// and auxiliaries skipped) by a nothing word or a negating determiner; and before the verb, the
+/// registry as its subject (a container of records — registry, database, records — or a word by
+/// which the registry names itself: "we", "wir"). The sentence names a domain, or the verb's
+/// object is the queried object in the singular ("We could not find the requested domain on our
+/// system"). "The registry database contains no personal data" names neither; a sentence about
+/// another part of the record is no statement.
+pub(super) fn negated_holding(line: &str) -> Option<String> {
+    let lists = word_lists();
+    let m = morph_lists();
+    for (sentence, ws) in statement_sentences(line) {
+        let names_domain = ws.iter().any(|w| {
+            w.contains('.')
+                && !w.starts_with('.')
+                && !w.ends_with('.')
+                && !w.contains(['@', '/'])
+                && !["whois.", "www.", "rdap.", "http"].iter().any(|p| w.starts_with(p))
+        });
+        if ws.iter().any(|w| matches!(*w, "below" | "above" | "shown" | "following")) {
+            continue;
+        }
+        let _ = sentence;
+        for (i, w) in ws.iter().enumerate() {
+            // The name in the sentence, or the queried object as the verb's object ("We could not
+            // find the requested domain on our system").
+            let object_after = ws.iter().skip(i + 1).take(3).any(|x| listed(&m.singular_objects, x));
+            if !names_domain && !object_after {
+                continue;
+            }
+            if !starts_any(w, &m.holding_stems) || (w.len() <= 3 && !listed(&m.holding_stems, w)) {
+                continue;
+            }
+            let subject = ws[..i].iter().any(|s| starts_any(s, &m.containers) || listed(&m.speakers, s));
+            if !subject || ws[..i].iter().any(|x| listed(&lists.relatives, x)) {
+                continue;
+            }
+            let negated_before = ws[i.saturating_sub(2)..i].iter().any(|x| listed(&lists.negations, x));
+            let next = ws.iter().skip(i + 1).find(|x| !listed(&lists.glue, x) || listed(&m.determiners, x));
+            let nothing_after = next.is_some_and(|x| listed(&m.nothing, x) || listed(&m.determiners, x));
+            if negated_before || nothing_after {
+                return Some(format!("{w} (negated holding)"));
+            }
+        }
+    }
+    None
 }

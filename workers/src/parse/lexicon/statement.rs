@@ -154,8 +154,26 @@ pub(super) fn discounted(line: &str, start: usize, end: usize, reading: Reading)
         || negated_after(tail)
         || conditional(head)
         || (reading != Reading::Refusal && words(head).any(|w| listed(&lists.aside, w)))
+        // "Excessive querying will lead to a temporary block": the service's policy.
+        || (reading == Reading::Refusal && words(tail).any(|w| starts_any(w, &morph_lists().consequence_stems)))
         || (reading == Reading::Statement && (hypothetical(tail) || words(tail).any(|w| listed(&lists.aside, w))))
         || (reading == Reading::Statement && general_or_shown(head, tail))
+        // "Names in the redemption period cannot be registered by others": names in general
+        // (a sentence that names a domain is about it: "El domini x.cat està reservat").
+        || (matches!(reading, Reading::Claim | Reading::Statement) && general_plural(head, tail))
+}
+
+/// Whether a sentence (`head` before a phrase, `tail` after it, four words or more around the
+/// phrase) has a plural
+/// noun of the object ("names", "domains", "strings": the table's `plural_subjects` that are no
+/// copulas) and names no domain: a notice about names in general.
+pub(super) fn general_plural(head: &str, tail: &str) -> bool {
+    let lists = word_lists();
+    let names_domain = words(head).chain(words(tail)).any(|w| w.contains('.') && !w.starts_with('.'));
+    // A notice is a full sentence; a short statement ("Nazwa domeny zastrzeżona", where the
+    // Polish genitive "domeny" looks like a plural) is about the name asked.
+    let long = words(head).chain(words(tail)).count() >= 4;
+    long && !names_domain && words(head).any(|w| listed(&lists.plural_subjects, w) && !listed(&lists.glue, w))
 }
 
 /// Whether the sentence of a phrase (`head` before it, `tail` after) speaks of names in general
@@ -182,6 +200,10 @@ pub(super) fn exceeded_limit(line: &str) -> Option<String> {
         return None;
     }
     let ws: Vec<&str> = words(line).collect();
+    // "Queries over the limit will lead to a block": a consequence is the service's policy.
+    if ws.iter().any(|w| starts_any(w, &morph_lists().consequence_stems)) {
+        return None;
+    }
     let passed = ws.iter().find(|w| listed(&lists.quota_passed, w))?;
     let what = ws.iter().find(|w| lists.quota_queries.iter().any(|q| w.starts_with(q.as_str())))?;
     Some(format!("{what} … {passed}"))

@@ -100,7 +100,7 @@ pub(super) fn classify(
                 // Neither the family nor the generic markers know this wording, and no
                 // registration evidence was read: the multilingual lexicon decides. Comment lines
                 // count here (some registries wrap their whole answer in them).
-                _ => match generic_lexicon(lines) {
+                _ => match generic_lexicon(lines).or_else(|| terse(lines)) {
                     Some(reading) => reading,
                     None if empty => (WhoisClass::Unknown, Some("empty answer".into())),
                     None => (WhoisClass::Unknown, None),
@@ -130,6 +130,23 @@ pub(super) fn generic_lexicon(lines: &[Line<'_>]) -> Option<(WhoisClass, Option<
         LexiconClass::NotFound(m) => (WhoisClass::Available, Some(m)),
         LexiconClass::Conflict(m) => (WhoisClass::Unknown, Some(m)),
     })
+}
+
+/// A terse answer: one content line (comment and blank lines aside) that is only a status word,
+/// with or without the queried name ("Restricted name.", "BLOCKED", "x.zz: restricted", "free"),
+/// read by [`crate::parse::lexicon::terse_reading`]. Answers of more than one line, or whose line
+/// says anything else, get no reading here.
+fn terse(lines: &[Line<'_>]) -> Option<(WhoisClass, Option<String>)> {
+    let mut content = lines.iter().filter(|l| !l.comment && !l.norm.is_empty());
+    let line = content.next()?;
+    if content.next().is_some() {
+        return None;
+    }
+    let class = match crate::parse::lexicon::terse_reading(&line.norm)? {
+        true => WhoisClass::Reserved,
+        false => WhoisClass::Available,
+    };
+    Some((class, Some(format!("terse answer \"{}\"", line.norm))))
 }
 
 /// Registration facts that only a registered answer carries: a creation or expiry date, a

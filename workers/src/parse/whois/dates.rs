@@ -47,6 +47,10 @@ pub(super) fn tokenize(s: &str) -> Vec<Tok> {
 }
 
 pub(super) fn month_from_word(w: &str) -> Option<Month> {
+    english_month(w).or_else(|| Month::try_from(crate::parse::lexicon::month_number(w)?).ok())
+}
+
+fn english_month(w: &str) -> Option<Month> {
     const NAMES: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
     if w.len() < 3 {
         return None;
@@ -86,10 +90,26 @@ pub(super) fn make_date(y: u32, m: u32, d: u32) -> Option<Date> {
 /// ISO 8601 with or without time, fraction, `Z` or offset (`2019-01-01T10:00:00+02:00`,
 /// `2019-01-01 10:00:00`, `2019-01-01`), `2019.01.01`, `2019/01/01`, `20190101`, `2012. 05. 19.`,
 /// `01-Jan-2019`, `01 January 2019`, `Jan 01 2019`, `Tue Dec 12 2000`, `01.02.2019`, and
-/// `01/02/2019` (day first unless `order` says month first or the numbers decide). Times
+/// `01/02/2019` (day first unless `order` says month first or the numbers decide), CJK
+/// `2019年03月12日`, month names of the language table (`12 mars 2019`, `12 de marzo de 2019`,
+/// `12 марта 2019`). Times
 /// without a zone are taken as UTC; a few zone abbreviations (JST, CET, ...) are understood.
 pub(crate) fn parse_date(s: &str, order: DateOrder) -> Option<OffsetDateTime> {
-    let toks = tokenize(s);
+    // "2019年03月12日" (Chinese, Japanese), "2019년 03월 12일" (Korean): the year, month and day
+    // markers are separators.
+    let s: String = s
+        .chars()
+        .map(|c| match c {
+            '年' | '月' | '년' | '월' => '-',
+            '日' | '일' => ' ',
+            _ => c,
+        })
+        .collect();
+    // "12 de marzo de 2019": filler words between the parts are dropped.
+    let toks: Vec<Tok> = tokenize(&s)
+        .into_iter()
+        .filter(|t| !matches!(t, Tok::Word(w) if crate::parse::lexicon::is_date_filler(w)))
+        .collect();
     for start in 0..toks.len() {
         if let Some((date, next)) = date_at(&toks, start, order) {
             let (time, offset) = time_at(&toks, next);
@@ -98,6 +118,31 @@ pub(crate) fn parse_date(s: &str, order: DateOrder) -> Option<OffsetDateTime> {
         }
     }
     None
+}
+
+/// The order of day and month the answer itself shows, for a registry we have no family for: a
+/// numeric date whose second number is above 12 (`03/25/2021`) can only be month first, one
+/// whose first is above 12 (`25/03/2021`) only day first. `Mdy` when the answer has dates of the
+/// first kind and none of the second; `Dmy` (the common order) otherwise.
+pub(super) fn order_in(text: &str) -> DateOrder {
+    let (mut dmy, mut mdy) = (0, 0);
+    for line in text.lines().filter(|l| l.len() <= 200) {
+        let toks = tokenize(line);
+        for w in toks.windows(5) {
+            if let (Some((a, al)), true, Some((b, bl)), true, Some((_, 4))) =
+                (num(w.first()), is_date_sep(w.get(1)), num(w.get(2)), is_date_sep(w.get(3)), num(w.get(4)))
+                && al <= 2
+                && bl <= 2
+            {
+                if a > 12 && b <= 12 {
+                    dmy += 1;
+                } else if b > 12 && a <= 12 && b <= 31 {
+                    mdy += 1;
+                }
+            }
+        }
+    }
+    if mdy > 0 && dmy == 0 { DateOrder::Mdy } else { DateOrder::Dmy }
 }
 
 pub(super) fn num(t: Option<&Tok>) -> Option<(u32, usize)> {

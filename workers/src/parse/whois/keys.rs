@@ -50,6 +50,7 @@ pub(super) enum Block {
     Plain,
 }
 pub(super) fn normalise_key(key: &str) -> String {
+    let key = camel_words(key.trim());
     let mut k: String = key
         .trim()
         .trim_end_matches(['.', ':', ' ', '#'])
@@ -61,6 +62,30 @@ pub(super) fn normalise_key(key: &str) -> String {
         k = k.replace("  ", " ");
     }
     k.trim().to_owned()
+}
+
+/// A key printed in camel case as words ("CreationDate" → "Creation Date", "RegistrarName" →
+/// "Registrar Name"): only a single token whose humps are words of two or more letters
+/// ("nServer", "eMail" stay as they are).
+fn camel_words(key: &str) -> std::borrow::Cow<'_, str> {
+    let chars: Vec<char> = key.chars().collect();
+    if key.contains([' ', '_', '-']) || !chars.iter().all(|c| c.is_alphabetic()) {
+        return key.into();
+    }
+    let mut out = String::new();
+    let mut word_len = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        if i > 0 && c.is_uppercase() && chars[i - 1].is_lowercase() {
+            if word_len < 2 {
+                return key.into();
+            }
+            out.push(' ');
+            word_len = 0;
+        }
+        out.push(c);
+        word_len += 1;
+    }
+    if out.len() == key.len() { key.into() } else { out.into() }
 }
 
 /// Key candidates for one printed key: the key itself, the parts of a bilingual key

@@ -53,6 +53,7 @@
 mod classify;
 mod dates;
 mod fields;
+mod glued;
 mod keys;
 mod lines;
 mod markers;
@@ -68,6 +69,7 @@ use classify::{classify, is_pending_delete};
 pub(crate) use dates::parse_date;
 use fields::read_fields;
 use lines::prepare_lines;
+#[cfg(test)]
 pub(crate) use markers::DateOrder;
 use markers::markers;
 
@@ -272,6 +274,7 @@ fn read_whois_with(
     family_rules: bool,
 ) -> WhoisReading {
     let text = fold_width(&decode(raw, charset));
+    let text = glued::untangle(&text);
     let lines = prepare_lines(&text);
     let data = match markers() {
         Ok(m) => m,
@@ -290,7 +293,8 @@ fn read_whois_with(
     if !family_rules {
         selected.family = None;
     }
-    let date_order = selected.family.map_or(DateOrder::Dmy, |f| f.date_order);
+    // A registry we have no family for: the order its own dates show (`03/25/2021`).
+    let date_order = selected.family.map_or_else(|| dates::order_in(&text), |f| f.date_order);
     let mut record = read_fields(&lines, date_order);
     if selected.family.is_some_and(|f| f.nameserver_lines) && record.nameservers.is_empty() {
         record.nameservers = fields::nameserver_lines(&lines);
