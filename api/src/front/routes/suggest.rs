@@ -624,6 +624,7 @@ fn annotate(mut it: SuggestionItem, answered: &Answered) -> SuggestionItem {
             it.verdict = Some(VerdictInfo {
                 status: verdict.status,
                 method: verdict.method,
+                confirmed_by: verdict.confirmed_by,
                 authoritative: verdict.authoritative,
                 cached: *cached,
                 stale: false,
