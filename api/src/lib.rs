@@ -9,6 +9,8 @@
 //! * [`portal`] — the account portal and its accounts;
 //! * [`pricing`] — price tables, commissions and purchase URLs;
 //! * [`suggest`] — name suggestions;
+//! * [`mcp`] — the MCP server for AI agents (`/mcp` and `dsa mcp`), its tools running the REST
+//!   endpoints' code;
 //! * [`store`] — keys, accounts and the ledger in SQLite or Postgres;
 //! * [`fleet`] — the fleet's role launchers (front, worker, ledger); [`serve`] and [`standalone`]
 //!   here launch standalone mode; the `dsa` command line (`src/cli/`) is the binary's.
@@ -46,6 +48,7 @@
 pub mod config;
 pub mod fleet;
 pub mod front;
+pub mod mcp;
 pub mod portal;
 pub mod pricing;
 pub mod secret;
@@ -91,7 +94,14 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
         .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
-        .allow_headers([header::CONTENT_TYPE])
+        // `Authorization` and the MCP headers for browser MCP clients on `/mcp` (embed keys).
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("mcp-method"),
+            HeaderName::from_static("mcp-name"),
+        ])
         // What a browser script may read: the IETF RateLimit fields of every metered answer, the
         // wait of a 429/503, and the request id to quote in a support request.
         .expose_headers([
@@ -124,6 +134,8 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .merge(portal)
         .merge(metered)
         .merge(lookups)
+        // MCP for AI agents: the same tools and credits over the Streamable HTTP transport.
+        .merge(mcp::http::routes(&state))
         .merge(docs)
         .route("/", get(routes::front::front_page))
         .route("/widget.js", get(routes::front::widget_js))
