@@ -240,6 +240,31 @@ pub async fn standalone_with_store(
     store: Arc<dyn Store>,
     clock: state::Clock,
 ) -> anyhow::Result<Standalone> {
+    assemble(settings, store, clock, None).await
+}
+
+/// [`standalone`] for a process that shares its store with another running instance (`dsa mcp`
+/// beside `dsa serve`): like a fleet front, it re-reads the credits the other instance settled
+/// every `fleet.credits_refresh_ms`, so its view of a key's allowance lags by at most that much.
+///
+/// # Errors
+/// As [`standalone`].
+pub async fn standalone_beside_others(settings: &Settings) -> anyhow::Result<Standalone> {
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::connect(settings.database.url.expose(), settings.database.max_connections).await.map_err(|e| {
+            anyhow::anyhow!("database.url {}: {e}", common::nats_auth::redact_url(settings.database.url.expose()))
+        })?,
+    );
+    let refresh = std::time::Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
+    assemble(settings, store, state::system_clock(), Some(refresh)).await
+}
+
+async fn assemble(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    clock: state::Clock,
+    credits_refresh: Option<std::time::Duration>,
+) -> anyhow::Result<Standalone> {
     store.migrate().await?;
     // One engine, shared by the in-process workers; the front reads its verdict book.
     let engine = Engine::new(settings.engine.clone())?;
@@ -254,7 +279,12 @@ pub async fn standalone_with_store(
         book,
         bus,
         store: store.clone(),
-        credits: Credits::new(store.clone(), ledger_tx, &format!("standalone-{}", uuid::Uuid::now_v7().simple()), None),
+        credits: Credits::new(
+            store.clone(),
+            ledger_tx,
+            &format!("standalone-{}", uuid::Uuid::now_v7().simple()),
+            credits_refresh,
+        ),
         prices,
         platform_checkout,
         policy: settings.policy.clone(),

@@ -2,7 +2,9 @@
 //! that start a command), running the standalone service in this process.
 //!
 //! The settings load as for `dsa serve` (`--config`, `DSA_CONFIG`, `DSA_…`), so the key is looked
-//! up in the same store and charged in the same ledger as a REST call. Standard output carries
+//! up in the same store and charged in the same ledger as a REST call. Beside a running `dsa serve`
+//! on the same store, each process sees the other's charges within `fleet.credits_refresh_ms`
+//! (this one re-reads them; `dsa serve` reads a key's settled usage when it first sees the key). Standard output carries
 //! the MCP messages only; logs go to standard error. The process ends when the agent closes
 //! standard input (or on Ctrl-C), after the charges made are settled.
 
@@ -22,7 +24,8 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
         .map(|k| k.trim().to_owned())
         .filter(|k| !k.is_empty())
         .with_context(|| format!("{KEY_VAR} is not set: give the client key the agent's calls are charged to"))?;
-    let app = api::standalone(&settings).await?;
+    // The store may be shared with a running `dsa serve`: see its charges within the refresh.
+    let app = api::standalone_beside_others(&settings).await?;
     // Said once at start, in the agent host's log; every call checks the key again (it may be
     // enabled, disabled or replaced while the agent runs) and answers the REST error text.
     if let Err(e) = app.state.key(&key).await {
