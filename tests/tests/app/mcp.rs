@@ -36,30 +36,39 @@ fn call(name: &str, arguments: Value) -> Value {
 
 #[tokio::test]
 async fn the_keyed_prelude_refuses_before_any_mcp_processing() {
-    let app =
-        TestApp::spawn_with(|s| s.policy.per_minute = api::policy::PlanRates { free: 3, starter: 100, pro: 100, reseller: 100 })
-            .await;
+    let app = TestApp::spawn_with(|s| {
+        s.policy.per_minute = api::policy::PlanRates { free: 3, starter: 100, pro: 100, reseller: 100 }
+    })
+    .await;
     // No key at all: the REST 400.
     let (status, body) = post(&app, "", &[], &list()).await;
     assert_eq!((status, body["error"].as_str()), (400, Some("Missing required parameter: client_key.")), "{body}");
     // A made-up key, in either place: 403 with the REST text, no JSON-RPC answer.
-    for (query, headers) in [("?client_key=dsa_server_nope", vec![]), ("", vec![("Authorization", "Bearer dsa_server_nope")])] {
+    for (query, headers) in
+        [("?client_key=dsa_server_nope", vec![]), ("", vec![("Authorization", "Bearer dsa_server_nope")])]
+    {
         let (status, body) = post(&app, query, &headers, &list()).await;
         assert_eq!((status, body["error"].as_str()), (403, Some("Invalid or disabled client key.")), "{body}");
         assert!(body.get("jsonrpc").is_none());
     }
     // A server key from a browser page (what a DNS-rebinding page would send): 403.
     let server = app.key(KeyOpts::default()).await;
-    let (status, body) = post(&app, &format!("?client_key={server}"), &[("Origin", "http://rebound.example")], &list()).await;
+    let (status, body) =
+        post(&app, &format!("?client_key={server}"), &[("Origin", "http://rebound.example")], &list()).await;
     assert_eq!(status, 403, "{body}");
     assert!(body["error"].as_str().is_some_and(|e| e.contains("Server keys")), "{body}");
     // An embed key from an origin it does not allow: 403; from its own origin: served.
     let embed = app
-        .key(KeyOpts { kind: KeyKind::Embed, allowed_origins: vec!["https://shop.example".into()], ..KeyOpts::default() })
+        .key(KeyOpts {
+            kind: KeyKind::Embed,
+            allowed_origins: vec!["https://shop.example".into()],
+            ..KeyOpts::default()
+        })
         .await;
     let (status, _) = post(&app, &format!("?client_key={embed}"), &[("Origin", "https://evil.example")], &list()).await;
     assert_eq!(status, 403);
-    let (status, body) = post(&app, &format!("?client_key={embed}"), &[("Origin", "https://shop.example")], &list()).await;
+    let (status, body) =
+        post(&app, &format!("?client_key={embed}"), &[("Origin", "https://shop.example")], &list()).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["result"]["tools"].as_array().map(Vec::len), Some(6), "{body}");
     // The per-minute limit (3 for this plan): the fourth request of the minute is a 429 with
@@ -108,8 +117,13 @@ async fn transport_refusals_use_the_error_shape_and_stateless_methods() {
     assert_eq!((status, body["success"].as_bool()), (413, Some(false)), "{body}");
     // Stateless: no server stream (GET) and no session to end (DELETE).
     for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
-        let response =
-            app.http.request(method.clone(), app.url(&format!("/mcp{q}"))).header("Accept", ACCEPT).send().await.expect("request");
+        let response = app
+            .http
+            .request(method.clone(), app.url(&format!("/mcp{q}")))
+            .header("Accept", ACCEPT)
+            .send()
+            .await
+            .expect("request");
         assert_eq!(response.status().as_u16(), 405, "{method}");
         assert_eq!(response.headers()["allow"], "POST");
         let body: Value = response.json().await.expect("json");
