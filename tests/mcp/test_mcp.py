@@ -103,10 +103,10 @@ def http_client(key: str, mode: str = "auto", bearer: bool = False) -> Client:
     return Client(f"{BASE}/mcp?client_key={key}", mode=mode)
 
 
-def stdio_client(key: str) -> Client:
+def stdio_client(key: str, mode: str = "auto") -> Client:
     params = StdioServerParameters(command=DSA, args=["mcp"],
                                    env={"DSA_CONFIG": CONFIG, "DSA_CLIENT_KEY": key, "DSA_LOG": "warn"})
-    return Client(params)
+    return Client(params, mode=mode)
 
 
 async def listed_tools(client: Client) -> dict[str, Any]:
@@ -196,6 +196,8 @@ async def calls_match_rest(client: Client, key: str, label: str, same_process: b
 async def test_http_tools_match_rest_and_are_charged_as_rest() -> None:
     key = new_key()
     async with http_client(key) as client:
+        # The SDK's default negotiation found the current protocol (`server/discover`).
+        assert client.protocol_version == "2026-07-28", client.protocol_version
         spent, before = await calls_match_rest(client, key, "http", same_process=True)
     after = usage(key)
     assert after["used"] - before == sum(spent.values()), f"ledger used {after['used']}, spent {spent}"
@@ -206,6 +208,8 @@ async def test_http_tools_match_rest_and_are_charged_as_rest() -> None:
 async def test_http_legacy_handshake_with_bearer_key() -> None:
     key = new_key()
     async with http_client(key, mode="legacy", bearer=True) as client:
+        # The `initialize` handshake of the protocol versions before 2026-07-28.
+        assert client.protocol_version < "2026-07-28", client.protocol_version
         tools = await listed_tools(client)
         check_tool_list(tools)
         body = await call(client, tools, "check_domain", {"domain": "example.org"})
@@ -250,6 +254,7 @@ async def test_http_bad_key_and_origin_are_refused_before_mcp() -> None:
 async def test_stdio_tools_match_rest_and_are_charged_as_rest() -> None:
     key = new_key()
     async with stdio_client(key) as client:
+        assert client.protocol_version == "2026-07-28", client.protocol_version
         spent, before = await calls_match_rest(client, key, "stdio", same_process=False)
         async with http_client(key) as http:
             stdio_tools = {n: (t.input_schema, t.output_schema) for n, t in (await listed_tools(client)).items()}
@@ -262,7 +267,9 @@ async def test_stdio_tools_match_rest_and_are_charged_as_rest() -> None:
 
 
 async def test_stdio_bad_key_answers_the_rest_text() -> None:
-    async with stdio_client("dsa_server_not_a_key") as client:
+    # Over the `initialize` handshake this time (the other stdio tests negotiate 2026-07-28).
+    async with stdio_client("dsa_server_not_a_key", mode="legacy") as client:
+        assert client.protocol_version < "2026-07-28", client.protocol_version
         tools = await listed_tools(client)
         assert set(tools) == TOOLS
         result = await client.call_tool("check_domain", {"domain": "example.com"})
