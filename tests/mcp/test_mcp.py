@@ -103,8 +103,9 @@ def http_client(key: str, mode: str = "auto", bearer: bool = False) -> Client:
     return Client(f"{BASE}/mcp?client_key={key}", mode=mode)
 
 
-def stdio_client(key: str, mode: str = "auto") -> Client:
-    params = StdioServerParameters(command=DSA, args=["mcp"],
+def stdio_client(key: str, mode: str = "auto", relay: bool = False) -> Client:
+    """`dsa mcp`, running the service in process; with `relay`, `dsa mcp --server` relaying to BASE."""
+    params = StdioServerParameters(command=DSA, args=["mcp", *(["--server", BASE] if relay else [])],
                                    env={"DSA_CONFIG": CONFIG, "DSA_CLIENT_KEY": key, "DSA_LOG": "warn"})
     return Client(params, mode=mode)
 
@@ -277,6 +278,27 @@ async def test_stdio_bad_key_answers_the_rest_text() -> None:
         assert result.meta and result.meta.get("dsa/status") == 403
 
 
+async def test_stdio_relay_to_a_running_server() -> None:
+    """`dsa mcp --server URL`: the server's /mcp does the work, so it is one process with REST."""
+    key = new_key()
+    async with stdio_client(key, relay=True) as client:
+        spent, before = await calls_match_rest(client, key, "relay", same_process=True)
+    after = usage(key)
+    assert after["used"] - before == sum(spent.values()), f"ledger used {after['used']}, spent {spent}"
+    async with stdio_client(key, mode="legacy", relay=True) as client:
+        assert client.protocol_version < "2026-07-28", client.protocol_version
+        tools = await listed_tools(client)
+        assert (await call(client, tools, "check_domain", {"domain": "example.com"}))["credits_cost"] == 1
+    # A bad key is refused by the server's prelude: the relay answers its text as the error.
+    failed = None
+    try:
+        async with stdio_client("dsa_server_not_a_key", relay=True) as client:
+            await client.list_tools()
+    except Exception as e:  # noqa: BLE001 - the SDK's error type is its business; the text is ours
+        failed = e
+    assert failed is not None and INVALID_KEY in repr(failed), repr(failed)
+
+
 async def test_exhausted_credits_on_both_transports() -> None:
     key = new_key()
     names = [f"mcp-exhaust-{i}.com" for i in range(10)]
@@ -306,6 +328,7 @@ TESTS = [
     test_http_bad_key_and_origin_are_refused_before_mcp,
     test_stdio_tools_match_rest_and_are_charged_as_rest,
     test_stdio_bad_key_answers_the_rest_text,
+    test_stdio_relay_to_a_running_server,
     test_exhausted_credits_on_both_transports,
 ]
 

@@ -67,7 +67,12 @@ pub(crate) enum Command {
     /// standalone service in this process (same settings and store as `dsa serve`). The client
     /// key is read from `DSA_CLIENT_KEY`; calls are charged to it as REST calls are. Logs go to
     /// standard error.
-    Mcp,
+    Mcp {
+        /// Relay to the `/mcp` endpoint of a running dsa at this URL (`https://dsa.example.com`)
+        /// instead of running the service in this process; the key goes along as a Bearer token.
+        #[arg(long, value_name = "URL")]
+        server: Option<url::Url>,
+    },
     /// Checks domains with the engine directly and prints each verdict with its evidence.
     ///
     /// Names come from the arguments and from `--file` (one a line; blank lines and `#` comments
