@@ -7,7 +7,8 @@
 //!
 //! Routes that accept demo mode (spec §5.6) use [`key_or_demo`]: without a `client_key` the
 //! request reaches the handler with no [`Keyed`] extension and the handler applies the demo rules.
-//! Every other metered route uses [`require_key`]. Handlers read the admitted key with the
+//! Every other metered route uses [`require_key`]; the MCP endpoint uses [`require_key_or_bearer`],
+//! which also takes the key from `Authorization: Bearer`. Handlers read the admitted key with the
 //! [`Keyed`] extractor (or `Option<Keyed>` on demo-capable routes).
 
 use std::sync::Arc;
