@@ -7,7 +7,8 @@
 # Usage: .ci/mcp.sh [--bench N] [TEST-NAME-FILTER…]
 #   --bench N   also time N cached check_domain round trips over MCP against the REST call
 #               (tests/mcp/bench.py) and print the ratio
-# Environment: MCP_VENV (default $CARGO_TARGET_DIR/mcp-venv), CARGO_TARGET_DIR (default target).
+# Environment: MCP_VENV (default $CARGO_TARGET_DIR/mcp-venv), CARGO_TARGET_DIR (default target),
+# MCP_DSA (the dsa binary to test, default the debug build; e.g. target/release/dsa for the bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -44,7 +45,7 @@ fi
 
 # --- Binaries: dsa and the registry simulator.
 cargo build --locked --quiet -p dsa-api -p dsa-tests --bins
-dsa="$target/debug/dsa"
+dsa="${MCP_DSA:-$target/debug/dsa}"
 sim="$target/debug/dsa-sim"
 
 wait_for() { # file-or-url, what, seconds
