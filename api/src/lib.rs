@@ -9,6 +9,8 @@
 //! * [`portal`] — the account portal and its accounts;
 //! * [`pricing`] — price tables, commissions and purchase URLs;
 //! * [`suggest`] — name suggestions;
+//! * [`mcp`] — the MCP server for AI agents (`/mcp` and `dsa mcp`), its tools running the REST
+//!   endpoints' code;
 //! * [`store`] — keys, accounts and the ledger in SQLite or Postgres;
 //! * [`fleet`] — the fleet's role launchers (front, worker, ledger); [`serve`] and [`standalone`]
 //!   here launch standalone mode; the `dsa` command line (`src/cli/`) is the binary's.
@@ -46,6 +48,7 @@
 pub mod config;
 pub mod fleet;
 pub mod front;
+pub mod mcp;
 pub mod portal;
 pub mod pricing;
 pub mod secret;
@@ -91,7 +94,14 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
         .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
-        .allow_headers([header::CONTENT_TYPE])
+        // `Authorization` and the MCP headers for browser MCP clients on `/mcp` (embed keys).
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("mcp-method"),
+            HeaderName::from_static("mcp-name"),
+        ])
         // What a browser script may read: the IETF RateLimit fields of every metered answer, the
         // wait of a 429/503, and the request id to quote in a support request.
         .expose_headers([
@@ -124,6 +134,8 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .merge(portal)
         .merge(metered)
         .merge(lookups)
+        // MCP for AI agents: the same tools and credits over the Streamable HTTP transport.
+        .merge(mcp::http::routes(&state))
         .merge(docs)
         .route("/", get(routes::front::front_page))
         .route("/widget.js", get(routes::front::widget_js))
@@ -228,6 +240,31 @@ pub async fn standalone_with_store(
     store: Arc<dyn Store>,
     clock: state::Clock,
 ) -> anyhow::Result<Standalone> {
+    assemble(settings, store, clock, None).await
+}
+
+/// [`standalone`] for a process that shares its store with another running instance (`dsa mcp`
+/// beside `dsa serve`): like a fleet front, it re-reads the credits the other instance settled
+/// every `fleet.credits_refresh_ms`, so its view of a key's allowance lags by at most that much.
+///
+/// # Errors
+/// As [`standalone`].
+pub async fn standalone_beside_others(settings: &Settings) -> anyhow::Result<Standalone> {
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::connect(settings.database.url.expose(), settings.database.max_connections).await.map_err(|e| {
+            anyhow::anyhow!("database.url {}: {e}", common::nats_auth::redact_url(settings.database.url.expose()))
+        })?,
+    );
+    let refresh = std::time::Duration::from_millis(settings.fleet.credits_refresh_ms.max(1));
+    assemble(settings, store, state::system_clock(), Some(refresh)).await
+}
+
+async fn assemble(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    clock: state::Clock,
+    credits_refresh: Option<std::time::Duration>,
+) -> anyhow::Result<Standalone> {
     store.migrate().await?;
     // One engine, shared by the in-process workers; the front reads its verdict book.
     let engine = Engine::new(settings.engine.clone())?;
@@ -242,7 +279,12 @@ pub async fn standalone_with_store(
         book,
         bus,
         store: store.clone(),
-        credits: Credits::new(store.clone(), ledger_tx, &format!("standalone-{}", uuid::Uuid::now_v7().simple()), None),
+        credits: Credits::new(
+            store.clone(),
+            ledger_tx,
+            &format!("standalone-{}", uuid::Uuid::now_v7().simple()),
+            credits_refresh,
+        ),
         prices,
         platform_checkout,
         policy: settings.policy.clone(),

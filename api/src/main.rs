@@ -48,6 +48,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Front => cli::roles::front(settings).await.map(success),
         Command::Worker { kinds } => cli::roles::worker(settings, kinds).await.map(success),
         Command::Ledger => cli::roles::ledger(settings).await.map(success),
+        Command::Mcp { server } => match server {
+            Some(url) => cli::mcp::relay(url).await.map(success),
+            None => cli::mcp::run(settings).await.map(success),
+        },
         Command::Check { domains, file, concurrency, json } => {
             cli::check::run(settings, domains, file, concurrency, json).await
         }

@@ -8,6 +8,7 @@
 //! - [`explain`]: `dsa explain`, a saved registry answer classified;
 //! - [`keys`]: `dsa keys`, client keys and their settings;
 //! - [`usage`]: `dsa usage`, a key's settled credits in a month;
+//! - [`mcp`]: `dsa mcp`, the MCP server on stdio for desktop agents;
 //! - [`accounts`]: `dsa accounts`, portal accounts;
 //! - [`prices`]: `dsa prices`, the price table.
 
@@ -15,6 +16,7 @@ pub(crate) mod accounts;
 pub(crate) mod check;
 pub(crate) mod explain;
 pub(crate) mod keys;
+pub(crate) mod mcp;
 pub(crate) mod prices;
 pub(crate) mod roles;
 pub(crate) mod tlds;
@@ -61,6 +63,16 @@ pub(crate) enum Command {
     },
     /// Fleet: runs the ledger consumer (charges settled in Postgres).
     Ledger,
+    /// Serves MCP (Model Context Protocol) on stdin/stdout for a desktop AI agent, with the
+    /// standalone service in this process (same settings and store as `dsa serve`). The client
+    /// key is read from `DSA_CLIENT_KEY`; calls are charged to it as REST calls are. Logs go to
+    /// standard error.
+    Mcp {
+        /// Relay to the `/mcp` endpoint of a running dsa at this URL (`https://dsa.example.com`)
+        /// instead of running the service in this process; the key goes along as a Bearer token.
+        #[arg(long, value_name = "URL")]
+        server: Option<url::Url>,
+    },
     /// Checks domains with the engine directly and prints each verdict with its evidence.
     ///
     /// Names come from the arguments and from `--file` (one a line; blank lines and `#` comments

@@ -48,6 +48,7 @@ members marked as our additions) extend the service specification's fields witho
         routes::tlds::detail,
         routes::health::healthz,
         routes::health::readyz,
+        crate::mcp::doc::mcp,
         // No `/metrics`: the public listener serves it only when the operator opts in
         // (`server.public_metrics`); it is operational data, documented in docs/operators.md.
     ),
@@ -61,6 +62,7 @@ members marked as our additions) extend the service specification's fields witho
         (name = "dns", description = "DNS records of a host name from recursive resolvers."),
         (name = "suggestions", description = "Domain names to offer for a keyword: exact, prefix, suffix, word-segmented and .af forms."),
         (name = "catalogue", description = "The suffixes dsa answers for, how it asks about each, and the live health of their registries (free)."),
+        (name = "agents", description = "The MCP endpoint: the same checks, lookups and suggestions as tools for AI agents (Model Context Protocol)."),
         (name = "operations", description = "Liveness and readiness for the operator (free)."),
     ),
 )]

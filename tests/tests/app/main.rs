@@ -6,8 +6,8 @@
 //! * the API over HTTP through a standalone front ([`dsa_tests::harness::app::TestApp`]):
 //!   [`check`] (`/v1/domains/check`), [`bulk`], [`lookups`] (`/v1/dns`, `/v1/whois`),
 //!   [`suggest`], [`tlds`], [`front`] (the front page, the widget, `/domain-check`), [`policy`]
-//!   (limits, origins, demo mode), [`contract`] (the OpenAPI document and the router agree) and
-//!   [`portal`] (the account portal);
+//!   (limits, origins, demo mode), [`contract`] (the OpenAPI document and the router agree),
+//!   [`mcp`] (the MCP endpoint's prelude and charges) and [`portal`] (the account portal);
 //! * prices, commissions and purchase URLs ([`pricing`]);
 //! * the ledger's Postgres store ([`store_pg`]);
 //! * the `dsa` command itself, the real binary ([`cli`]: operator commands, `dsa check`, the
@@ -32,6 +32,7 @@ mod front;
 mod fuzz_regressions;
 mod layout;
 mod lookups;
+mod mcp;
 mod policy;
 mod portal;
 mod pricing;

@@ -467,6 +467,26 @@ fn start_checks(
         .collect()
 }
 
+/// A started bulk: the parsed list, the credit hold for all of it and the running checks.
+type Started = (BulkList, Option<Reservation>, FuturesUnordered<futures::future::BoxFuture<'static, Finished>>);
+
+/// Parses the list, holds the credits for every distinct valid domain and starts the checks.
+async fn start(
+    state: &AppState,
+    key: &Arc<KeyRecord>,
+    options: CheckOptions,
+    entries: Vec<String>,
+) -> Result<Started, ApiError> {
+    let mut list = parse_list(state, entries)?;
+    options.usable(state)?;
+    let wanted = i64::try_from(list.domains.len()).unwrap_or(i64::MAX) * COST_PER_DOMAIN;
+    metrics::histogram!("dsa_bulk_domains").record(list.domains.len() as f64);
+    // The whole cost is held before any check starts: all or nothing (spec §7 429).
+    let hold = if wanted > 0 { Some(state.credits().reserve(key, "bulk", wanted, state.now()).await?) } else { None };
+    let checks = start_checks(state, key, &Arc::new(options), std::mem::take(&mut list.domains));
+    Ok((list, hold, checks))
+}
+
 async fn run(
     state: AppState,
     key: Arc<KeyRecord>,
@@ -474,19 +494,29 @@ async fn run(
     entries: Vec<String>,
     stream: bool,
 ) -> Result<Response, ApiError> {
-    let list = parse_list(&state, entries)?;
-    options.usable(&state)?;
-    let wanted = i64::try_from(list.domains.len()).unwrap_or(i64::MAX) * COST_PER_DOMAIN;
-    metrics::histogram!("dsa_bulk_domains").record(list.domains.len() as f64);
-    // The whole cost is held before any check starts: all or nothing (spec §7 429).
-    let hold = if wanted > 0 { Some(state.credits().reserve(&key, "bulk", wanted, state.now()).await?) } else { None };
-    let checks = start_checks(&state, &key, &Arc::new(options), list.domains);
-    if stream {
-        // The stream outlives the handler (and the request timeout and concurrency layers, which
-        // end with the response head): it keeps the request's deadline itself.
-        let deadline = tokio::time::Instant::now() + state.request_timeout();
-        return Ok(streaming(state, key, list.total, list.invalid, hold, checks, deadline));
+    if !stream {
+        return Ok(Json(check_list(&state, key, options, entries).await?).into_response());
     }
+    let (list, hold, checks) = start(&state, &key, options, entries).await?;
+    // The stream outlives the handler (and the request timeout and concurrency layers, which
+    // end with the response head): it keeps the request's deadline itself.
+    let deadline = tokio::time::Instant::now() + state.request_timeout();
+    Ok(streaming(state, key, list.total, list.invalid, hold, checks, deadline))
+}
+
+/// The JSON form of a bulk check (also run by the MCP `check_domains` tool): every check at
+/// once, each entry charged only for a definitive verdict; a 502 when none got one.
+///
+/// # Errors
+/// 400 for a bad list or option, 429 when the credits cannot cover every distinct valid domain,
+/// 502 when no domain got a definitive verdict (nothing charged).
+pub async fn check_list(
+    state: &AppState,
+    key: Arc<KeyRecord>,
+    options: CheckOptions,
+    entries: Vec<String>,
+) -> Result<BulkResponse, ApiError> {
+    let (list, hold, checks) = start(state, &key, options, entries).await?;
     let mut finished: Vec<Finished> = checks.collect().await;
     finished.sort_by_key(|(i, _, _)| *i);
     let charged = finished.iter().filter(|(_, _, r)| r.is_ok()).count();
@@ -498,7 +528,7 @@ async fn run(
         return Err(first);
     }
     let credits_cost = i64::try_from(charged).unwrap_or(i64::MAX) * COST_PER_DOMAIN;
-    let credits_remaining = settle(&state, &key, hold, credits_cost).await?;
+    let credits_remaining = settle(state, &key, hold, credits_cost).await?;
     let domains = finished
         .into_iter()
         .map(|(_, domain, result)| match result {
@@ -506,7 +536,7 @@ async fn run(
             Err(e) => BulkEntry::failed(&domain, &e),
         })
         .collect();
-    Ok(Json(BulkResponse {
+    Ok(BulkResponse {
         success: true,
         total: list.total,
         domains,
@@ -515,7 +545,6 @@ async fn run(
         credits_remaining,
         checked_at: state.now(),
     })
-    .into_response())
 }
 
 /// Commits `credits` of `hold` (one ledger event, durable before the answer) and gives the rest

@@ -366,10 +366,20 @@ pub async fn perform(
         let credits_remaining = i64::from(ticket.remaining);
         return Ok(Checked { outcome, credits_cost: 0, credits_remaining, demo: Some(ticket) });
     };
+    keyed_check(state, &key, query).await
+}
+
+/// A check charged to `key` (the keyed half of [`perform`], also run by the MCP `check_domain`
+/// tool): parameters (400) → domain (400) → credits (429) → [`evaluate`] → commit.
+///
+/// # Errors
+/// 400 bad input, 429 credits, 502 no definitive verdict (nothing charged).
+pub async fn keyed_check(state: &AppState, key: &KeyRecord, query: &CheckQuery) -> Result<Checked, ApiError> {
+    let input = required(&query.domain, "domain")?;
     let options = CheckOptions::from_query(query)?;
     let domain = parse_domain(state, input)?;
-    let reservation = state.credits().reserve(&key, "check", CHECK_COST, state.now()).await?;
-    let outcome = evaluate(state, &key, domain, &options).await?;
+    let reservation = state.credits().reserve(key, "check", CHECK_COST, state.now()).await?;
+    let outcome = evaluate(state, key, domain, &options).await?;
     let credits_remaining = reservation.commit().await?;
     Ok(Checked { outcome, credits_cost: CHECK_COST, credits_remaining, demo: None })
 }

@@ -7,7 +7,8 @@
 //!
 //! Routes that accept demo mode (spec §5.6) use [`key_or_demo`]: without a `client_key` the
 //! request reaches the handler with no [`Keyed`] extension and the handler applies the demo rules.
-//! Every other metered route uses [`require_key`]. Handlers read the admitted key with the
+//! Every other metered route uses [`require_key`]; the MCP endpoint uses [`require_key_or_bearer`],
+//! which also takes the key from `Authorization: Bearer`. Handlers read the admitted key with the
 //! [`Keyed`] extractor (or `Option<Keyed>` on demo-capable routes).
 
 use std::sync::Arc;
@@ -35,19 +36,45 @@ pub async fn require_key(State(state): State<AppState>, req: Request, next: Next
     prelude(state, req, next, false).await
 }
 
+/// Middleware for the MCP endpoint (`/mcp`): as [`require_key`], the key also accepted as
+/// `Authorization: Bearer <key>` (MCP clients configure headers more easily than URLs). A
+/// `client_key` in the query string wins over the header.
+pub async fn require_key_or_bearer(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let bearer = bearer(req.headers());
+    prelude_with(state, req, next, false, bearer).await
+}
+
+/// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), if any.
+fn bearer(headers: &axum::http::HeaderMap) -> Option<String> {
+    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_owned())
+}
+
 /// Middleware for routes that fall back to demo mode when `client_key` is absent and demo mode
 /// is enabled (the check and the front-page form).
 pub async fn key_or_demo(State(state): State<AppState>, req: Request, next: Next) -> Response {
     prelude(state, req, next, true).await
 }
 
-async fn prelude(state: AppState, mut req: Request, next: Next, demo_allowed: bool) -> Response {
+async fn prelude(state: AppState, req: Request, next: Next, demo_allowed: bool) -> Response {
+    prelude_with(state, req, next, demo_allowed, None).await
+}
+
+async fn prelude_with(
+    state: AppState,
+    mut req: Request,
+    next: Next,
+    demo_allowed: bool,
+    bearer: Option<String>,
+) -> Response {
     // Per-address limit first: a flood of made-up keys must not become a key lookup each.
     if let Err(e) = state.ip_limiter().check(&ClientAddr::from_parts(req.headers(), req.extensions())) {
         return e.into_response();
     }
     let params = Params::parse(req.uri().query());
-    let Some(presented) = params.get("client_key") else {
+    let Some(presented) = params.get("client_key").or(bearer.as_deref()) else {
         if demo_allowed && state.demo().enabled() {
             return next.run(req).await;
         }

@@ -241,6 +241,12 @@ fn info(state: &AppState, tld: &str, entry: &TldEntry) -> TldInfo {
     }
 }
 
+/// The `GET /v1/tlds` body (JSON [`TldList`]), built once per process and shared by the route
+/// and the MCP `list_tlds` tool.
+pub fn listing(state: &AppState) -> bytes::Bytes {
+    state.tld_listing(build_listing)
+}
+
 fn build_listing(state: &AppState) -> bytes::Bytes {
     let tlds: Vec<TldInfo> =
         state.book().catalogue().entries().filter(|e| e.is_supported()).map(|e| info(state, &e.suffix, e)).collect();
@@ -276,7 +282,7 @@ fn build_listing(state: &AppState) -> bytes::Bytes {
     )
 )]
 pub async fn list(State(state): State<AppState>) -> Response {
-    let body = state.tld_listing(build_listing);
+    let body = listing(&state);
     let mut response = ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response();
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(LISTING_CACHE_CONTROL));
     response
