@@ -231,6 +231,21 @@ call("get", "/v1/domains/suggest", params={**K, "keyword": "bitcoin", "tlds": ".
 call("get", "/v1/domains/suggest", params={**K, "keyword": "x"}, expect=400)
 call("get", "/v1/domains/suggest", params={**K}, expect=400)
 call("get", "/v1/domains/suggest", params={"client_key": "dsa_server_nope", "keyword": "pizza"}, expect=403)
+call("get", "/v1/domains/suggest", params={**K, "keyword": "kabul bakery", "tlds": ".com,.net,.dev", "limit": 5,
+                                            "verify": 2}, expect=200)
+call("get", "/v1/domains/suggest", params={**K, "keyword": "pizza", "limit": 5, "verify": 9}, expect=400)
+# --- MCP over Streamable HTTP: the JSON-RPC envelope of each answer, and the keyed prelude's refusals.
+MCP = {"Accept": "application/json, text/event-stream"}
+def rpc(n, method, params=None):
+    return {"jsonrpc": "2.0", "id": n, "method": method, **({"params": params} if params is not None else {})}
+call("post", "/mcp", params=K, headers=MCP, json_body=rpc(1, "initialize", {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "contract-live", "version": "1"}}),
+    expect=200)
+call("post", "/mcp", params=K, headers=MCP, json_body=rpc(2, "tools/list"), expect=200)
+call("post", "/mcp", params=K, headers=MCP,
+     json_body=rpc(3, "tools/call", {"name": "check_domain", "arguments": {"domain": "example.com"}}), expect=200)
+call("post", "/mcp", params={"client_key": "dsa_server_nope"}, headers=MCP, json_body=rpc(4, "tools/list"), expect=403)
+call("post", "/mcp", headers=MCP, json_body=rpc(5, "tools/list"), expect=400)
 call("get", "/v1/tlds", expect=200)
 for tld in [".com", "com.af", ".co.uk", ".gov.af"]:
     call("get", f"/v1/tlds/{tld}", template="/v1/tlds/{tld}")

@@ -41,7 +41,8 @@ use tools::ToolError;
 /// What the agent is told at `initialize` about using these tools.
 const INSTRUCTIONS: &str = "Domain name availability from the registries themselves. Never guess whether a \
 domain is free: check it with `check_domain` (one name) or `check_domains` (up to 10). `suggest_domains` \
-proposes names from a keyword but does not confirm them. Calls cost credits from the key's monthly allowance \
+proposes names from a keyword; with `verify` it also confirms some with the registry (only those marked \
+`available: true` are known to be free). Calls cost credits from the key's monthly allowance \
 (each tool's description says how many); an error result says why a call failed and costs nothing.";
 
 /// How a tool call finds its key.

@@ -8,7 +8,7 @@
 //! | `check_domains` | `GET /v1/domains/bulk` | [`bulk::check_list`] | 1 per name with a definitive answer |
 //! | `whois` | `GET /v1/whois` | [`whois::whois`] | 2 |
 //! | `dns_records` | `GET /v1/dns` | [`dns::dns`] | 1 |
-//! | `suggest_domains` | `GET /v1/domains/suggest` | [`suggest::suggest`] | 5 (+5 with `check`) |
+//! | `suggest_domains` | `GET /v1/domains/suggest` | [`suggest::suggest`] | 5 (+1 per name `verify` confirmed, +5 with `check`) |
 //! | `list_tlds` | `GET /v1/tlds` | [`tlds::listing`] | free |
 //!
 //! The arguments are typed JSON (numbers, booleans, arrays); each tool turns them into the REST
@@ -139,6 +139,11 @@ pub struct SuggestArgs {
     /// `true` adds a quick DNS hint per name (`likely_available`; unconfirmed: confirm with
     /// `check_domain` before recommending a name). 5 more credits.
     pub check: Option<bool>,
+    /// Confirm names with the registry until this many (1 to `limit`) are known to be free: the
+    /// confirmed names come first with `available: true` and their verdict; `verification` says
+    /// how many were confirmed and tried. 1 more credit per confirmed name.
+    #[schemars(range(min = 1, max = 20))]
+    pub verify: Option<u32>,
 }
 
 impl SuggestArgs {
@@ -152,6 +157,7 @@ impl SuggestArgs {
             tlds: self.tlds.as_ref().map(|t| t.join(",")),
             limit: self.limit.map(|n| n.to_string()),
             check: self.check.map(|c| flag(c).to_owned()),
+            verify: self.verify.map(|n| n.to_string()),
             ..suggest::SuggestQuery::default()
         }
     }
@@ -247,10 +253,12 @@ credit.",
         name: "suggest_domains",
         title: "Suggest domain names",
         description: "Up to 20 domain names built from a keyword: the keyword under each TLD asked, its words \
-hyphenated or shortened, common prefixes and suffixes. Suggestions are NOT checked with the registry: confirm a \
-name with `check_domain` (or several with `check_domains`) before recommending it. With `check: true` each name \
-gets a quick DNS hint (`likely_available`), still unconfirmed. Costs 5 credits, plus 5 when `check` produced \
-hints.",
+hyphenated or shortened, common prefixes and suffixes. Without `verify` the suggestions are NOT checked with the \
+registry: confirm a name with `check_domain` (or several with `check_domains`) before recommending it. With \
+`verify: N` the registry itself confirms names until N are free (or about 8 seconds pass): those come first \
+with `available: true`, and only they may be presented as available. With `check: true` each name gets a quick \
+DNS hint (`likely_available`), still unconfirmed. Costs 5 credits, plus 1 per name `verify` confirmed, plus 5 \
+when `check` produced hints.",
         input: rmcp::handler::server::common::schema_for_type::<SuggestArgs>,
         output: "SuggestResponse",
     },
