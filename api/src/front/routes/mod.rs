@@ -90,6 +90,15 @@ impl Params {
         Self(map)
     }
 
+    /// The first value of parameter `name` in a raw query string, trimmed; `None` when absent or
+    /// empty. The same answer as `Params::parse(raw).get(name)` without building the map (the
+    /// keyed prelude reads only `client_key`, on every metered request).
+    pub fn first(raw: Option<&str>, name: &str) -> Option<String> {
+        let (_, value) = url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()).find(|(k, _)| k == name)?;
+        let value = value.trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
     /// A parameter, trimmed; `None` when absent or empty.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
