@@ -17,7 +17,7 @@ BIN=$(cargo bench -p dsa-tests --bench check_profile --no-run --message-format=j
 [ -x "$BIN" ] || { echo "check_profile bench binary not built" >&2; exit 1; }
 total() { sed -n 's/^summary: \([0-9]*\).*/\1/p' "$1"; }
 for target in none healthz check; do
-  PROFILE_TARGET=$target PROFILE_REQUESTS=$N DSA_LOG="${DSA_LOG:-warn}" \
+  PROFILE_TARGET=$target PROFILE_REQUESTS=$N \
     valgrind --tool=callgrind --callgrind-out-file="$OUT/$target.out" "$BIN" 2>"$OUT/$target.log" | tail -1
 done
 base=$(total "$OUT/none.out"); h=$(total "$OUT/healthz.out"); c=$(total "$OUT/check.out")

@@ -14,7 +14,8 @@
 //!
 //! Knobs (environment): `PROFILE_TARGET` (`check`, `healthz` or `none`), `PROFILE_REQUESTS`
 //! (default 5,000), `PROFILE_CONNECTIONS` (16: concurrent connections, so the ledger's group
-//! commit batches as it does under load). The client is a bare HTTP/1.1 writer of pre-built
+//! commit batches as it does under load), `DSA_LOG` (the `dsa` binary's log filter, default
+//! `info`). The client is a bare HTTP/1.1 writer of pre-built
 //! requests, so its own cost is the same small amount for every target.
 
 use std::sync::Arc;
@@ -39,6 +40,9 @@ fn main() -> anyhow::Result<()> {
 
 async fn run() -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    // Logs as the `dsa` binary sets them up (`DSA_LOG`, default `info`): spans enabled at that
+    // level are part of a request's cost.
+    api::telemetry::init_logs();
     let target: String = env_or("PROFILE_TARGET", "check".to_owned());
     let requests: usize = env_or("PROFILE_REQUESTS", 5_000);
     let connections: usize = env_or("PROFILE_CONNECTIONS", 16);

@@ -416,8 +416,10 @@ impl Dialect for Sqlite {
                     row.try_get::<i64, _>("credits")?;
             }
             if !usage.is_empty() {
-                let usage: Vec<serde_json::Value> =
-                    usage.into_iter().map(|((key_id, period), used)| serde_json::json!([key_id, period, used])).collect();
+                let usage: Vec<serde_json::Value> = usage
+                    .into_iter()
+                    .map(|((key_id, period), used)| serde_json::json!([key_id, period, used]))
+                    .collect();
                 sqlx::query(
                     "INSERT INTO key_usage (key_id, period, used) \
                      SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each($1) WHERE true \
