@@ -124,3 +124,30 @@ impl Params {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Params;
+
+    /// The prelude's single-parameter scan answers as the map does: first value wins, trimmed,
+    /// empty is absent, percent-decoded.
+    #[test]
+    fn first_matches_the_parsed_map() {
+        for raw in [
+            None,
+            Some(""),
+            Some("client_key=abc"),
+            Some("domain=x.com&client_key=%20abc%20"),
+            Some("client_key=&client_key=abc"),
+            Some("client_key=one&client_key=two"),
+            Some("client_key=a%2Bb+c"),
+            Some("client_keyx=1&xclient_key=2"),
+        ] {
+            assert_eq!(
+                Params::first(raw, "client_key").as_deref(),
+                Params::parse(raw).get("client_key"),
+                "{raw:?}"
+            );
+        }
+    }
+}
