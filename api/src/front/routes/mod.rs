@@ -143,11 +143,7 @@ mod tests {
             Some("client_key=a%2Bb+c"),
             Some("client_keyx=1&xclient_key=2"),
         ] {
-            assert_eq!(
-                Params::first(raw, "client_key").as_deref(),
-                Params::parse(raw).get("client_key"),
-                "{raw:?}"
-            );
+            assert_eq!(Params::first(raw, "client_key").as_deref(), Params::parse(raw).get("client_key"), "{raw:?}");
         }
     }
 }
