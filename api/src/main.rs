@@ -12,12 +12,6 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command};
 
-/// mimalloc instead of the system allocator: it returns the memory of freed pages to the system
-/// after a short delay, so a front's RSS comes back down after a flood of requests (with glibc's
-/// malloc it stayed at its peak; measured with the check bench's flood mode, issue 29).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     api::telemetry::init_logs();
