@@ -43,6 +43,11 @@
 //! "available" answer by protocol, the extra ones consensus adds, and the mean/p50/p99 latency
 //! with the on/off ratio.
 //!
+//! A standalone charge is durable in SQLite (`synchronous = FULL`) before its answer, so each
+//! cached check waits for one disk sync (shared by the batch of charges committed together):
+//! the run prints that sync's latency and the closed-loop ceiling it sets (connections / sync
+//! time); `BENCH_DB_DIR=/dev/shm` puts the SQLite file on tmpfs to measure the CPU cost alone.
+//!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
 //! `BENCH_MODES` (`standalone,fleet,consensus`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
 //! the server's 2-minute fsync interval, to measure the cost of syncing every write). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
@@ -204,7 +209,10 @@ fn unlimited(settings: &mut Settings) {
 }
 
 async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<Figures> {
-    let db = std::env::temp_dir().join(format!("dsa-bench-{}.db", uuid::Uuid::now_v7()));
+    // `BENCH_DB_DIR=/dev/shm`: the SQLite file on tmpfs, where a commit's fsync costs nothing,
+    // to tell the CPU cost of a check from the disk's commit latency (see `run`).
+    let dir: std::path::PathBuf = env_or("BENCH_DB_DIR", std::env::temp_dir());
+    let db = dir.join(format!("dsa-bench-{}.db", uuid::Uuid::now_v7()));
     let mut settings = Settings::default();
     settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
     settings.engine = dsa_tests::harness::sim_engine(sim);
@@ -219,8 +227,29 @@ async fn standalone(sim: &Simulator, secs: u64, connections: usize, rate: u64) -
     });
     let figures = drive(&format!("http://{addr}"), &keys, secs, connections, rate).await;
     server.abort();
-    let _ = std::fs::remove_file(&db);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
     figures
+}
+
+/// Mean time of `n` 4 KiB appends each followed by `fdatasync`, in the directory the standalone
+/// ledger's SQLite file is in: a charge is durable (`synchronous = FULL`) only after one such
+/// sync, so a closed loop of C connections cannot exceed C / (this + the commit's own work)
+/// cached checks a second, whatever the CPU.
+fn sync_latency(dir: &std::path::Path, n: u32) -> std::io::Result<Duration> {
+    use std::io::Write;
+    let path = dir.join(format!("dsa-bench-sync-{}", uuid::Uuid::now_v7()));
+    let mut file = std::fs::File::create(&path)?;
+    let started = Instant::now();
+    for _ in 0..n {
+        file.write_all(&[0u8; 4096])?;
+        file.sync_data()?;
+    }
+    let mean = started.elapsed() / n;
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    Ok(mean)
 }
 
 struct FleetFigures {
@@ -779,6 +808,17 @@ async fn run() -> anyhow::Result<()> {
     if modes.contains("standalone") {
         let f = standalone(&sim, secs, connections, rate).await?;
         report("standalone", &f);
+        let dir: std::path::PathBuf = env_or("BENCH_DB_DIR", std::env::temp_dir());
+        if let Ok(sync) = sync_latency(&dir, 50) {
+            println!(
+                "standalone ledger disk ({}): 4 KiB write + fdatasync {:.2} ms → at most {:.0} durable charges/s per connection, \
+                 {:.0}/s over {connections} connections in a closed loop (BENCH_DB_DIR=/dev/shm: no disk wait)",
+                dir.display(),
+                ms(sync),
+                1.0 / sync.as_secs_f64().max(1e-9),
+                connections as f64 / sync.as_secs_f64().max(1e-9)
+            );
+        }
         standalone_closed = Some(f.closed);
     }
     if modes.contains("flood") {

@@ -7,7 +7,8 @@
 //! `BENCH_REQUESTS` (default 100) sequential requests of each shape and prints the p50/p90:
 //! * one type (`types=A`): the floor, one round trip plus dsa's own work;
 //! * four types (`types=A,MX,NS,TXT`, the default set): asked in parallel, so ≈ one round trip;
-//! * a CNAME chain (`www` → `alias` → `web`, type A): the resolver's answer carries the chain.
+//! * a CNAME chain (`www` → `alias` → `web`, type A): the resolver's answer carries the chain;
+//! * MX, NS and TXT alone, so that a type slower than the others shows by itself.
 //!
 //! Targets (issue "WHOIS and DNS end to end"): p50 ≤ RTT + 2 ms, and four types ≈ one round trip.
 //! The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`) and Postgres (`DSA_TEST_PG_URL`);
@@ -23,10 +24,14 @@ use dsa_tests::harness::bench::{env_or, ms, percentile};
 use dsa_tests::sim::{Knobs, Latency, Scenario, Simulator};
 
 /// The request shapes measured: label, domain, types.
-const SHAPES: [(&str, &str, &str); 3] = [
+const SHAPES: [(&str, &str, &str); 6] = [
     ("1 type (A)", "example.com", "A"),
     ("4 types (A,MX,NS,TXT)", "example.com", "A,MX,NS,TXT"),
     ("CNAME chain (www, A)", "www.example.com", "A"),
+    // Each of the other three alone: a slow type would show here, not hide in the four.
+    ("1 type (MX)", "example.com", "MX"),
+    ("1 type (NS)", "example.com", "NS"),
+    ("1 type (TXT)", "example.com", "TXT"),
 ];
 
 /// Settings shared by both modes: no limits in the way, the resolver's cache off.

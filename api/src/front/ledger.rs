@@ -204,7 +204,7 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
         if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
             return;
         }
-        let events: Vec<LedgerEvent> = batch.iter().map(|p: &Pending| p.event.clone()).collect();
+        let (events, waiting): (Vec<LedgerEvent>, Vec<_>) = batch.drain(..).map(|p: Pending| (p.event, p.done)).unzip();
         // Never dropped: a charge confirmed to nobody yet may have been answered 200 after a
         // timeout, so the batch is retried until the store takes it.
         let applied = (|| store.apply_ledger(events.clone()))
@@ -215,8 +215,8 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
             .await
             .unwrap_or(0);
         metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
-        for pending in batch.drain(..) {
-            let _ = pending.done.send(Ok(()));
+        for done in waiting {
+            let _ = done.send(Ok(()));
         }
     }
 }

@@ -274,24 +274,30 @@ impl AppState {
     /// [`STALE_KEY_MAX_AGE_SECS`] (a key it has seen is served from its last record).
     pub async fn key(&self, presented: &str) -> Result<Arc<KeyRecord>, ApiError> {
         let hash = hash_key(presented);
-        let found = if self.key_store_down() {
-            // While the store is known to be down, don't make every request wait for it: a fresh
-            // cache entry, else the last record read, else a fast 503.
-            match self.inner.keys.get(&hash).await {
-                Some(found) => Ok(found),
-                None => Err(Arc::new(anyhow::anyhow!("key store marked unreachable"))),
-            }
+        // A cache hit (every request of a known key but one each `KEY_CACHE_TTL_SECS`) costs one
+        // read: the last-record store below is written only when the store is read.
+        let found = if let Some(found) = self.inner.keys.get(&hash).await {
+            Ok(found)
+        } else if self.key_store_down() {
+            // While the store is known to be down, don't make every request wait for it: the
+            // last record read, else a fast 503.
+            Err(Arc::new(anyhow::anyhow!("key store marked unreachable")))
         } else {
-            let store = self.inner.store.clone();
+            let (store, known) = (self.inner.store.clone(), self.inner.known_keys.clone());
             let lookup_hash = hash.clone();
             let found = self
                 .inner
                 .keys
                 .try_get_with(hash.clone(), async move {
-                    match tokio::time::timeout(KEY_LOOKUP_TIMEOUT, store.find_key(&lookup_hash)).await {
-                        Ok(found) => found.map(|k| k.map(Arc::new)),
-                        Err(_) => Err(anyhow::anyhow!("no answer within {} s", KEY_LOOKUP_TIMEOUT.as_secs())),
+                    let found = match tokio::time::timeout(KEY_LOOKUP_TIMEOUT, store.find_key(&lookup_hash)).await {
+                        Ok(found) => found?.map(Arc::new),
+                        Err(_) => anyhow::bail!("no answer within {} s", KEY_LOOKUP_TIMEOUT.as_secs()),
+                    };
+                    match &found {
+                        Some(key) => known.insert(lookup_hash, key.clone()).await,
+                        None => known.invalidate(&lookup_hash).await,
                     }
+                    Ok(found)
                 })
                 .await;
             if found.is_err() {
@@ -300,13 +306,7 @@ impl AppState {
             found
         };
         let found = match found {
-            Ok(found) => {
-                match &found {
-                    Some(key) => self.inner.known_keys.insert(hash, key.clone()).await,
-                    None => self.inner.known_keys.invalidate(&hash).await,
-                }
-                found
-            }
+            Ok(found) => found,
             Err(e) => match self.inner.known_keys.get(&hash).await {
                 Some(stale) => {
                     tracing::warn!(error = %e, key_id = %stale.id, "key store unreachable; serving the last record read");

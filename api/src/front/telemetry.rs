@@ -62,14 +62,61 @@ pub async fn request_id(mut request: axum::extract::Request, next: axum::middlew
 /// `dsa_http_request_seconds{route}` (the matched route, never the raw path or query, so client
 /// keys and domains stay out of metric labels).
 pub async fn record_request(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
-    let route = request
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let route = request.extensions().get::<axum::extract::MatchedPath>().cloned();
     let started = std::time::Instant::now();
     let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    metrics::counter!("dsa_http_requests_total", "route" => route.clone(), "status" => status).increment(1);
-    metrics::histogram!("dsa_http_request_seconds", "route" => route).record(started.elapsed().as_secs_f64());
+    let route = route.as_ref().map_or("unmatched", |p| p.as_str());
+    let metrics = RouteMetrics::of(route);
+    metrics.requests(response.status()).increment(1);
+    metrics.seconds.record(started.elapsed().as_secs_f64());
     response
+}
+
+/// The metric handles of one route, made once: building a labelled metric's key (label strings,
+/// hashing, the registry's look-up) on every request cost more than the increment itself.
+struct RouteMetrics {
+    route: String,
+    seconds: metrics::Histogram,
+    /// One counter per status answered; few statuses per route, so a list.
+    by_status: std::sync::RwLock<Vec<(u16, metrics::Counter)>>,
+}
+
+impl RouteMetrics {
+    /// The handles of `route` (a matched route pattern or `unmatched`: a bounded set).
+    fn of(route: &str) -> std::sync::Arc<RouteMetrics> {
+        type Routes = std::sync::RwLock<Vec<std::sync::Arc<RouteMetrics>>>;
+        static ROUTES: OnceLock<Routes> = OnceLock::new();
+        let routes = ROUTES.get_or_init(Default::default);
+        let read = |r: &[std::sync::Arc<RouteMetrics>]| r.iter().find(|m| m.route == route).cloned();
+        if let Some(m) = read(&routes.read().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+            return m;
+        }
+        let mut routes = routes.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = read(&routes) {
+            return m;
+        }
+        let m = std::sync::Arc::new(RouteMetrics {
+            route: route.to_owned(),
+            seconds: metrics::histogram!("dsa_http_request_seconds", "route" => route.to_owned()),
+            by_status: Default::default(),
+        });
+        routes.push(m.clone());
+        m
+    }
+
+    /// The `dsa_http_requests_total` counter of this route and `status`.
+    fn requests(&self, status: axum::http::StatusCode) -> metrics::Counter {
+        let code = status.as_u16();
+        let find = |l: &[(u16, metrics::Counter)]| l.iter().find(|(c, _)| *c == code).map(|(_, m)| m.clone());
+        if let Some(c) = find(&self.by_status.read().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+            return c;
+        }
+        let mut list = self.by_status.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = find(&list) {
+            return c;
+        }
+        let counter = metrics::counter!("dsa_http_requests_total", "route" => self.route.clone(), "status" => status.as_str().to_owned());
+        list.push((code, counter.clone()));
+        counter
+    }
 }

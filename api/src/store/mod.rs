@@ -374,34 +374,60 @@ impl Dialect for Sqlite {
 
     fn apply_ledger(pool: &SqlitePool, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(async move {
+            if events.is_empty() {
+                return Ok(0);
+            }
+            // The whole batch in two statements of fixed text (prepared once, cached by sqlx),
+            // whatever its size: the events go in as one JSON array unnested by `json_each`, not
+            // as two statements per event (each a round trip to sqlx's SQLite thread: the
+            // standalone ledger writer's main cost under load, issue 29). ON CONFLICT skips an
+            // event already applied, or repeated in the batch; RETURNING gives the rows inserted,
+            // whose credits alone go to the usage.
+            let rows: Vec<serde_json::Value> = events
+                .iter()
+                .map(|e| {
+                    Ok(serde_json::json!({
+                        "event_id": e.event_id.to_string(),
+                        "key_id": e.key_id,
+                        "period": e.period,
+                        "endpoint": e.endpoint,
+                        "credits": e.credits,
+                        "charged_at": Self::instant(e.charged_at)?,
+                        "front": e.front,
+                    }))
+                })
+                .collect::<anyhow::Result<_>>()?;
             let mut tx = pool.begin().await?;
-            let mut applied = 0;
-            for e in &events {
-                let inserted = sqlx::query(
-                    "INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at, front) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (event_id) DO NOTHING",
+            // `WHERE true`: without a WHERE, SQLite would read ON CONFLICT as a join's (SQLite
+            // manual, "INSERT", parsing ambiguity).
+            let inserted = sqlx::query(
+                "INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at, front) \
+                 SELECT value ->> 'event_id', value ->> 'key_id', value ->> 'period', value ->> 'endpoint', \
+                 value ->> 'credits', value ->> 'charged_at', value ->> 'front' FROM json_each($1) WHERE true \
+                 ON CONFLICT (event_id) DO NOTHING RETURNING key_id, period, credits",
+            )
+            .bind(serde_json::Value::Array(rows).to_string())
+            .fetch_all(&mut *tx)
+            .await?;
+            let applied = inserted.len() as u64;
+            let mut usage: std::collections::BTreeMap<(String, String), i64> = std::collections::BTreeMap::new();
+            for row in &inserted {
+                *usage.entry((row.try_get("key_id")?, row.try_get("period")?)).or_default() +=
+                    row.try_get::<i64, _>("credits")?;
+            }
+            if !usage.is_empty() {
+                let usage: Vec<serde_json::Value> = usage
+                    .into_iter()
+                    .map(|((key_id, period), used)| serde_json::json!([key_id, period, used]))
+                    .collect();
+                sqlx::query(
+                    "INSERT INTO key_usage (key_id, period, used) \
+                     SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each($1) WHERE true \
+                     ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
                 )
-                .bind(e.event_id.to_string())
-                .bind(&e.key_id)
-                .bind(&e.period)
-                .bind(&e.endpoint)
-                .bind(e.credits)
-                .bind(Self::instant(e.charged_at)?)
-                .bind(&e.front)
+                .bind(serde_json::Value::Array(usage).to_string())
                 .execute(&mut *tx)
                 .await?;
-                if inserted.rows_affected() == 1 {
-                    applied += 1;
-                    sqlx::query(
-                        "INSERT INTO key_usage (key_id, period, used) VALUES ($1, $2, $3) \
-                         ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
-                    )
-                    .bind(&e.key_id)
-                    .bind(&e.period)
-                    .bind(e.credits)
-                    .execute(&mut *tx)
-                    .await?;
-                }
             }
             tx.commit().await?;
             Ok(applied)
@@ -1142,5 +1168,75 @@ mod tests {
         sqlite.pool().close().await;
         let failed = store.settle(vec![charge(&key.id)]).await;
         assert!(matches!(failed, Err(SettleError::Unavailable(_))), "{failed:?}");
+    }
+
+    /// The standalone ledger's batch (two statements over `json_each`, issue 29) applies each
+    /// event once: a redelivered batch and duplicates inside one settle nothing twice, each
+    /// period has its own usage row, a batch naming an unknown key fails whole, and the stored
+    /// row keeps every field.
+    #[tokio::test]
+    async fn sqlite_ledger_batches_apply_each_event_once() {
+        let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        store.migrate().await.expect("migrate");
+        let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
+        let new = NewKey {
+            key_hash,
+            kind: KeyKind::Server,
+            plan: Plan::Free,
+            pricing_enabled: false,
+            show_purchase_button: false,
+            default_commission_percent: None,
+            purchase_url: None,
+            allowed_origins: Vec::new(),
+            label: String::new(),
+        };
+        let key = store.create_key(new).await.expect("key");
+        let period = "2026-11";
+        let event = |credits: i64, endpoint: &str| LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key.id.clone(),
+            period: period.into(),
+            endpoint: endpoint.into(),
+            credits,
+            charged_at: OffsetDateTime::now_utc(),
+            front: "front-1".into(),
+            request_id: None,
+        };
+        assert_eq!(store.apply_ledger(Vec::new()).await.expect("empty"), 0);
+        let batch: Vec<_> = (1..=10).map(|i| event(i, "check")).collect();
+        assert_eq!(store.apply_ledger(batch.clone()).await.expect("apply"), 10);
+        assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 55);
+        assert_eq!(store.apply_ledger(batch.clone()).await.expect("replay"), 0, "a redelivery");
+        assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 55);
+
+        let fresh: Vec<_> = (0..3).map(|_| event(100, "whois")).collect();
+        let mut mixed = vec![fresh[0].clone(), fresh[0].clone(), batch[3].clone()];
+        mixed.extend([fresh[1].clone(), fresh[2].clone(), fresh[1].clone()]);
+        assert_eq!(store.apply_ledger(mixed).await.expect("mixed"), 3);
+        assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 355);
+        assert_eq!(store.ledger_count(&key.id, period).await.expect("count"), 13);
+
+        let mut next = event(7, "check");
+        next.period = "2026-12".into();
+        assert_eq!(store.apply_ledger(vec![next]).await.expect("next month"), 1);
+        assert_eq!(store.settled_usage(&key.id, "2026-12").await.expect("usage"), 7);
+        assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 355);
+
+        let mut ghost = event(1, "check");
+        ghost.key_id = "no-such-key".into();
+        assert!(store.apply_ledger(vec![event(1, "check"), ghost]).await.is_err(), "an unknown key fails the batch");
+        assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 355);
+
+        let one = event(3, "dns");
+        store.apply_ledger(vec![one.clone()]).await.expect("one");
+        let row: (String, String, String, i64, String, String) = sqlx::query_as(
+            "SELECT key_id, period, endpoint, credits, charged_at, front FROM ledger_entries WHERE event_id = $1",
+        )
+        .bind(one.event_id.to_string())
+        .fetch_one(&store.pool)
+        .await
+        .expect("row");
+        let at = Sqlite::instant(one.charged_at).expect("instant");
+        assert_eq!(row, (key.id.clone(), period.to_owned(), "dns".to_owned(), 3, at, "front-1".to_owned()));
     }
 }

@@ -226,14 +226,20 @@ pub async fn evaluate(
     } else {
         None
     };
-    let key_url = key.purchase_url.as_deref().and_then(|u| CheckoutUrl::parse(u).ok());
+    // Spec §4.1: pricing disabled for the key → no pricing and no purchase.
+    let show_purchase_button = key.show_purchase_button && key.pricing_enabled;
+    // The key's URL is parsed only when a button can be shown (an available name).
+    let key_url = if available && show_purchase_button {
+        key.purchase_url.as_deref().and_then(|u| CheckoutUrl::parse(u).ok())
+    } else {
+        None
+    };
     let inputs = PurchaseInputs {
         redirect_url: options.redirect_url.as_ref(),
         redirect_checkout: options.redirect_checkout,
         platform_checkout: state.platform_checkout(),
         key_purchase_url: key_url.as_ref(),
-        // Spec §4.1: pricing disabled for the key → no pricing and no purchase.
-        show_purchase_button: key.show_purchase_button && key.pricing_enabled,
+        show_purchase_button,
     };
     let purchase = resolve_purchase(&inputs, available, domain.as_str(), domain.sld(), &domain.tld());
     Ok(CheckOutcome { domain, verdict, cached, stale_age_secs, pricing, purchase })

@@ -73,14 +73,13 @@ async fn prelude_with(
     if let Err(e) = state.ip_limiter().check(&ClientAddr::from_parts(req.headers(), req.extensions())) {
         return e.into_response();
     }
-    let params = Params::parse(req.uri().query());
-    let Some(presented) = params.get("client_key").or(bearer.as_deref()) else {
+    let Some(presented) = Params::first(req.uri().query(), "client_key").or(bearer) else {
         if demo_allowed && state.demo().enabled() {
             return next.run(req).await;
         }
         return ApiError::Missing("client_key").into_response();
     };
-    let key = match state.key(presented).await {
+    let key = match state.key(&presented).await {
         Ok(key) => key,
         Err(e) => return e.into_response(),
     };

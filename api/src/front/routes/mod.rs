@@ -101,6 +101,15 @@ impl Params {
         Self(map)
     }
 
+    /// The first value of parameter `name` in a raw query string, trimmed; `None` when absent or
+    /// empty. The same answer as `Params::parse(raw).get(name)` without building the map (the
+    /// keyed prelude reads only `client_key`, on every metered request).
+    pub fn first(raw: Option<&str>, name: &str) -> Option<String> {
+        let (_, value) = url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()).find(|(k, _)| k == name)?;
+        let value = value.trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    }
+
     /// A parameter, trimmed; `None` when absent or empty.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
@@ -123,6 +132,29 @@ impl Params {
             None | Some("0") | Some("false") => Ok(false),
             Some("1") | Some("true") => Ok(true),
             Some(other) => Err(ApiError::BadRequest(format!("{name} must be 0 or 1, not {other:?}."))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Params;
+
+    /// The prelude's single-parameter scan answers as the map does: first value wins, trimmed,
+    /// empty is absent, percent-decoded.
+    #[test]
+    fn first_matches_the_parsed_map() {
+        for raw in [
+            None,
+            Some(""),
+            Some("client_key=abc"),
+            Some("domain=x.com&client_key=%20abc%20"),
+            Some("client_key=&client_key=abc"),
+            Some("client_key=one&client_key=two"),
+            Some("client_key=a%2Bb+c"),
+            Some("client_keyx=1&xclient_key=2"),
+        ] {
+            assert_eq!(Params::first(raw, "client_key").as_deref(), Params::parse(raw).get("client_key"), "{raw:?}");
         }
     }
 }
