@@ -180,7 +180,12 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     share_routing(&book, &js, &names).await;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
     let (ledger_tx, ledger_rx) = crate::front::ledger::queue(crate::front::ledger::QUEUE_CAPACITY);
-    let forwarder = tokio::spawn(crate::front::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
+    let forwarder = tokio::spawn(crate::front::ledger::forward(
+        js.clone(),
+        names.ledger_charge.clone(),
+        Some(store.clone()),
+        ledger_rx,
+    ));
     // The settlement lag as the stream sees it, exported by every front (the ledger consumer may
     // be the one that is down).
     tokio::spawn(crate::front::ledger::watch_unsettled(js.clone(), names.ledger_stream.clone(), UNSETTLED_WATCH));

@@ -187,10 +187,11 @@ impl NatsCluster {
                 .map(|(_, p)| format!("nats-route://127.0.0.1:{p}"))
                 .collect();
             let text = format!(
-                "server_name: n{}\nlisten: 127.0.0.1:{}\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n\
+                "server_name: n{}\nlisten: 127.0.0.1:{}\nlog_file: \"{}\"\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n\
                  cluster {{\n  name: {cluster}\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n{extra}",
                 i + 1,
                 client_ports[i],
+                dir.join("nats.log").display(),
                 dir.join("js").display(),
                 route_ports[i],
                 routes.join(", ")
@@ -203,6 +204,27 @@ impl NatsCluster {
         }
         let cluster = Self { nodes };
         cluster.wait_for_jetstream(Duration::from_secs(30)).await;
+        // A meta leader may know fewer peers than the cluster has for a moment: placing a stream
+        // on every node is what the fleet needs, so wait until that works.
+        let size = cluster.nodes.len();
+        let client = async_nats::connect(cluster.nodes.iter().map(NatsServer::url).collect::<Vec<_>>())
+            .await
+            .expect("connect to the cluster");
+        let js = async_nats::jetstream::new(client);
+        let placed = wait_until(Duration::from_secs(30), || {
+            let js = js.clone();
+            async move {
+                let probe = async_nats::jetstream::stream::Config {
+                    name: "dsa_placement_probe".into(),
+                    subjects: vec!["dsa.placement.probe".into()],
+                    num_replicas: size,
+                    ..Default::default()
+                };
+                js.get_or_create_stream(probe).await.is_ok() && js.delete_stream("dsa_placement_probe").await.is_ok()
+            }
+        })
+        .await;
+        assert!(placed, "the cluster never placed a stream on all {size} nodes");
         cluster
     }
 
@@ -235,6 +257,12 @@ impl NatsCluster {
 impl Drop for NatsServer {
     fn drop(&mut self) {
         self.kill();
+        // `DSA_TEST_KEEP_NATS=1` keeps the store and log (a cluster node's `nats.log`) to read
+        // after a failure.
+        if std::env::var_os("DSA_TEST_KEEP_NATS").is_some() {
+            eprintln!("[nats] kept {}", self.dir.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -41,11 +41,28 @@ struct Seen {
     no_answer: i64,
 }
 
-/// The load's shared view: when each front last answered 200 to a request it was sent (the
-/// send time, milliseconds since the run's start).
+/// The probes' shared view: when each front last answered 200 to a probe (the probe's send
+/// time, milliseconds since the run's start), for a cached name and for a name never asked.
 struct Progress {
     epoch: Instant,
-    last_ok_sent_ms: Vec<AtomicU64>,
+    cached_ok_sent_ms: Vec<AtomicU64>,
+    fresh_ok_sent_ms: Vec<AtomicU64>,
+}
+
+/// Longest time until a name never asked before is answered again after a node is killed: the
+/// jobs stream's (or its consumer's) new leader is elected 4–9 s after the loss.
+const FRESH_RECOVERY_LIMIT: Duration = Duration::from_secs(12);
+
+/// What a client of the load sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The closed loop: three cached checks, then one name never asked before.
+    Mixed,
+    /// A probe of cached checks every 20 ms (the clients of the closed loop can all be waiting
+    /// on fresh names, which says nothing about the cached path).
+    CachedProbe,
+    /// A probe of fresh names, one after the other.
+    FreshProbe,
 }
 
 impl Progress {
@@ -59,8 +76,12 @@ impl Progress {
 struct Run {
     seen: Seen,
     entries: i64,
-    /// Per kill: the node killed and how long until every front answered a check sent after it.
+    /// Per kill: the node killed and how long until every front answered a cached check sent
+    /// after it.
     recoveries: Vec<(usize, Duration)>,
+    /// Per kill: how long until every front answered a check of a fresh name (a job through the
+    /// jobs stream, a worker and the KV buckets) sent after it.
+    fresh_recoveries: Vec<Duration>,
 }
 
 /// Waits until every stream and consumer of the cluster has a leader and all its replicas
@@ -103,6 +124,27 @@ async fn wait_all_current(fleet: &Fleet, limit: Duration) -> bool {
     .await
 }
 
+/// `stream or consumer → leader` of every raft group of the fleet's streams (for the log: what a
+/// kill takes down).
+async fn leaders(fleet: &Fleet) -> Vec<(String, String)> {
+    use futures::TryStreamExt;
+    let js = fleet.jetstream().await;
+    let mut out = Vec::new();
+    let Ok(names) = js.stream_names().try_collect::<Vec<String>>().await else { return out };
+    for name in names {
+        let Ok(mut stream) = js.get_stream(&name).await else { continue };
+        if let Ok(info) = stream.info().await {
+            out.push((name.clone(), info.cluster.as_ref().and_then(|c| c.leader.clone()).unwrap_or_default()));
+        }
+        if let Ok(consumers) = stream.consumers().try_collect::<Vec<_>>().await {
+            for c in consumers {
+                out.push((format!("{name}/{}", c.name), c.cluster.and_then(|c| c.leader).unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
 /// Runs `kills` rounds on a three-node cluster with two fronts and two workers under a closed
 /// loop of checks (mostly cached names, one in four a name never asked before, so jobs, claims
 /// and verdicts cross the cluster too).
@@ -128,22 +170,30 @@ async fn kills_under_load(prefix: &str, kills: usize) -> Run {
 
     let progress = Arc::new(Progress {
         epoch: Instant::now(),
-        last_ok_sent_ms: bases.iter().map(|_| AtomicU64::new(0)).collect(),
+        cached_ok_sent_ms: bases.iter().map(|_| AtomicU64::new(0)).collect(),
+        fresh_ok_sent_ms: bases.iter().map(|_| AtomicU64::new(0)).collect(),
     });
     let stop = Arc::new(AtomicBool::new(false));
     let run = uuid::Uuid::now_v7().simple().to_string();
     let mut clients = tokio::task::JoinSet::new();
-    for client in 0..CLIENTS {
+    let plan = (0..CLIENTS)
+        .map(|c| (c, c % bases.len(), Mode::Mixed))
+        .chain((0..bases.len()).map(|f| (CLIENTS + f, f, Mode::CachedProbe)))
+        .chain((0..bases.len()).map(|f| (CLIENTS + bases.len() + f, f, Mode::FreshProbe)));
+    for (client, front, mode) in plan {
         let (http, stop, progress, key, run) = (http.clone(), stop.clone(), progress.clone(), key.clone(), run.clone());
-        let front = client % bases.len();
         let base = bases[front].clone();
         clients.spawn(async move {
             let mut seen = Seen::default();
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 n += 1;
-                let domain =
-                    if n % 4 == 0 { format!("cl-{}-{client}-{n}.com", &run[20..]) } else { CACHED.to_owned() };
+                let fresh = match mode {
+                    Mode::Mixed => n % 4 == 0,
+                    Mode::CachedProbe => false,
+                    Mode::FreshProbe => true,
+                };
+                let domain = if fresh { format!("cl-{}-{client}-{n}.com", &run[20..]) } else { CACHED.to_owned() };
                 let sent = Instant::now();
                 let url = format!("{base}/v1/domains/check?client_key={key}&domain={domain}");
                 match http.get(url).send().await {
@@ -155,7 +205,8 @@ async fn kills_under_load(prefix: &str, kills: usize) -> Run {
                             if body["credits_cost"].as_i64().unwrap_or(0) > 0 {
                                 seen.charged_ok += 1;
                             }
-                            progress.last_ok_sent_ms[front].fetch_max(progress.ms(sent), Ordering::Relaxed);
+                            let seen_ok = if fresh { &progress.fresh_ok_sent_ms } else { &progress.cached_ok_sent_ms };
+                            seen_ok[front].fetch_max(progress.ms(sent), Ordering::Relaxed);
                         } else if status != 502 && status != 503 {
                             eprintln!("[cluster] unexpected {status}: {body}");
                         }
@@ -166,27 +217,49 @@ async fn kills_under_load(prefix: &str, kills: usize) -> Run {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 }
+                if mode == Mode::CachedProbe {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
             }
             seen
         });
     }
 
     let mut recoveries = Vec::new();
+    let mut fresh_recoveries = Vec::new();
     for round in 0..kills {
         let node = round % fleet.nats_nodes();
         tokio::time::sleep(Duration::from_millis(700 + (round as u64 * 211) % 600)).await;
+        let led: Vec<String> = leaders(&fleet)
+            .await
+            .into_iter()
+            .filter(|(_, leader)| *leader == format!("n{}", node + 1))
+            .map(|(group, _)| group)
+            .collect();
+        println!("[cluster {prefix}] kill {}: node n{} leads {led:?}", round + 1, node + 1);
         fleet.nats_node_mut(node).kill();
         let killed = Instant::now();
         let killed_ms = progress.ms(killed);
-        let back = wait_until(Duration::from_secs(30), || {
+        let back = |seen_ok: fn(&Progress) -> &Vec<AtomicU64>| {
             let progress = progress.clone();
-            async move { progress.last_ok_sent_ms.iter().all(|t| t.load(Ordering::Relaxed) > killed_ms) }
-        })
-        .await;
+            wait_until(Duration::from_secs(30), move || {
+                let progress = progress.clone();
+                async move { seen_ok(&progress).iter().all(|t| t.load(Ordering::Relaxed) > killed_ms) }
+            })
+        };
+        let cached_back = back(|p| &p.cached_ok_sent_ms).await;
         let recovery = killed.elapsed();
-        println!("[cluster {prefix}] kill {} of node n{}: every front answered 200 again after {recovery:?}", round + 1, node + 1);
-        assert!(back, "round {round}: the fleet did not answer again within 30 s of killing node n{}", node + 1);
+        let fresh_back = back(|p| &p.fresh_ok_sent_ms).await;
+        let fresh_recovery = killed.elapsed();
+        println!(
+            "[cluster {prefix}] kill {} of node n{}: every front answered a cached check with 200 again after \
+             {recovery:?}, a fresh name after {fresh_recovery:?}",
+            round + 1,
+            node + 1
+        );
+        assert!(cached_back && fresh_back, "round {round}: the fleet did not answer again within 30 s of killing node n{}", node + 1);
         recoveries.push((node, recovery));
+        fresh_recoveries.push(fresh_recovery);
         // Down a little longer, then back; the next kill waits until it has caught up.
         tokio::time::sleep(Duration::from_millis(500)).await;
         fleet.nats_node_mut(node).resume().await;
@@ -211,15 +284,16 @@ async fn kills_under_load(prefix: &str, kills: usize) -> Run {
     let entries = settled(&store, &key_id, seen.charged_ok + warm_entries).await - warm_entries;
     fleet.stop().await;
     let worst = recoveries.iter().map(|(_, d)| *d).max().unwrap_or_default();
+    let fresh_worst = fresh_recoveries.iter().max().copied().unwrap_or_default();
     println!(
         "[cluster {prefix}] {kills} kills: statuses {:?}, charged 200s {}, ledger entries {entries}, no answer {}, \
-         recovery worst {worst:?}, each {:?}",
+         recovery (cached checks) worst {worst:?}, each {:?}; fresh names worst {fresh_worst:?}",
         seen.statuses,
         seen.charged_ok,
         seen.no_answer,
         recoveries.iter().map(|(n, d)| format!("n{}:{}ms", n + 1, d.as_millis())).collect::<Vec<_>>()
     );
-    Run { seen, entries, recoveries }
+    Run { seen, entries, recoveries, fresh_recoveries }
 }
 
 /// What every run must show.
@@ -234,6 +308,11 @@ fn assert_run(run: &Run) {
     );
     for (node, recovery) in &run.recoveries {
         assert!(*recovery <= RECOVERY_LIMIT, "the service took {recovery:?} to come back after node n{} died", node + 1);
+    }
+    // A fresh name needs the jobs stream and its consumer: when the lost node led either, no job
+    // moves until JetStream elects a new leader (4–9 s after the loss in nats-server's Raft).
+    for recovery in &run.fresh_recoveries {
+        assert!(*recovery <= FRESH_RECOVERY_LIMIT, "fresh names took {recovery:?} to be answered again after a kill");
     }
 }
 
