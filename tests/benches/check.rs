@@ -215,7 +215,13 @@ struct FleetFigures {
 
 /// The fleet on one nats-server (`nodes` = 1) or on a JetStream cluster of `nodes` servers on
 /// loopback, every stream and bucket with `min(nodes, 3)` replicas.
-async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64, nodes: usize) -> anyhow::Result<FleetFigures> {
+async fn fleet(
+    sim: &Simulator,
+    secs: u64,
+    connections: usize,
+    rate: u64,
+    nodes: usize,
+) -> anyhow::Result<FleetFigures> {
     use dsa_tests::harness::fleet::{self as harness, Front, NatsCluster, NatsServer, PgDatabase, Role};
     // `BENCH_NATS_SYNC=default`: the server's default fsync interval instead of the shipped
     // `sync_interval: always`, to measure what syncing every charge costs (one server only).
@@ -257,7 +263,7 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64, nodes:
         .fetch_one(&mut conn)
         .await?;
         let stream_empty = {
-            let client = async_nats::connect(nats.url()).await?;
+            let client = async_nats::connect(url.split(',').collect::<Vec<_>>()).await?;
             let js = async_nats::jetstream::new(client);
             let names = common::subjects::Names::with_prefix("bench");
             let mut c: async_nats::jetstream::consumer::PullConsumer = js
@@ -288,7 +294,7 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64, nodes:
 
     // Settling throughput: 50,000 events published at once.
     let key_id = store.find_key(&api::keys::hash_key(&keys[0])).await?.map(|k| k.id).unwrap_or_default();
-    let client = async_nats::connect(nats.url()).await?;
+    let client = async_nats::connect(url.split(',').collect::<Vec<_>>()).await?;
     let js = async_nats::jetstream::new(client);
     let names = common::subjects::Names::with_prefix("bench");
     let total = 50_000;

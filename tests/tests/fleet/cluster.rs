@@ -14,8 +14,8 @@
 //! --ignored --nocapture`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use api::keys::Plan;
@@ -189,7 +189,7 @@ async fn kills_under_load(prefix: &str, kills: usize) -> Run {
             while !stop.load(Ordering::Relaxed) {
                 n += 1;
                 let fresh = match mode {
-                    Mode::Mixed => n % 4 == 0,
+                    Mode::Mixed => n.is_multiple_of(4),
                     Mode::CachedProbe => false,
                     Mode::FreshProbe => true,
                 };
@@ -257,7 +257,11 @@ async fn kills_under_load(prefix: &str, kills: usize) -> Run {
             round + 1,
             node + 1
         );
-        assert!(cached_back && fresh_back, "round {round}: the fleet did not answer again within 30 s of killing node n{}", node + 1);
+        assert!(
+            cached_back && fresh_back,
+            "round {round}: the fleet did not answer again within 30 s of killing node n{}",
+            node + 1
+        );
         recoveries.push((node, recovery));
         fresh_recoveries.push(fresh_recovery);
         // Down a little longer, then back; the next kill waits until it has caught up.
@@ -307,7 +311,11 @@ fn assert_run(run: &Run) {
         "the ledger must hold exactly one entry per charged 200 (fewer: a charge lost; more: charged without a 200)"
     );
     for (node, recovery) in &run.recoveries {
-        assert!(*recovery <= RECOVERY_LIMIT, "the service took {recovery:?} to come back after node n{} died", node + 1);
+        assert!(
+            *recovery <= RECOVERY_LIMIT,
+            "the service took {recovery:?} to come back after node n{} died",
+            node + 1
+        );
     }
     // A fresh name needs the jobs stream and its consumer: when the lost node led either, no job
     // moves until JetStream elects a new leader (4–9 s after the loss in nats-server's Raft).

@@ -105,7 +105,8 @@ async fn front_started_while_nats_is_down_answers_503_then_serves() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let served = served.unwrap_or_else(|| panic!("the front never served once NATS was back; its log: {}", log(&mut fleet)));
+    let served =
+        served.unwrap_or_else(|| panic!("the front never served once NATS was back; its log: {}", log(&mut fleet)));
     println!("[front started with NATS down] serving {served:?} after NATS came back; connections refused: {refused}");
     assert_eq!(refused, 0, "no connection refused or dropped while the front switched over");
     assert!(served <= Duration::from_secs(8), "serving {served:?} after NATS came back");

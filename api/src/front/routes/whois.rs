@@ -183,9 +183,8 @@ pub async fn whois(
     let domain = parse_domain(&state, input)?;
     // `records.whois_deadline_secs` bounds the whole request from its admission: the key lookup
     // and the credit reservation (database steps) spend from it, the registry gets what is left.
-    let until = admitted.deadline(std::time::Duration::from_secs_f64(
-        state.book().config().records.whois_deadline_secs.max(0.01),
-    ));
+    let until = admitted
+        .deadline(std::time::Duration::from_secs_f64(state.book().config().records.whois_deadline_secs.max(0.01)));
     let reservation = tokio::time::timeout_at(until, state.credits().reserve(&key, "whois", WHOIS_COST, state.now()))
         .await
         .map_err(|_| ApiError::Unavailable)??;
