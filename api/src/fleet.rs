@@ -167,10 +167,12 @@ pub struct FleetFront {
     pub nats: async_nats::Client,
 }
 
-/// Assembles a fleet front.
+/// Assembles a fleet front. Waits for NATS as long as it takes (a front started before its bus
+/// answers 503 meanwhile, see [`joining_router`]); charges JetStream does not acknowledge in time
+/// are applied to Postgres directly ([`crate::front::ledger::forward`]).
 ///
 /// # Errors
-/// NATS, Postgres, catalogue or configuration errors, naming the setting.
+/// A malformed NATS URL, Postgres, catalogue or configuration errors, naming the setting.
 pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFront> {
     let (names, nats, js) = join(settings, FleetRole::Front).await?;
     let store = connect_pg(settings).await?;
