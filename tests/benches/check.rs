@@ -238,7 +238,7 @@ async fn fleet(
         (Some(nats), None, url)
     };
     let db = PgDatabase::create().await;
-    let mut settings = harness::settings(&url, &db, sim, if nodes > 1 { "benchcluster" } else { "bench" });
+    let mut settings = harness::settings(&url, &db, sim, "bench");
     settings.fleet.replicas = nodes.min(3);
     settings.fleet.ledger_replicas = nodes.min(3);
     unlimited(&mut settings);
