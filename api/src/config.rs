@@ -68,8 +68,12 @@ pub struct FleetConfig {
     pub jobs_max_msgs: i64,
     /// Most bytes the jobs stream holds (same refusal beyond it).
     pub jobs_max_bytes: i64,
-    /// Replicas of the ledger stream when a role creates it: 1 on a single NATS server, 3 in a
-    /// production cluster (an acked charge then survives the loss of a server).
+    /// Replicas of every stream and KV bucket when a role creates it: 1 on a single NATS
+    /// server, 3 on a three-server cluster (the fleet then keeps serving when one server is
+    /// lost). An existing stream or bucket keeps its own count.
+    pub replicas: usize,
+    /// Replicas of the ledger stream when a role creates it, at least `replicas`: 1 on a single
+    /// NATS server, 3 in a production cluster (an acked charge then survives the loss of a server).
     pub ledger_replicas: usize,
 }
 
@@ -81,6 +85,7 @@ impl FleetConfig {
             ledger_ack_wait_secs: self.ledger_ack_wait_secs,
             jobs_max_msgs: self.jobs_max_msgs,
             jobs_max_bytes: self.jobs_max_bytes,
+            replicas: self.replicas,
             ledger_replicas: self.ledger_replicas,
         }
     }
@@ -101,6 +106,7 @@ impl Default for FleetConfig {
             ledger_ack_wait_secs: 10.0,
             jobs_max_msgs: workers::fleet::JOBS_MAX_MSGS,
             jobs_max_bytes: workers::fleet::JOBS_MAX_BYTES,
+            replicas: 1,
             ledger_replicas: 1,
         }
     }

@@ -37,37 +37,80 @@ fn percent_decode(s: &str) -> String {
 /// `inbox` as the client's inbox prefix (the role's, [`FleetRole::inbox`]: the server lets each
 /// role subscribe to its own inboxes only, see `common::nats_auth`).
 ///
+/// `url` is one server or a cluster's servers separated by commas
+/// (`nats://n1:4222,nats://n2:4222,nats://n3:4222`); the client connects to any of them and moves
+/// to another when its server goes away. Credentials may ride in any of them.
+///
 /// # Errors
 /// When NATS cannot be reached within 5 s.
 pub async fn connect_nats(url: &str, inbox: &str) -> anyhow::Result<async_nats::Client> {
-    let shown = common::nats_auth::redact_url(url);
+    connect_nats_within(url, inbox, Some(Duration::from_secs(5))).await
+}
+
+/// As [`connect_nats`], waiting for the first connection as long as `patience` (`None`: until
+/// it comes, logging a warning every 5 s).
+///
+/// # Errors
+/// When the URL is malformed, or NATS cannot be reached within `patience`.
+pub async fn connect_nats_within(
+    url: &str,
+    inbox: &str,
+    patience: Option<Duration>,
+) -> anyhow::Result<async_nats::Client> {
+    let shown = url.split(',').map(|u| common::nats_auth::redact_url(u.trim())).collect::<Vec<_>>().join(",");
     // Per-role credentials ride in the URL (`nats://dsa-worker:PASSWORD@host:4222`, see
-    // nats/README.md); async-nats takes them as options, so they are moved out of the URL.
-    let (options, url) = match url::Url::parse(url) {
-        Ok(mut parsed) if !parsed.username().is_empty() => {
-            let user = percent_decode(parsed.username());
-            let password = percent_decode(parsed.password().unwrap_or(""));
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            (async_nats::ConnectOptions::with_user_and_password(user, password), parsed.to_string())
+    // nats/README.md); async-nats takes them as options, so they are moved out of the URLs.
+    let mut credentials = None;
+    let mut servers = Vec::new();
+    for part in url.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match url::Url::parse(part) {
+            Ok(mut parsed) if !parsed.username().is_empty() => {
+                let user = percent_decode(parsed.username());
+                let password = percent_decode(parsed.password().unwrap_or(""));
+                credentials.get_or_insert((user, password));
+                let _ = parsed.set_username("");
+                let _ = parsed.set_password(None);
+                servers.push(parsed.to_string());
+            }
+            _ => servers.push(part.to_owned()),
         }
-        _ => (async_nats::ConnectOptions::new(), url.to_owned()),
+    }
+    let addrs: Vec<async_nats::ServerAddr> = servers
+        .iter()
+        .map(|s| s.parse::<async_nats::ServerAddr>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow::anyhow!("fleet.nats_url {shown}: {e}"))?;
+    if addrs.is_empty() {
+        anyhow::bail!("fleet.nats_url is empty");
+    }
+    let options = match credentials {
+        Some((user, password)) => async_nats::ConnectOptions::with_user_and_password(user, password),
+        None => async_nats::ConnectOptions::new(),
     };
-    let url = url.as_str();
     let options = options
         .custom_inbox_prefix(inbox)
         .connection_timeout(Duration::from_secs(5))
         .retry_on_initial_connect()
         .max_reconnects(None);
-    let client = tokio::time::timeout(Duration::from_secs(5), async { options.connect(url).await })
+    let client = tokio::time::timeout(Duration::from_secs(5), async { options.connect(addrs).await })
         .await
         .map_err(|_| anyhow::anyhow!("fleet.nats_url {shown}: no connection within 5 s"))?
         .map_err(|e| anyhow::anyhow!("fleet.nats_url {shown}: {e}"))?;
     // retry_on_initial_connect returns at once; wait for the first connection.
     let started = std::time::Instant::now();
+    let mut warned = Duration::ZERO;
     while client.connection_state() != async_nats::connection::State::Connected {
-        if started.elapsed() > Duration::from_secs(5) {
-            anyhow::bail!("fleet.nats_url {shown}: no connection within 5 s (wrong credentials also end here)");
+        let waited = started.elapsed();
+        match patience {
+            Some(limit) if waited > limit => anyhow::bail!(
+                "fleet.nats_url {shown}: no connection within {} s (wrong credentials also end here)",
+                limit.as_secs()
+            ),
+            None if waited >= warned + Duration::from_secs(5) => {
+                warned = waited;
+                tracing::warn!(nats_url = %shown, waited_secs = waited.as_secs(), "waiting for NATS (wrong credentials also end here)");
+            }
+            _ => {}
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -82,8 +125,11 @@ async fn join(
     settings: &Settings,
     role: FleetRole,
 ) -> anyhow::Result<(Names, async_nats::Client, async_nats::jetstream::Context)> {
+    // A front waits for NATS as long as it takes (it answers 503 meanwhile, see `dsa front`);
+    // a worker or ledger consumer with nothing to do without NATS fails fast and is restarted.
+    let patience = (role != FleetRole::Front).then_some(Duration::from_secs(5));
     let names = Names::with_prefix(&settings.fleet.prefix);
-    let nats = connect_nats(settings.fleet.nats_url.expose(), role.inbox(&names)).await?;
+    let nats = connect_nats_within(settings.fleet.nats_url.expose(), role.inbox(&names), patience).await?;
     let js = async_nats::jetstream::new(nats.clone());
     workers::fleet::streams::declare_role(&js, &names, settings.fleet.tuning(), role).await?;
     Ok((names, nats, js))
@@ -121,10 +167,12 @@ pub struct FleetFront {
     pub nats: async_nats::Client,
 }
 
-/// Assembles a fleet front.
+/// Assembles a fleet front. Waits for NATS as long as it takes (a front started before its bus
+/// answers 503 meanwhile, see [`joining_router`]); charges JetStream does not acknowledge in time
+/// are applied to Postgres directly ([`crate::front::ledger::forward`]).
 ///
 /// # Errors
-/// NATS, Postgres, catalogue or configuration errors, naming the setting.
+/// A malformed NATS URL, Postgres, catalogue or configuration errors, naming the setting.
 pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFront> {
     let (names, nats, js) = join(settings, FleetRole::Front).await?;
     let store = connect_pg(settings).await?;
@@ -134,7 +182,12 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     share_routing(&book, &js, &names).await;
     let bus = Arc::new(NatsBus::start(nats.clone(), &names).await?);
     let (ledger_tx, ledger_rx) = crate::front::ledger::queue(crate::front::ledger::QUEUE_CAPACITY);
-    let forwarder = tokio::spawn(crate::front::ledger::forward(js.clone(), names.ledger_charge.clone(), ledger_rx));
+    let forwarder = tokio::spawn(crate::front::ledger::forward(
+        js.clone(),
+        names.ledger_charge.clone(),
+        Some(store.clone()),
+        ledger_rx,
+    ));
     // The settlement lag as the stream sees it, exported by every front (the ledger consumer may
     // be the one that is down).
     tokio::spawn(crate::front::ledger::watch_unsettled(js.clone(), names.ledger_stream.clone(), UNSETTLED_WATCH));
@@ -206,4 +259,31 @@ pub async fn ledger(
     let (names, _nats, js) = join(settings, FleetRole::Ledger).await?;
     let store = connect_pg(settings).await?;
     workers::ledger::consume(js, names, store, stats, shutdown).await
+}
+
+/// What a front serves while it is still joining the fleet (NATS unreachable at start): `/healthz`
+/// 200 (the process is alive), `/readyz` 503, and every other path a 503 in the API's error shape
+/// with `Retry-After`, so that clients and load balancers see a front that is coming up rather
+/// than a refused connection. Every answer closes its connection, so no client keeps one to this
+/// stand-in once the real API serves on the same socket.
+pub fn joining_router() -> axum::Router {
+    use axum::http::{HeaderValue, StatusCode, header};
+    use axum::response::IntoResponse;
+    async fn not_ready() -> axum::response::Response {
+        let body = serde_json::json!({
+            "success": false,
+            "error": "Service starting: not yet connected to the job bus; retry after the time in Retry-After.",
+        });
+        (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")], axum::Json(body)).into_response()
+    }
+    async fn close(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+        let mut response = next.run(request).await;
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response
+    }
+    axum::Router::new()
+        .route("/healthz", axum::routing::get(crate::routes::health::healthz))
+        .route("/readyz", axum::routing::get(not_ready))
+        .fallback(not_ready)
+        .layer(axum::middleware::from_fn(close))
 }

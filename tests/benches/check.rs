@@ -12,6 +12,9 @@
 //!
 //! For the fleet also the ledger: settle lag of the charges above (p50/p99 of applied − charged),
 //! and settling throughput (50,000 charge events published at once, time until all are applied).
+//! The fleet runs twice: on one nats-server (`fleet`) and on a three-server JetStream cluster on
+//! loopback with every stream and bucket R3 (`cluster`); the run prints the cluster's closed-loop
+//! throughput as a ratio of the single server's.
 //!
 //! `BENCH_ENDPOINT=whois` or `=dns` measures `/v1/whois` or `/v1/dns` (four types) the same way:
 //! cached answers (the worker's registration cache, the resolver's TTL cache) through the job bus.
@@ -49,7 +52,7 @@
 //! time); `BENCH_DB_DIR=/dev/shm` puts the SQLite file on tmpfs to measure the CPU cost alone.
 //!
 //! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
-//! `BENCH_MODES` (`standalone,fleet,consensus`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
+//! `BENCH_MODES` (`standalone,fleet,consensus,cluster`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
 //! the server's 2-minute fsync interval, to measure the cost of syncing every write). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
 //! everything it measures, so figures are lower bounds.
@@ -262,16 +265,34 @@ struct FleetFigures {
     settle_per_sec: f64,
 }
 
-async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> anyhow::Result<FleetFigures> {
-    use dsa_tests::harness::fleet::{self as harness, Front, NatsServer, PgDatabase, Role};
+/// The fleet on one nats-server (`nodes` = 1) or on a JetStream cluster of `nodes` servers on
+/// loopback, every stream and bucket with `min(nodes, 3)` replicas.
+async fn fleet(
+    sim: &Simulator,
+    secs: u64,
+    connections: usize,
+    rate: u64,
+    nodes: usize,
+) -> anyhow::Result<FleetFigures> {
+    use dsa_tests::harness::fleet::{self as harness, Front, NatsCluster, NatsServer, PgDatabase, Role};
     // `BENCH_NATS_SYNC=default`: the server's default fsync interval instead of the shipped
-    // `sync_interval: always`, to measure what syncing every charge costs.
-    let nats = match std::env::var("BENCH_NATS_SYNC").as_deref() {
-        Ok("default") => NatsServer::start_with_jetstream("", "").await,
-        _ => NatsServer::start().await,
+    // `sync_interval: always`, to measure what syncing every charge costs (one server only).
+    let (_single, _cluster, url) = if nodes > 1 {
+        let cluster = NatsCluster::start(nodes, "").await;
+        let url = cluster.urls();
+        (None, Some(cluster), url)
+    } else {
+        let nats = match std::env::var("BENCH_NATS_SYNC").as_deref() {
+            Ok("default") => NatsServer::start_with_jetstream("", "").await,
+            _ => NatsServer::start().await,
+        };
+        let url = nats.url();
+        (Some(nats), None, url)
     };
     let db = PgDatabase::create().await;
-    let mut settings = harness::settings(&nats, &db, sim, "bench");
+    let mut settings = harness::settings(&url, &db, sim, "bench");
+    settings.fleet.replicas = nodes.min(3);
+    settings.fleet.ledger_replicas = nodes.min(3);
     unlimited(&mut settings);
     settings.fleet.ledger_ack_wait_secs = 10.0;
     let front = Front::start(&settings).await;
@@ -294,7 +315,7 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
         .fetch_one(&mut conn)
         .await?;
         let stream_empty = {
-            let client = async_nats::connect(nats.url()).await?;
+            let client = async_nats::connect(url.split(',').collect::<Vec<_>>()).await?;
             let js = async_nats::jetstream::new(client);
             let names = common::subjects::Names::with_prefix("bench");
             let mut c: async_nats::jetstream::consumer::PullConsumer = js
@@ -325,7 +346,7 @@ async fn fleet(sim: &Simulator, secs: u64, connections: usize, rate: u64) -> any
 
     // Settling throughput: 50,000 events published at once.
     let key_id = store.find_key(&api::keys::hash_key(&keys[0])).await?.map(|k| k.id).unwrap_or_default();
-    let client = async_nats::connect(nats.url()).await?;
+    let client = async_nats::connect(url.split(',').collect::<Vec<_>>()).await?;
     let js = async_nats::jetstream::new(client);
     let names = common::subjects::Names::with_prefix("bench");
     let total = 50_000;
@@ -432,7 +453,7 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     let (mut settings, keys) = if fleet_mode {
         let nats = NatsServer::start().await;
         let db = PgDatabase::create().await;
-        let mut settings = harness::settings(&nats, &db, sim, "flood");
+        let mut settings = harness::settings(&nats.url(), &db, sim, "flood");
         settings.fleet.ledger_ack_wait_secs = 10.0;
         let store = api::fleet::connect_pg(&settings).await?;
         let keys = keys(&store, 40).await?;
@@ -785,7 +806,7 @@ async fn run() -> anyhow::Result<()> {
     let secs: u64 = env_or("BENCH_SECS", 5);
     let connections: usize = env_or("BENCH_CONNECTIONS", 64);
     let rate: u64 = env_or("BENCH_RATE", 2000);
-    let modes: String = env_or("BENCH_MODES", "standalone,fleet,consensus".to_owned());
+    let modes: String = env_or("BENCH_MODES", "standalone,fleet,consensus,cluster".to_owned());
     let sim = Simulator::start(Scenario::demo()).await?;
     sim.set_knobs(Knobs::default());
     let report = |name: &str, f: &Figures| {
@@ -827,8 +848,10 @@ async fn run() -> anyhow::Result<()> {
     if modes.contains("consensus") {
         consensus().await?;
     }
+    let mut fleet_closed = None;
     if modes.split(',').any(|m| m == "fleet") {
-        let f = fleet(&sim, secs, connections, rate).await?;
+        let f = fleet(&sim, secs, connections, rate, 1).await?;
+        fleet_closed = Some(f.http.closed);
         report("fleet", &f.http);
         println!(
             "fleet      ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
@@ -837,6 +860,21 @@ async fn run() -> anyhow::Result<()> {
         );
         if let Some(s) = standalone_closed {
             println!("ratio      fleet/standalone closed-loop throughput: {:.2}", f.http.closed / s);
+        }
+    }
+    if modes.split(',').any(|m| m == "cluster") {
+        let f = fleet(&sim, secs, connections, rate, 3).await?;
+        report("cluster", &f.http);
+        println!(
+            "cluster    ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
+             during the {rate}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
+            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
+        );
+        if let Some(single) = fleet_closed {
+            println!(
+                "ratio      cluster (3 nats-servers, R3)/single-server fleet closed-loop throughput: {:.2}",
+                f.http.closed / single
+            );
         }
     }
     Ok(())

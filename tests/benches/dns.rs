@@ -108,7 +108,7 @@ async fn fleet(sim: &Simulator, requests: usize) -> anyhow::Result<Vec<(&'static
     use dsa_tests::harness::fleet::{self as harness, Front, NatsServer, PgDatabase, Role};
     let nats = NatsServer::start().await;
     let db = PgDatabase::create().await;
-    let mut settings = harness::settings(&nats, &db, sim, "dnsbench");
+    let mut settings = harness::settings(&nats.url(), &db, sim, "dnsbench");
     tune(&mut settings);
     let front = Front::start(&settings).await;
     let worker = Role::worker(&settings, Arc::default());

@@ -15,7 +15,7 @@ pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated a development key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
-    serve_http(&settings, app.state.clone(), "standalone", started).await?;
+    serve_http(&settings, app.state.clone(), "standalone", started, None).await?;
     let api::Standalone { state, ledger, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
@@ -24,9 +24,36 @@ pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
 }
 
 /// Runs `dsa front`: a fleet HTTP front.
+///
+/// On plain HTTP the port is bound first: while the front joins the fleet (NATS unreachable at
+/// start: it waits for it) it answers with [`api::fleet::joining_router`] (503, `/healthz` 200),
+/// and then serves the API on the same socket, which never stops listening in between.
 pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let app = api::fleet::front(&settings, api::state::system_clock()).await?;
+    let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
+    let mut bound = None;
+    let mut joining = None;
+    if !tls {
+        let listener = std::net::TcpListener::bind(settings.server.listen)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
+        // The same socket twice: the stand-in stops accepting on its copy while the other keeps
+        // the socket listening, so a connection made in between waits in the backlog.
+        let stand_in = TcpListener::from_std(listener.try_clone()?)?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(api::serve(stand_in, api::fleet::joining_router(), async {
+            let _ = stopped.await;
+        }));
+        joining = Some((stop, server));
+        bound = Some(listener);
+    }
+    let app = tokio::select! {
+        app = api::fleet::front(&settings, api::state::system_clock()) => app?,
+        () = shutdown_signal() => {
+            tracing::info!("stopped before joining the fleet");
+            return Ok(());
+        }
+    };
     // A fresh fleet gets its first key the way standalone does (one front creates it; the
     // others find it there).
     if settings.bootstrap.create_dev_key
@@ -36,7 +63,12 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated the fleet's first key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
-    serve_http(&settings, app.state.clone(), "front", started).await?;
+    if let Some((stop, server)) = joining {
+        let _ = stop.send(());
+        let _ = server.await;
+    }
+    let listener = bound.map(TcpListener::from_std).transpose()?;
+    serve_http(&settings, app.state.clone(), "front", started, listener).await?;
     let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), forwarder).await;
@@ -46,11 +78,13 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
 }
 
 /// Serves the API over HTTP or HTTPS until a shutdown signal, then drains in-flight requests.
+/// Plain HTTP serves on `listener` when given (bound by the caller), else binds `server.listen`.
 async fn serve_http(
     settings: &Settings,
     state: api::state::AppState,
     role: &str,
     started: std::time::Instant,
+    listener: Option<TcpListener>,
 ) -> anyhow::Result<()> {
     let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
     let hsts = tls.then_some(settings.server.hsts_max_age_secs);
@@ -76,9 +110,12 @@ async fn serve_http(
             .serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .await?;
     } else {
-        let listener = TcpListener::bind(settings.server.listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
+        let listener = match listener {
+            Some(listener) => listener,
+            None => TcpListener::bind(settings.server.listen)
+                .await
+                .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?,
+        };
         tracing::info!(listen = %listener.local_addr()?, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (http)");
         api::serve(listener, router, shutdown_signal()).await?;
     }

@@ -51,6 +51,10 @@ const BATCHES_IN_FLIGHT: usize = 16;
 /// How long a handler waits for its charge to become durable before answering 503 (seconds).
 pub const DURABLE_WAIT: Duration = Duration::from_secs(3);
 
+/// How long the fleet forwarder waits for JetStream's ack of a charge before it also writes the
+/// charge to Postgres itself ([`forward`]).
+pub const STORE_FALLBACK_AFTER: Duration = Duration::from_millis(1000);
+
 /// Why a charge was not confirmed durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
@@ -226,7 +230,18 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
 /// publish fails is retried (same `Nats-Msg-Id`) until [`DURABLE_WAIT`] has passed; with NATS
 /// disconnected a batch is refused at once. Returns when every [`LedgerSink`] is dropped and the
 /// batches in flight are settled.
-pub async fn forward(js: async_nats::jetstream::Context, subject: String, LedgerQueue(mut queue): LedgerQueue) {
+///
+/// With `store` (the fleet's Postgres), a charge not acked within [`STORE_FALLBACK_AFTER`] is
+/// also applied to the store directly, and confirmed once either has it. On a NATS cluster the
+/// ledger stream takes no writes while it elects a new leader (4–9 s after its leader's server
+/// is lost, nats-server's Raft timing); the charge is durable in Postgres meanwhile, and when
+/// the publish lands too the ledger consumer skips it (an event id is applied once).
+pub async fn forward(
+    js: async_nats::jetstream::Context,
+    subject: String,
+    store: Option<Arc<dyn Store>>,
+    LedgerQueue(mut queue): LedgerQueue,
+) {
     let client = js.client();
     let slots = Arc::new(tokio::sync::Semaphore::new(BATCHES_IN_FLIGHT));
     let mut in_flight = tokio::task::JoinSet::new();
@@ -250,10 +265,12 @@ pub async fn forward(js: async_nats::jetstream::Context, subject: String, Ledger
             let ack = js.send_publish(subject.clone(), message(&pending.event)).await;
             acks.push((pending, ack));
         }
-        let (js, subject) = (js.clone(), subject.clone());
+        let (js, subject, store) = (js.clone(), subject.clone(), store.clone());
         in_flight.spawn(async move {
-            futures::future::join_all(acks.into_iter().map(|(pending, ack)| confirm(&js, &subject, pending, ack)))
-                .await;
+            futures::future::join_all(
+                acks.into_iter().map(|(pending, ack)| confirm(&js, &subject, store.as_ref(), pending, ack)),
+            )
+            .await;
             drop(slot);
         });
         while in_flight.try_join_next().is_some() {}
@@ -274,20 +291,24 @@ fn message(event: &LedgerEvent) -> async_nats::jetstream::message::PublishMessag
     }
 }
 
-/// Waits for one charge's ack, republishing it with back-off on failure, and wakes its handler.
+/// Waits for one charge's ack, republishing it with back-off on failure, and wakes its handler;
+/// with `store`, applies the charge there too when no ack came within [`STORE_FALLBACK_AFTER`].
 async fn confirm(
     js: &async_nats::jetstream::Context,
     subject: &str,
+    store: Option<&Arc<dyn Store>>,
     pending: Pending,
     first: Result<async_nats::jetstream::context::PublishAckFuture, async_nats::jetstream::context::PublishError>,
 ) {
-    let acked = match first {
-        Ok(ack) => ack.await.is_ok(),
-        Err(_) => false,
-    };
-    let outcome = if acked {
-        Ok(())
-    } else {
+    let started = Instant::now();
+    let published = async {
+        let acked = match first {
+            Ok(ack) => ack.await.is_ok(),
+            Err(_) => false,
+        };
+        if acked {
+            return Ok(());
+        }
         let publish = || async { js.send_publish(subject.to_owned(), message(&pending.event)).await?.await };
         publish
             .retry(backoff().with_total_delay(Some(DURABLE_WAIT)).without_max_times())
@@ -297,6 +318,31 @@ async fn confirm(
             .await
             .map(|_| ())
             .map_err(|_| RecordError::Unconfirmed)
+    };
+    let outcome = match store {
+        None => published.await,
+        Some(store) => {
+            tokio::pin!(published);
+            tokio::select! {
+                outcome = &mut published => outcome,
+                () = tokio::time::sleep(STORE_FALLBACK_AFTER) => {
+                    let left = DURABLE_WAIT.saturating_sub(started.elapsed());
+                    let applied = tokio::time::timeout(left, store.apply_ledger(vec![pending.event.clone()]));
+                    // Whichever has the charge first confirms it; the other is no longer needed.
+                    tokio::select! {
+                        outcome = &mut published => outcome,
+                        stored = applied => match stored {
+                            Ok(Ok(_)) => {
+                                metrics::counter!("dsa_ledger_store_fallback_total").increment(1);
+                                tracing::warn!(event = %pending.event.event_id, "ledger stream did not ack in time; charge applied to the store directly");
+                                Ok(())
+                            }
+                            _ => published.await,
+                        },
+                    }
+                }
+            }
+        }
     };
     match outcome {
         Ok(()) => metrics::counter!("dsa_ledger_events_published_total").increment(1),

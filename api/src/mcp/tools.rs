@@ -346,7 +346,9 @@ pub async fn call(
         "whois" => {
             let args: WhoisArgs = parse("whois", args)?;
             let query = whois::WhoisQuery { domain: Some(args.domain) };
-            let Json(body) = whois::whois(State(state.clone()), Keyed { key }, ApiQuery(query)).await?;
+            // The tool call is the admission: its deadline counts from here, like a REST call's.
+            let admitted = crate::front::routes::keyed::Admitted(tokio::time::Instant::now());
+            let Json(body) = whois::whois(State(state.clone()), Keyed { key }, admitted, ApiQuery(query)).await?;
             to_value(body)?
         }
         "dns_records" => {

@@ -144,6 +144,11 @@ impl NatsServer {
         panic!("nats-server did not listen on {}", self.port);
     }
 
+    /// Whether the process runs (started and not killed).
+    pub fn running(&self) -> bool {
+        self.child.is_some()
+    }
+
     /// Kills the server (SIGKILL).
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -153,9 +158,111 @@ impl NatsServer {
     }
 }
 
+/// A JetStream cluster of nats-server processes on loopback: each with its own client port,
+/// cluster port and store directory, routes to every other node, and `sync_interval: always` as
+/// the shipped `nats/nats.conf`. Any node can be SIGKILLed and resumed on its ports and store.
+pub struct NatsCluster {
+    /// The nodes, `n1`, `n2`, … in order.
+    pub nodes: Vec<NatsServer>,
+}
+
+impl NatsCluster {
+    /// Starts `size` nodes (with `extra` in each one's configuration, e.g. an `authorization`
+    /// block) and waits until the cluster has elected a JetStream meta leader.
+    ///
+    /// # Panics
+    /// When a node does not start, or no meta leader is elected within 30 s.
+    pub async fn start(size: usize, extra: &str) -> Self {
+        let cluster = format!("dsa-{}", uuid::Uuid::now_v7().simple());
+        let client_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
+        let route_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
+        let mut nodes = Vec::with_capacity(size);
+        for i in 0..size {
+            let dir = std::env::temp_dir().join(format!("dsa-nats-{}", uuid::Uuid::now_v7().simple()));
+            std::fs::create_dir_all(&dir).expect("nats dir");
+            let routes: Vec<String> = route_ports
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, p)| format!("nats-route://127.0.0.1:{p}"))
+                .collect();
+            let text = format!(
+                "server_name: n{}\nlisten: 127.0.0.1:{}\nlog_file: \"{}\"\njetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n\
+                 cluster {{\n  name: {cluster}\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n{extra}",
+                i + 1,
+                client_ports[i],
+                dir.join("nats.log").display(),
+                dir.join("js").display(),
+                route_ports[i],
+                routes.join(", ")
+            );
+            let config = dir.join("nats.conf");
+            std::fs::write(&config, text).expect("nats config");
+            let mut node = NatsServer { port: client_ports[i], dir, child: None, config: Some(config) };
+            node.resume().await;
+            nodes.push(node);
+        }
+        let cluster = Self { nodes };
+        cluster.wait_for_jetstream(Duration::from_secs(30)).await;
+        // A meta leader may know fewer peers than the cluster has for a moment: placing a stream
+        // on every node is what the fleet needs, so wait until that works.
+        let size = cluster.nodes.len();
+        let client = async_nats::connect(cluster.nodes.iter().map(NatsServer::url).collect::<Vec<_>>())
+            .await
+            .expect("connect to the cluster");
+        let js = async_nats::jetstream::new(client);
+        let placed = wait_until(Duration::from_secs(30), || {
+            let js = js.clone();
+            async move {
+                let probe = async_nats::jetstream::stream::Config {
+                    name: "dsa_placement_probe".into(),
+                    subjects: vec!["dsa.placement.probe".into()],
+                    num_replicas: size,
+                    ..Default::default()
+                };
+                js.get_or_create_stream(probe).await.is_ok() && js.delete_stream("dsa_placement_probe").await.is_ok()
+            }
+        })
+        .await;
+        assert!(placed, "the cluster never placed a stream on all {size} nodes");
+        cluster
+    }
+
+    /// Every node's client URL, comma-separated (the form `fleet.nats_url` takes for a cluster).
+    pub fn urls(&self) -> String {
+        self.nodes.iter().map(NatsServer::url).collect::<Vec<_>>().join(",")
+    }
+
+    /// Waits until JetStream answers on every running node (a meta leader is elected and the
+    /// node has caught up), at most `limit`.
+    ///
+    /// # Panics
+    /// When it does not within `limit`.
+    pub async fn wait_for_jetstream(&self, limit: Duration) {
+        for node in self.nodes.iter().filter(|n| n.running()) {
+            let url = node.url();
+            let ok = wait_until(limit, || {
+                let url = url.clone();
+                async move {
+                    let Ok(client) = async_nats::connect(url).await else { return false };
+                    async_nats::jetstream::new(client).query_account().await.is_ok()
+                }
+            })
+            .await;
+            assert!(ok, "JetStream never answered on the cluster node {url}");
+        }
+    }
+}
+
 impl Drop for NatsServer {
     fn drop(&mut self) {
         self.kill();
+        // `DSA_TEST_KEEP_NATS=1` keeps the store and log (a cluster node's `nats.log`) to read
+        // after a failure.
+        if std::env::var_os("DSA_TEST_KEEP_NATS").is_some() {
+            eprintln!("[nats] kept {}", self.dir.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -230,12 +337,13 @@ async fn drop_database(name: &str) {
     }
 }
 
-/// Settings for a fleet on `nats` and `db` in front of `sim`, names prefixed per test.
-pub fn settings(nats: &NatsServer, db: &PgDatabase, sim: &Simulator, prefix: &str) -> Settings {
+/// Settings for a fleet on `nats_url` (one server, or a cluster's servers comma-separated) and
+/// `db` in front of `sim`, names prefixed per test.
+pub fn settings(nats_url: &str, db: &PgDatabase, sim: &Simulator, prefix: &str) -> Settings {
     let mut s = Settings::default();
     s.database.url = db.url.clone().into();
     s.database.max_connections = 8;
-    s.fleet.nats_url = nats.url().into();
+    s.fleet.nats_url = nats_url.to_owned().into();
     s.fleet.prefix = prefix.to_owned();
     s.fleet.worker_concurrency = 16;
     s.fleet.credits_refresh_ms = 200;

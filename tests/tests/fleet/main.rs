@@ -5,8 +5,10 @@
 //! run beside these; both use the harness in [`dsa_tests::harness::fleet`]: every test starts a
 //! [`Fleet`] and ends with `fleet.stop().await`, which asserts the job and ledger queues drained.
 
+mod cluster;
 mod consensus;
 mod lookups;
+mod outages;
 mod teardown;
 mod trace;
 mod verify;

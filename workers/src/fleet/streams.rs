@@ -29,9 +29,13 @@ pub struct Tuning {
     pub jobs_max_msgs: i64,
     /// Most bytes the jobs stream holds (then new publishes are refused).
     pub jobs_max_bytes: i64,
-    /// Replicas of the ledger stream `DSA_LEDGER` (1 on a single server; 3 in a production
-    /// cluster, so an acked charge survives the loss of a server). Applied when the stream is
-    /// created; an existing stream keeps its own.
+    /// Replicas of every stream and KV bucket (their consumers follow their stream): 1 on a
+    /// single server, 3 on a three-server cluster so that the fleet keeps working when one server
+    /// is lost. Applied when a stream or bucket is created; an existing one keeps its own.
+    pub replicas: usize,
+    /// Replicas of the ledger stream `DSA_LEDGER`, at least [`Tuning::replicas`] (1 on a single
+    /// server; 3 in a production cluster, so an acked charge survives the loss of a server).
+    /// Applied when the stream is created; an existing stream keeps its own.
     pub ledger_replicas: usize,
 }
 
@@ -42,6 +46,7 @@ impl Default for Tuning {
             ledger_ack_wait_secs: 10.0,
             jobs_max_msgs: JOBS_MAX_MSGS,
             jobs_max_bytes: JOBS_MAX_BYTES,
+            replicas: 1,
             ledger_replicas: 1,
         }
     }
@@ -83,6 +88,7 @@ pub fn jobs_stream(names: &Names, tuning: Tuning) -> stream::Config {
         max_messages: tuning.jobs_max_msgs,
         max_bytes: tuning.jobs_max_bytes,
         discard: stream::DiscardPolicy::New,
+        num_replicas: tuning.replicas.max(1),
         ..Default::default()
     }
 }
@@ -110,7 +116,7 @@ pub fn ledger_stream(names: &Names, tuning: Tuning) -> stream::Config {
         storage: stream::StorageType::File,
         duplicate_window: Duration::from_secs(LEDGER_DUPLICATE_WINDOW_SECS),
         max_age: Duration::from_secs(7 * 86_400),
-        num_replicas: tuning.ledger_replicas.max(1),
+        num_replicas: tuning.ledger_replicas.max(tuning.replicas).max(1),
         ..Default::default()
     }
 }
@@ -128,13 +134,14 @@ pub fn ledger_consumer(names: &Names, tuning: Tuning) -> consumer::pull::Config 
 }
 
 /// The KV buckets: fleet-wide rate windows, demo counters, the verdict cache, lookup claims and
-/// the routing decisions.
-pub fn buckets(names: &Names) -> [kv::Config; 5] {
+/// the routing decisions, each with [`Tuning::replicas`] replicas.
+pub fn buckets(names: &Names, tuning: Tuning) -> [kv::Config; 5] {
     let bucket = |name: &str, max_age_secs: u64, storage| kv::Config {
         bucket: name.to_owned(),
         history: 1,
         max_age: Duration::from_secs(max_age_secs),
         storage,
+        num_replicas: tuning.replicas.max(1),
         ..Default::default()
     };
     [
@@ -189,7 +196,7 @@ pub async fn declare_role(
                 .map_err(js_err)?;
         }
     }
-    for config in buckets(names) {
+    for config in buckets(names, tuning) {
         let used = match role {
             FleetRole::Front => {
                 [&names.rate_bucket, &names.demo_bucket, &names.routing_bucket].contains(&&config.bucket)
@@ -300,7 +307,7 @@ mod tests {
             check(file, declared, pull_default.clone());
         }
         check("ledger-consumer.json", json(ledger_consumer(&names, tuning)), pull_default.clone());
-        for bucket in buckets(&names) {
+        for bucket in buckets(&names, tuning) {
             let file = match bucket.bucket.as_str() {
                 b if b == names.rate_bucket => "rate-bucket.json",
                 b if b == names.demo_bucket => "demo-bucket.json",
@@ -316,6 +323,7 @@ mod tests {
                     "history": c.history,
                     "max_age": u64::try_from(c.max_age.as_nanos()).expect("fits"),
                     "storage": json(c.storage),
+                    "num_replicas": c.num_replicas,
                 })
             };
             check(file, kv_json(&bucket), kv_json(&kv::Config::default()));

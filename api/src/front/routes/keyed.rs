@@ -31,6 +31,27 @@ pub struct Keyed {
     pub key: Arc<KeyRecord>,
 }
 
+/// When the front admitted the request, before the prelude's first step (the key lookup may
+/// wait for the database): a handler's deadline runs from here, so that the time spent on the
+/// key and the credits counts against it. Outside the prelude, the time of extraction.
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted(pub tokio::time::Instant);
+
+impl Admitted {
+    /// The instant `budget` after admission.
+    pub fn deadline(self, budget: std::time::Duration) -> tokio::time::Instant {
+        self.0 + budget
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Admitted {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Admitted>().copied().unwrap_or_else(|| Admitted(tokio::time::Instant::now())))
+    }
+}
+
 /// Middleware for metered routes that need a key: a missing `client_key` is a 400.
 pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Response {
     prelude(state, req, next, false).await
@@ -69,6 +90,7 @@ async fn prelude_with(
     demo_allowed: bool,
     bearer: Option<String>,
 ) -> Response {
+    req.extensions_mut().insert(Admitted(tokio::time::Instant::now()));
     // Per-address limit first: a flood of made-up keys must not become a key lookup each.
     if let Err(e) = state.ip_limiter().check(&ClientAddr::from_parts(req.headers(), req.extensions())) {
         return e.into_response();

@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use super::check::parse_domain;
-use super::keyed::Keyed;
+use super::keyed::{Admitted, Keyed};
 use super::{ApiQuery, required};
 use crate::front::dispatch::BusError;
 use crate::front::error::{ApiError, ErrorBody};
@@ -184,13 +184,20 @@ A name the registry says is **not registered** is also a 200 (charged): `whois` 
 pub async fn whois(
     State(state): State<AppState>,
     Keyed { key }: Keyed,
+    admitted: Admitted,
     ApiQuery(query): ApiQuery<WhoisQuery>,
 ) -> Result<Json<WhoisResponse>, ApiError> {
     let input = required(&query.domain, "domain")?;
     let domain = parse_domain(&state, input)?;
-    let reservation = state.credits().reserve(&key, "whois", WHOIS_COST, state.now()).await?;
-    let deadline = std::time::Duration::from_secs_f64(state.book().config().records.whois_deadline_secs + 1.0);
-    let answer = match state.bus().whois(&domain, deadline).await {
+    // `records.whois_deadline_secs` bounds the whole request from its admission: the key lookup
+    // and the credit reservation (database steps) spend from it, the registry gets what is left.
+    let until = admitted
+        .deadline(std::time::Duration::from_secs_f64(state.book().config().records.whois_deadline_secs.max(0.01)));
+    let reservation = tokio::time::timeout_at(until, state.credits().reserve(&key, "whois", WHOIS_COST, state.now()))
+        .await
+        .map_err(|_| ApiError::Unavailable)??;
+    let left = until.saturating_duration_since(tokio::time::Instant::now());
+    let answer = match state.bus().whois(&domain, left).await {
         Ok(a) => a,
         Err(BusError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
         Err(e) => {

@@ -49,8 +49,8 @@ use common::nats_auth::FleetRole;
 use common::subjects::Names;
 
 use super::{
-    Front, LedgerStats, NatsServer, PgDatabase, PgProxy, PoolStats, Role, WorkerProcess, assert_queue_drained,
-    declare_all, pg_server_addr,
+    Front, LedgerStats, NatsCluster, NatsServer, PgDatabase, PgProxy, PoolStats, Role, WorkerProcess,
+    assert_queue_drained, declare_all, pg_server_addr,
 };
 use crate::sim::{Knobs, Scenario, Simulator};
 
@@ -89,6 +89,7 @@ pub struct FleetBuilder {
     worker_kinds: Option<String>,
     role_users: bool,
     nats_config: String,
+    nats_cluster: usize,
     knobs: Option<Knobs>,
     scenario: Option<Scenario>,
     configure: Vec<Configure>,
@@ -145,6 +146,15 @@ impl FleetBuilder {
         self
     }
 
+    /// Runs NATS as a JetStream cluster of `size` nodes on loopback ([`NatsCluster`]) instead of
+    /// one server, every stream and bucket with `min(size, 3)` replicas (`fleet.replicas`,
+    /// `fleet.ledger_replicas`) and every role given all the nodes' URLs. [`Fleet::nats_node_mut`]
+    /// kills and resumes a node.
+    pub fn nats_cluster(mut self, size: usize) -> Self {
+        self.nats_cluster = size.max(1);
+        self
+    }
+
     /// The simulator's knobs from the start (default: no latency, no faults).
     pub fn knobs(mut self, knobs: Knobs) -> Self {
         self.knobs = Some(knobs);
@@ -186,7 +196,12 @@ impl FleetBuilder {
             nats_config
                 .push_str(&common::nats_auth::authorization(&names, &common::nats_auth::Passwords::Literal(passwords)));
         }
-        let nats = NatsServer::start_with_config(&nats_config).await;
+        let nats = if self.nats_cluster > 1 {
+            NatsCluster::start(self.nats_cluster, &nats_config).await.nodes
+        } else {
+            vec![NatsServer::start_with_config(&nats_config).await]
+        };
+        let urls = nats.iter().map(NatsServer::url).collect::<Vec<_>>().join(",");
         let db = PgDatabase::create().await;
         let sim = match self.scenario.take() {
             Some(scenario) => super::sim_with(scenario).await,
@@ -195,7 +210,11 @@ impl FleetBuilder {
         if let Some(knobs) = self.knobs {
             sim.set_knobs(knobs);
         }
-        let mut settings = super::settings(&nats, &db, &sim, &self.prefix);
+        let mut settings = super::settings(&urls, &db, &sim, &self.prefix);
+        if self.nats_cluster > 1 {
+            settings.fleet.replicas = self.nats_cluster.min(3);
+            settings.fleet.ledger_replicas = self.nats_cluster.min(3);
+        }
         for change in self.configure {
             change(&mut settings);
         }
@@ -212,7 +231,7 @@ impl FleetBuilder {
         if !self.role_users {
             // As an operator does with `nats/*.json`: every stream, consumer and bucket exists
             // before any role, so the teardown and the tests can read them whichever roles ran.
-            let client = async_nats::connect(nats.url()).await.expect("connect to nats-server");
+            let client = connect_all(&nats).await;
             declare_all(client, &settings).await;
         }
         let mut fleet = Fleet {
@@ -275,7 +294,14 @@ pub struct Fleet {
     proxy: Option<PgProxy>,
     sim: Simulator,
     db: PgDatabase,
-    nats: NatsServer,
+    /// One server, or the nodes of a cluster ([`FleetBuilder::nats_cluster`]).
+    nats: Vec<NatsServer>,
+}
+
+/// A client of whichever of `nodes` answers (the others are tried when it goes away).
+async fn connect_all(nodes: &[NatsServer]) -> async_nats::Client {
+    let urls: Vec<String> = nodes.iter().map(NatsServer::url).collect();
+    async_nats::connect(urls).await.expect("connect to nats-server")
 }
 
 impl Fleet {
@@ -289,6 +315,7 @@ impl Fleet {
             worker_kinds: None,
             role_users: false,
             nats_config: String::new(),
+            nats_cluster: 1,
             knobs: None,
             scenario: None,
             configure: Vec::new(),
@@ -323,7 +350,9 @@ impl Fleet {
         let mut s = self.settings.clone();
         if self.role_users {
             let password = self.role_password(role);
-            s.fleet.nats_url = format!("nats://{}:{password}@127.0.0.1:{}", role.user(), self.nats.port).into();
+            let urls: Vec<String> =
+                self.nats.iter().map(|n| format!("nats://{}:{password}@127.0.0.1:{}", role.user(), n.port)).collect();
+            s.fleet.nats_url = urls.join(",").into();
         }
         s
     }
@@ -368,14 +397,32 @@ impl Fleet {
         &self.sim
     }
 
-    /// The nats-server.
+    /// The nats-server (on a cluster, its first node).
     pub fn nats(&self) -> &NatsServer {
-        &self.nats
+        &self.nats[0]
     }
 
-    /// The nats-server, to kill and resume.
+    /// The nats-server (on a cluster, its first node), to kill and resume.
     pub fn nats_mut(&mut self) -> &mut NatsServer {
-        &mut self.nats
+        &mut self.nats[0]
+    }
+
+    /// Node `i` of the NATS cluster (0 on a single server), to kill and resume.
+    ///
+    /// # Panics
+    /// When there is no such node.
+    pub fn nats_node_mut(&mut self, i: usize) -> &mut NatsServer {
+        &mut self.nats[i]
+    }
+
+    /// How many NATS nodes the fleet runs on (1: a single server).
+    pub fn nats_nodes(&self) -> usize {
+        self.nats.len()
+    }
+
+    /// Every NATS node's client URL, comma-separated (what the roles were given).
+    pub fn nats_urls(&self) -> String {
+        self.nats.iter().map(NatsServer::url).collect::<Vec<_>>().join(",")
     }
 
     /// The proxy in front of Postgres.
@@ -398,7 +445,7 @@ impl Fleet {
 
     /// A JetStream context on an open server (for a fleet with per-role users, connect as a role).
     pub async fn jetstream(&self) -> async_nats::jetstream::Context {
-        super::jetstream(&self.nats).await
+        async_nats::jetstream::new(connect_all(&self.nats).await)
     }
 
     /// A fresh key of `plan` in the fleet's store: `(key, key id)`.
@@ -559,7 +606,7 @@ impl Fleet {
         self.drain().await;
         self.proxy.take();
         self.db.drop_now().await;
-        self.nats.kill();
+        self.nats.iter_mut().for_each(NatsServer::kill);
         self.phase = Phase::Stopped;
     }
 
@@ -582,7 +629,7 @@ impl Fleet {
     /// the role that consumes it (with that role's inbox prefix, the only one it may use).
     async fn queue_client(&self, queue: Queue) -> async_nats::Client {
         if !self.role_users {
-            return async_nats::connect(self.nats.url()).await.expect("connect to nats-server");
+            return connect_all(&self.nats).await;
         }
         let role = match queue {
             Queue::Jobs => FleetRole::Worker,
@@ -590,7 +637,7 @@ impl Fleet {
         };
         async_nats::ConnectOptions::with_user_and_password(role.user().into(), self.role_password(role).into())
             .custom_inbox_prefix(role.inbox(&self.names))
-            .connect(format!("127.0.0.1:{}", self.nats.port))
+            .connect(self.nats.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect::<Vec<_>>())
             .await
             .unwrap_or_else(|e| panic!("connect as {}: {e}", role.user()))
     }
@@ -615,7 +662,7 @@ impl Drop for Fleet {
         self.processes.clear();
         self.proxy.take();
         self.db.drop_blocking();
-        self.nats.kill();
+        self.nats.iter_mut().for_each(NatsServer::kill);
         if !std::thread::panicking() {
             panic!(
                 "the fleet `{}` was dropped without `fleet.stop().await`: its queues were never checked; end the test with it",
