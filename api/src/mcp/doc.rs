@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::front::error::ErrorBody;
@@ -115,9 +116,12 @@ pub struct McpAnswer {
         (status = 202, description = "A notification (no `id`) was accepted; no body."),
         (status = 400, description = "Missing `client_key` (and no Bearer token), or a message the transport cannot take (an unsupported `MCP-Protocol-Version`, a JSON-RPC response sent to the server).", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended (`Invalid or disabled client key.`), or the request's origin is not allowed for the key.", body = ErrorBody),
-        (status = 406, description = "The request's `Accept` excludes `application/json` or `text/event-stream`.", body = ErrorBody),
-        (status = 413, description = "The body is over 64 KiB.", body = ErrorBody),
-        (status = 415, description = "The body is not `application/json`, or not a JSON-RPC message.", body = ErrorBody),
+        (status = 406, description = "The request's `Accept` excludes `application/json` or `text/event-stream`.", body = ErrorBody,
+            example = json!({"success": false, "error": "MCP request refused: Not Acceptable: Client must accept both application/json and text/event-stream"})),
+        (status = 413, description = "The body is over 64 KiB.", body = ErrorBody,
+            example = json!({"success": false, "error": "MCP request refused: Payload Too Large: request body exceeds 65536 bytes"})),
+        (status = 415, description = "The body is not `application/json`, or not a JSON-RPC message.", body = ErrorBody,
+            example = json!({"success": false, "error": "MCP request refused: Unsupported Media Type: Content-Type must be application/json"})),
         (status = 429, description = "Per-minute limit (each POST counts; `Retry-After`: the next window), or too many requests from this address.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
