@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::front::error::ErrorBody;
