@@ -1021,7 +1021,7 @@ async fn front_process(fleet: &mut Fleet) -> (usize, String) {
     let base = format!("http://{}", settings.server.listen);
     let http = reqwest::Client::new();
     let up = wait_until(Duration::from_secs(60), || {
-        let (http, url) = (http.clone(), format!("{base}/healthz"));
+        let (http, url) = (http.clone(), format!("{base}/readyz"));
         async move { http.get(url).send().await.is_ok_and(|r| r.status().is_success()) }
     })
     .await;
