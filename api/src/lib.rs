@@ -46,6 +46,7 @@
 #![allow(clippy::module_name_repetitions)]
 
 pub mod config;
+pub mod events;
 pub mod fleet;
 pub mod front;
 pub mod mcp;

@@ -22,6 +22,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use workers::ledger::SettleError;
 
+use crate::events::{EventRecord, NewEvent};
 use crate::front::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
 use crate::portal::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
 use common::messages::LedgerEvent;
@@ -240,6 +241,34 @@ pub trait Store: Send + Sync + 'static {
     /// The latest `limit` charges to an account's keys, newest first.
     fn recent_charges(&self, account_id: &str, limit: i64) -> BoxFuture<'_, anyhow::Result<Vec<Charge>>> {
         let _ = (account_id, limit);
+        unsupported()
+    }
+
+    // --- events (issue 25): the record that watches write and webhook deliveries carry ---------
+
+    /// Records `event` unless an event with its id is already recorded (the id is stable per
+    /// occurrence, [`crate::events::event_id`]). Returns whether it was new.
+    fn emit_event(&self, event: NewEvent) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = event;
+        unsupported()
+    }
+
+    /// A key's events in the order they were emitted, those after the cursor `after_seq` (0: from
+    /// the first), about `subject` only when given, at most `limit`.
+    fn list_events(
+        &self,
+        key_id: &str,
+        subject: Option<&str>,
+        after_seq: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<EventRecord>>> {
+        let _ = (key_id, subject, after_seq, limit);
+        unsupported()
+    }
+
+    /// The event whose id is `id`, if it belongs to `key_id`.
+    fn find_event(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<EventRecord>>> {
+        let _ = (key_id, id);
         unsupported()
     }
 }
@@ -495,6 +524,7 @@ where
     Option<bool>: SqlValue<DB>,
     Json<Vec<String>>: SqlValue<DB>,
     Option<Json<Vec<String>>>: SqlValue<DB>,
+    Json<serde_json::Value>: SqlValue<DB>,
 {
     /// Inserts a key, owned by `account_id` or by nobody (an operator key).
     async fn insert_key(&self, account_id: Option<String>, key: NewKey) -> anyhow::Result<KeyRecord> {
@@ -601,6 +631,20 @@ where
             last_seen_at: row.try_get("last_seen_at")?,
         })
     }
+
+    /// An `events` row.
+    fn event(row: &DB::Row) -> anyhow::Result<EventRecord> {
+        let Json(data): Json<serde_json::Value> = row.try_get("data")?;
+        Ok(EventRecord {
+            seq: row.try_get("seq")?,
+            id: row.try_get("id")?,
+            key_id: row.try_get("key_id")?,
+            event_type: row.try_get("type")?,
+            subject: row.try_get("subject")?,
+            occurred_at: DB::rfc3339(row.try_get("occurred_at")?)?,
+            data,
+        })
+    }
 }
 
 impl<DB: Dialect> Store for SqlStore<DB>
@@ -618,6 +662,7 @@ where
     Option<bool>: SqlValue<DB>,
     Json<Vec<String>>: SqlValue<DB>,
     Option<Json<Vec<String>>>: SqlValue<DB>,
+    Json<serde_json::Value>: SqlValue<DB>,
 {
     fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
         DB::migrate(&self.pool)
@@ -1078,6 +1123,60 @@ where
                     })
                 })
                 .collect()
+        })
+    }
+
+    fn emit_event(&self, event: NewEvent) -> BoxFuture<'_, anyhow::Result<bool>> {
+        Box::pin(async move {
+            anyhow::ensure!(event.data.is_object(), "an event's data is a JSON object");
+            let done = sqlx::query(
+                "INSERT INTO events (id, key_id, type, subject, occurred_at, data) VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(event.id)
+            .bind(event.key_id)
+            .bind(event.event_type)
+            .bind(event.subject)
+            .bind(DB::instant(event.occurred_at)?)
+            .bind(Json(event.data))
+            .execute(&self.pool)
+            .await?;
+            Ok(DB::rows_affected(&done) > 0)
+        })
+    }
+
+    fn list_events(
+        &self,
+        key_id: &str,
+        subject: Option<&str>,
+        after_seq: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<EventRecord>>> {
+        let (key_id, subject) = (key_id.to_owned(), subject.map(str::to_owned));
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT * FROM events WHERE key_id = $1 AND ($2 IS NULL OR subject = $2) AND seq > $3 \
+                 ORDER BY seq LIMIT $4",
+            )
+            .bind(key_id)
+            .bind(subject)
+            .bind(after_seq)
+            .bind(limit.clamp(0, 1000))
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(Self::event).collect()
+        })
+    }
+
+    fn find_event(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<EventRecord>>> {
+        let (key_id, id) = (key_id.to_owned(), id.to_owned());
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM events WHERE id = $1 AND key_id = $2")
+                .bind(id)
+                .bind(key_id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(Self::event).transpose()
         })
     }
 }

@@ -538,3 +538,49 @@ async fn sqlite_and_postgres_schemas_hold_the_same_tables_and_columns() {
     };
     assert_eq!(migrations("sqlite"), migrations("postgres"), "each migration exists in both dialects, under one name");
 }
+
+/// Events (issue 25) on both stores: an occurrence's stable id is recorded once however often it
+/// is emitted, a key reads only its own events, in order, after a cursor, about one subject.
+#[tokio::test]
+async fn events_are_recorded_once_per_id_and_read_in_order_on_both_stores() {
+    let pg = TestDb::new().await;
+    let sqlite = api::store::SqliteStore::connect("sqlite::memory:", 1).await.expect("SQLite in memory");
+    sqlite.migrate().await.expect("SQLite migrations apply");
+    for store in [&pg.store as &dyn Store, &sqlite as &dyn Store] {
+        let mine = store.create_key(new_key("mine")).await.expect("create");
+        let other = store.create_key(new_key("other")).await.expect("create");
+        let at = time::macros::datetime!(2026-11-27 10:00:00.25 UTC);
+        let emit = |key: &KeyRecord, parts: &[&str], subject: Option<&str>| api::events::NewEvent {
+            id: api::events::event_id(parts),
+            key_id: key.id.clone(),
+            event_type: "domain.state_changed".into(),
+            subject: subject.map(str::to_owned),
+            occurred_at: at,
+            data: serde_json::json!({"domain": "example.com", "from": "registered", "to": parts[1]}),
+        };
+        assert!(store.emit_event(emit(&mine, &["w1", "redemption"], Some("w1"))).await.expect("emit"));
+        // The same occurrence again (a re-check repeated after a crash): not a second event.
+        assert!(!store.emit_event(emit(&mine, &["w1", "redemption"], Some("w1"))).await.expect("emit"));
+        assert!(store.emit_event(emit(&mine, &["w2", "available"], Some("w2"))).await.expect("emit"));
+        assert!(store.emit_event(emit(&mine, &["w1", "pending_delete"], Some("w1"))).await.expect("emit"));
+        assert!(store.emit_event(emit(&other, &["w9", "available"], Some("w9"))).await.expect("emit"));
+        // Not an object: refused before it reaches the table.
+        let mut bad = emit(&mine, &["w1", "bad"], Some("w1"));
+        bad.data = serde_json::json!([1, 2]);
+        assert!(store.emit_event(bad).await.is_err());
+
+        let all = store.list_events(&mine.id, None, 0, 100).await.expect("list");
+        let tos: Vec<_> = all.iter().map(|e| e.data["to"].as_str().unwrap_or_default()).collect();
+        assert_eq!(tos, ["redemption", "available", "pending_delete"], "the key's own events, in order");
+        assert!(all.windows(2).all(|w| w[0].seq < w[1].seq));
+        assert_eq!(all[0].occurred_at, "2026-11-27T10:00:00.25Z");
+        let w1 = store.list_events(&mine.id, Some("w1"), 0, 100).await.expect("list");
+        assert_eq!(w1.len(), 2);
+        let after = store.list_events(&mine.id, Some("w1"), w1[0].seq, 100).await.expect("list");
+        assert_eq!(after, w1[1..].to_vec(), "the page after the cursor");
+        assert_eq!(store.list_events(&mine.id, None, 0, 1).await.expect("list").len(), 1, "the limit");
+        assert_eq!(store.find_event(&mine.id, &all[1].id).await.expect("find"), Some(all[1].clone()));
+        let theirs = store.list_events(&other.id, None, 0, 10).await.expect("list");
+        assert!(store.find_event(&mine.id, &theirs[0].id).await.expect("find").is_none(), "not another key's");
+    }
+}
