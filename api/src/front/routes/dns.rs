@@ -14,7 +14,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
-use super::keyed::Keyed;
+use super::keyed::{Admitted, Keyed};
 use super::{ApiQuery, optional, required};
 use crate::front::dispatch::BusError;
 use crate::front::error::{ApiError, ErrorBody};
@@ -177,6 +177,7 @@ A type whose lookup failed while others answered is named in `lookup.failed`.",
 pub async fn dns(
     State(state): State<AppState>,
     Keyed { key }: Keyed,
+    admitted: Admitted,
     ApiQuery(query): ApiQuery<DnsQuery>,
 ) -> Result<Json<DnsResponse>, ApiError> {
     let input = required(&query.domain, "domain")?;
@@ -187,9 +188,16 @@ pub async fn dns(
         )));
     }
     let types = DnsType::parse_list(optional(&query.types).unwrap_or("")).map_err(ApiError::BadRequest)?;
-    let reservation = state.credits().reserve(&key, "dns", DNS_COST, state.now()).await?;
-    let deadline = std::time::Duration::from_secs_f64(state.book().config().records.dns_deadline_secs + 1.0);
-    let answer = match state.bus().dns(name.clone(), types.clone(), deadline).await {
+    // The lookup's deadline (plus a second for the bus) bounds the whole request from its
+    // admission, as for WHOIS: the key lookup and the credit reservation (database steps) spend
+    // from it, the resolver gets what is left.
+    let until =
+        admitted.deadline(std::time::Duration::from_secs_f64(state.book().config().records.dns_deadline_secs + 1.0));
+    let reservation = tokio::time::timeout_at(until, state.credits().reserve(&key, "dns", DNS_COST, state.now()))
+        .await
+        .map_err(|_| ApiError::Unavailable)??;
+    let left = until.saturating_duration_since(tokio::time::Instant::now());
+    let answer = match state.bus().dns(name.clone(), types.clone(), left).await {
         Ok(a) => a,
         Err(BusError::Rejected(reason)) => return Err(ApiError::BadRequest(reason)),
         Err(e) => {
