@@ -10,9 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/services.sh
 ensure_services
-if ! /usr/bin/chromium --version >/dev/null 2>&1 || ! command -v node >/dev/null; then
+# Only what is missing: a machine whose node came from elsewhere (nodesource, nvm) cannot take
+# Debian's nodejs and npm beside it (apt refuses: "held broken packages").
+missing=()
+/usr/bin/chromium --version >/dev/null 2>&1 || missing+=(chromium)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq chromium nodejs npm >/dev/null
+  apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 echo "test-setup: ready (PostgreSQL, nats-server $("$DSA_TEST_NATS_SERVER" --version | awk '{print $2}'), $(/usr/bin/chromium --version 2>/dev/null))"
