@@ -27,7 +27,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// Tokio's clock (the same as std's unless a test pauses it): the durability waits feed the
+// front's pressure readings, which tests drive on a paused clock.
+use tokio::time::Instant;
 
 use backon::{ExponentialBuilder, Retryable};
 use common::messages::LedgerEvent;

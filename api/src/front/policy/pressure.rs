@@ -24,7 +24,11 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// Tokio's clock (the same as std's unless a test pauses it, which makes the adaptive limit's
+// tests deterministic).
+use tokio::time::Instant;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -178,7 +182,7 @@ async fn probe(pressure: Weak<Pressure>) {
         let due = Instant::now() + TICK;
         p.next_due_us.store(p.micros(due), Ordering::Relaxed);
         drop(p);
-        tokio::time::sleep_until(due.into()).await;
+        tokio::time::sleep_until(due).await;
         let Some(p) = pressure.upgrade() else { return };
         let late = Instant::now().saturating_duration_since(due);
         p.last_lag_us.store(u64::try_from(late.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
@@ -248,7 +252,9 @@ mod tests {
         assert!(!off.overloaded());
     }
 
-    #[tokio::test(flavor = "current_thread")]
+    // On a paused clock: the probe's ticks and the ledger's waits are virtual time, so the
+    // readings do not depend on how busy the machine running the test is.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn a_slow_ledger_lowers_the_adaptive_limit_and_a_quick_one_raises_it_again() {
         let (sink, mut queue) = crate::front::ledger::queue(64);
         let pressure = Pressure::start(Duration::from_millis(40), 8, 100, Some(sink.clone()));
