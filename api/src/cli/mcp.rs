@@ -66,7 +66,7 @@ const MAX_MESSAGE: usize = 64 * 1024;
 /// request as a JSON-RPC error whose message is the server's error text. The protocol version
 /// agreed at `initialize` is sent along in `MCP-Protocol-Version`, as the HTTP transport asks.
 pub(crate) async fn relay(server: url::Url) -> anyhow::Result<()> {
-    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    use tokio::io::AsyncWriteExt as _;
 
     let key = key_from_env()?;
     let endpoint = if server.path().trim_end_matches('/').ends_with("/mcp") {
@@ -86,16 +86,27 @@ pub(crate) async fn relay(server: url::Url) -> anyhow::Result<()> {
         out: tokio::sync::Mutex::new(tokio::io::stdout()),
     });
     tracing::info!(endpoint = %relay.endpoint, "dsa MCP relay on stdio");
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
     let mut tasks = tokio::task::JoinSet::new();
     loop {
-        let line = tokio::select! {
-            line = lines.next_line() => line.context("reading standard input")?,
+        let message = tokio::select! {
+            message = next_message(&mut input) => message.context("reading standard input")?,
             _ = tokio::signal::ctrl_c() => None,
         };
-        let Some(line) = line else { break };
+        let line = match message {
+            None => break,
+            Some(Message::TooLong) => {
+                relay.reply_error(&serde_json::Value::Null, -32600, "Message over 64 KiB.", None).await;
+                continue;
+            }
+            Some(Message::Line(line)) => line,
+        };
         if line.trim().is_empty() {
             continue;
+        }
+        // At most MAX_IN_FLIGHT messages are relayed at once; past that, standard input waits.
+        while tasks.len() >= MAX_IN_FLIGHT {
+            tasks.join_next().await;
         }
         let relay = relay.clone();
         tasks.spawn(async move { relay.forward(line).await });
@@ -105,6 +116,52 @@ pub(crate) async fn relay(server: url::Url) -> anyhow::Result<()> {
     while tasks.join_next().await.is_some() {}
     relay.out.lock().await.flush().await.ok();
     Ok(())
+}
+
+/// Messages relayed at once by `dsa mcp --server` (the endpoint is stateless; an agent that sends
+/// more waits for answers before its next lines are read).
+const MAX_IN_FLIGHT: usize = 32;
+
+/// One line of standard input.
+#[derive(Debug, PartialEq, Eq)]
+enum Message {
+    /// A line of at most [`MAX_MESSAGE`] bytes, without its end of line.
+    Line(String),
+    /// A longer line (read and dropped, never held whole).
+    TooLong,
+}
+
+/// The next line of `input`, reading at most [`MAX_MESSAGE`] + 1 bytes of it into memory; a
+/// longer line is skipped to its end in bounded pieces. `None` at the end of the input.
+///
+/// # Errors
+/// Read errors, and a line that is not UTF-8.
+async fn next_message(input: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> std::io::Result<Option<Message>> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _};
+
+    let mut line = Vec::new();
+    let read = (&mut *input).take(MAX_MESSAGE as u64 + 1).read_until(b'\n', &mut line).await?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > MAX_MESSAGE {
+        // Drop the rest of the line, a bounded piece at a time.
+        loop {
+            line.clear();
+            let read = (&mut *input).take(MAX_MESSAGE as u64).read_until(b'\n', &mut line).await?;
+            if read == 0 || line.last() == Some(&b'\n') {
+                return Ok(Some(Message::TooLong));
+            }
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    String::from_utf8(line)
+        .map(|line| Some(Message::Line(line)))
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The relay's shared parts.
@@ -192,5 +249,35 @@ impl Relay {
         if out.write_all(trimmed).await.is_err() || out.write_all(b"\n").await.is_err() || out.flush().await.is_err() {
             tracing::warn!("relay: standard output closed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn standard_input_is_read_a_bounded_line_at_a_time() {
+        let mut input = b"{\"a\":1}\r\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 * MAX_MESSAGE + 7));
+        input.extend(b"\n{\"b\":2}\n");
+        input.extend(std::iter::repeat_n(b'y', MAX_MESSAGE));
+        input.extend(b"\n");
+        input.extend(std::iter::repeat_n(b'z', MAX_MESSAGE + 1));
+        let mut reader = tokio::io::BufReader::with_capacity(4096, &input[..]);
+        let mut read = Vec::new();
+        while let Some(message) = next_message(&mut reader).await.expect("read") {
+            read.push(match message {
+                Message::Line(line) => format!("line of {}", line.len()),
+                Message::TooLong => "too long".to_owned(),
+            });
+        }
+        assert_eq!(
+            read,
+            ["line of 7", "too long", "line of 7", &format!("line of {MAX_MESSAGE}"), "too long"],
+            "a line over the limit is dropped whole, the next one read as usual, the last without a newline too"
+        );
+        let mut bad = tokio::io::BufReader::new(&b"\xff\xfe\n"[..]);
+        assert!(next_message(&mut bad).await.is_err(), "not UTF-8");
     }
 }
