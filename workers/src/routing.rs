@@ -59,7 +59,11 @@ impl ConsensusHold {
     /// deadline kept.
     pub fn after(previous: Option<&ConsensusHold>, d: Disagreement, until: OffsetDateTime) -> ConsensusHold {
         match previous {
-            Some(p) => ConsensusHold { until: p.until.max(until), disagreements: p.disagreements + 1, last: d },
+            // Saturating: the count comes from a shared bucket, and a garbled or forged record (any
+            // bytes a holder of the bucket wrote) must not overflow it.
+            Some(p) => {
+                ConsensusHold { until: p.until.max(until), disagreements: p.disagreements.saturating_add(1), last: d }
+            }
             None => ConsensusHold { until, disagreements: 1, last: d },
         }
     }
@@ -219,5 +223,22 @@ mod tests {
         assert_eq!(second.last.domain, "n10.io");
         assert_eq!(book.consensus_hold("io").await, Some(second));
         assert_eq!(book.consensus_hold("co").await, None, "per suffix");
+    }
+
+    /// The record as the fleet's routing bucket holds it: JSON written by any worker, so read as
+    /// hostile bytes. Garbage is no hold; a forged count at the top of its range is counted on
+    /// without overflowing.
+    #[test]
+    fn a_garbled_or_forged_hold_record_is_read_safely() {
+        for garbage in [&b""[..], b"null", b"{", b"\xff\xfe", b"{\"until\":\"never\",\"disagreements\":-1}", b"[1,2,3]"]
+        {
+            assert!(serde_json::from_slice::<ConsensusHold>(garbage).is_err(), "{garbage:?}");
+        }
+        let d = Disagreement { at: at(0), domain: "x.io".into(), first: "a".into(), second: "b".into() };
+        let forged = ConsensusHold { until: at(100), disagreements: u64::MAX, last: d.clone() };
+        let bytes = serde_json::to_vec(&forged).expect("JSON");
+        let read: ConsensusHold = serde_json::from_slice(&bytes).expect("a well-formed record reads back");
+        let next = ConsensusHold::after(Some(&read), d, at(50));
+        assert_eq!((next.disagreements, next.until), (u64::MAX, at(100)));
     }
 }
