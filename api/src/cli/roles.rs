@@ -1,6 +1,8 @@
 //! The long-running roles: `dsa serve` (standalone, the default), and the fleet's `front`,
 //! `worker` and `ledger`.
 
+use std::future::Future;
+
 use api::config::Settings;
 use tokio::net::TcpListener;
 
@@ -25,28 +27,30 @@ pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
 
 /// Runs `dsa front`: a fleet HTTP front.
 ///
-/// On plain HTTP the port is bound first: while the front joins the fleet (NATS unreachable at
-/// start: it waits for it) it answers with [`api::fleet::joining_router`] (503, `/healthz` 200),
-/// and then serves the API on the same socket, which never stops listening in between.
+/// The port is bound first, for HTTP and HTTPS alike: while the front joins the fleet (NATS
+/// unreachable at start: it waits for it) it answers with [`api::fleet::joining_router`] (503,
+/// `/healthz` 200), and then serves the API on the same socket, which never stops listening in
+/// between.
 pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
-    let mut bound = None;
-    let mut joining = None;
-    if !tls {
-        let listener = std::net::TcpListener::bind(settings.server.listen)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
-        // The same socket twice: the stand-in stops accepting on its copy while the other keeps
-        // the socket listening, so a connection made in between waits in the backlog.
-        let stand_in = TcpListener::from_std(listener.try_clone()?)?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(api::serve(stand_in, api::fleet::joining_router(), async {
+    // A bad certificate fails the start at once, before any waiting for the fleet.
+    let tls = tls_config(&settings).await?;
+    let listener = std::net::TcpListener::bind(settings.server.listen)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
+    // The same socket twice: the stand-in stops accepting on its copy while the other keeps the
+    // socket listening, so a connection made in between waits in the backlog.
+    let stand_in = Listener { socket: listener.try_clone()?, tls: tls.clone() };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    // Its answers close their connections, so a second is plenty for the last ones to go.
+    let grace = std::time::Duration::from_secs(1);
+    let joining = tokio::spawn(stand_in.serve(
+        api::fleet::joining_router(),
+        async {
             let _ = stopped.await;
-        }));
-        joining = Some((stop, server));
-        bound = Some(listener);
-    }
+        },
+        grace,
+    ));
     let app = tokio::select! {
         app = api::fleet::front(&settings, api::state::system_clock()) => app?,
         () = shutdown_signal() => {
@@ -63,12 +67,11 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated the fleet's first key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
-    if let Some((stop, server)) = joining {
-        let _ = stop.send(());
-        let _ = server.await;
+    let _ = stop.send(());
+    if let Ok(Err(e)) = joining.await {
+        tracing::warn!(error = %e, "the stand-in listener ended with an error");
     }
-    let listener = bound.map(TcpListener::from_std).transpose()?;
-    serve_http(&settings, app.state.clone(), "front", started, listener).await?;
+    serve_http(&settings, app.state.clone(), "front", started, Some(Listener { socket: listener, tls })).await?;
     let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), forwarder).await;
@@ -77,14 +80,70 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Serves the API over HTTP or HTTPS until a shutdown signal, then drains in-flight requests.
-/// Plain HTTP serves on `listener` when given (bound by the caller), else binds `server.listen`.
+/// The server's TLS configuration when `server.tls_cert` and `server.tls_key` are both set.
+///
+/// # Errors
+/// A message naming the settings when the files cannot be read or do not hold a certificate
+/// chain and its key.
+async fn tls_config(settings: &Settings) -> anyhow::Result<Option<axum_server::tls_rustls::RustlsConfig>> {
+    let (Some(cert), Some(key)) = (&settings.server.tls_cert, &settings.server.tls_key) else { return Ok(None) };
+    axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
+        .await
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("server.tls_cert/tls_key: {e}"))
+}
+
+/// A bound public socket and how it speaks: HTTPS with `tls`, else plain HTTP.
+struct Listener {
+    socket: std::net::TcpListener,
+    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+}
+
+impl Listener {
+    /// Binds `server.listen` with the settings' TLS configuration.
+    async fn bind(settings: &Settings) -> anyhow::Result<Self> {
+        let tls = tls_config(settings).await?;
+        let socket = std::net::TcpListener::bind(settings.server.listen)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?;
+        Ok(Self { socket, tls })
+    }
+
+    /// Serves `router` (with the client's address) until `shutdown` resolves, then lets the
+    /// requests in flight finish (HTTPS: for at most `grace`).
+    async fn serve(
+        self,
+        router: axum::Router,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+        grace: std::time::Duration,
+    ) -> anyhow::Result<()> {
+        match self.tls {
+            Some(config) => {
+                let handle = axum_server::Handle::new();
+                let h = handle.clone();
+                tokio::spawn(async move {
+                    shutdown.await;
+                    h.graceful_shutdown(Some(grace));
+                });
+                axum_server::from_tcp_rustls(self.socket, config)?
+                    .handle(handle)
+                    .serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+                    .await?;
+            }
+            None => api::serve(TcpListener::from_std(self.socket)?, router, shutdown).await?,
+        }
+        Ok(())
+    }
+}
+
+/// Serves the API over HTTP or HTTPS until a shutdown signal, then drains in-flight requests, on
+/// `listener` when given (bound by the caller), else on `server.listen`.
 async fn serve_http(
     settings: &Settings,
     state: api::state::AppState,
     role: &str,
     started: std::time::Instant,
-    listener: Option<TcpListener>,
+    listener: Option<Listener>,
 ) -> anyhow::Result<()> {
     let tls = settings.server.tls_cert.is_some() && settings.server.tls_key.is_some();
     let hsts = tls.then_some(settings.server.hsts_max_age_secs);
@@ -94,32 +153,13 @@ async fn serve_http(
         // The metrics live on the admin listener (if any): the public one does not serve them.
         router = router.layer(axum::middleware::from_fn(metrics_not_public));
     }
-    if let (true, Some(cert), Some(key)) = (tls, &settings.server.tls_cert, &settings.server.tls_key) {
-        let tls_config = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
-            .await
-            .map_err(|e| anyhow::anyhow!("server.tls_cert/tls_key: {e}"))?;
-        let handle = axum_server::Handle::new();
-        let h = handle.clone();
-        tokio::spawn(async move {
-            shutdown_signal().await;
-            h.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
-        });
-        tracing::info!(listen = %settings.server.listen, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (https)");
-        axum_server::bind_rustls(settings.server.listen, tls_config)
-            .handle(handle)
-            .serve(router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .await?;
-    } else {
-        let listener = match listener {
-            Some(listener) => listener,
-            None => TcpListener::bind(settings.server.listen)
-                .await
-                .map_err(|e| anyhow::anyhow!("server.listen {}: {e}", settings.server.listen))?,
-        };
-        tracing::info!(listen = %listener.local_addr()?, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening (http)");
-        api::serve(listener, router, shutdown_signal()).await?;
-    }
-    Ok(())
+    let listener = match listener {
+        Some(listener) => listener,
+        None => Listener::bind(settings).await?,
+    };
+    let scheme = if listener.tls.is_some() { "https" } else { "http" };
+    tracing::info!(listen = %listener.socket.local_addr()?, ready_ms = started.elapsed().as_millis() as u64, role, "dsa listening ({scheme})");
+    listener.serve(router, shutdown_signal(), std::time::Duration::from_secs(10)).await
 }
 
 /// Runs `dsa worker`: a fleet worker pool serving `kinds` (default `fleet.worker_kinds`).

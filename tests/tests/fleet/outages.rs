@@ -1,7 +1,7 @@
-//! Two findings of a chaos run, closed: a WHOIS request started while Postgres is down still
-//! ends within its deadline (the clock runs from admission, the database steps included), and a
-//! front started while NATS is down answers 503 at once instead of refusing connections, then
-//! serves once the bus is back.
+//! Two findings of a chaos run, closed: a WHOIS or DNS request started while Postgres is down
+//! still ends within its deadline (the clock runs from admission, the database steps included),
+//! and a front started while NATS is down (over HTTP or HTTPS) answers 503 at once instead of
+//! refusing connections, then serves once the bus is back.
 
 use std::time::{Duration, Instant};
 
@@ -77,9 +77,42 @@ async fn lookup_started_while_postgres_is_down_ends_within(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn front_started_while_nats_is_down_answers_503_then_serves() {
-    let mut fleet = Fleet::builder("front-nats-down").start().await;
+    front_started_while_nats_is_down(false).await;
+}
+
+/// The same over HTTPS: the port is bound (and the certificate loaded) first too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_front_started_while_nats_is_down_answers_503_then_serves() {
+    front_started_while_nats_is_down(true).await;
+}
+
+/// A self-signed certificate for 127.0.0.1 and its key, written into `dir` by Debian's `openssl`
+/// command: (certificate path, key path).
+fn self_signed_certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let status = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+        .args(["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("the openssl command makes the test certificate (apt-get install openssl)");
+    assert!(status.success(), "openssl req failed: {status}");
+    (cert, key)
+}
+
+async fn front_started_while_nats_is_down(tls: bool) {
+    let mut fleet = Fleet::builder(if tls { "https-front-nats-down" } else { "front-nats-down" }).start().await;
     let (key, key_id) = fleet.key(Plan::Free).await;
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("client");
+    // The fleet's own fronts speak HTTP; the front started below speaks HTTPS when `tls`, with a
+    // certificate this client need not trust (what is tested is that it answers at once).
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .danger_accept_invalid_certs(true)
+        .build()
+        .expect("client");
     // The fleet's worker and ledger consumer are connected (they reconnect after the outage).
     let (status, body) = get(&http, fleet.url(&format!("/v1/domains/check?client_key={key}&domain=example.com"))).await;
     assert_eq!(status, 200, "{body}");
@@ -89,8 +122,13 @@ async fn front_started_while_nats_is_down_answers_503_then_serves() {
     let mut settings = fleet.settings().clone();
     settings.server.listen = format!("127.0.0.1:{}", free_port()).parse().expect("address");
     settings.bootstrap.create_dev_key = false;
+    let certificates = tempfile_dir();
+    if tls {
+        let (cert, key) = self_signed_certificate(&certificates);
+        (settings.server.tls_cert, settings.server.tls_key) = (Some(cert), Some(key));
+    }
     let process = fleet.spawn_process("front", &settings);
-    let base = format!("http://{}", settings.server.listen);
+    let base = format!("{}://{}", if tls { "https" } else { "http" }, settings.server.listen);
     // The process binds its port first thing.
     let listening = wait_until(Duration::from_secs(10), || {
         let url = format!("{base}/healthz");
@@ -142,4 +180,12 @@ async fn front_started_while_nats_is_down_answers_503_then_serves() {
     let (status, _) = get(&http, format!("{base}/readyz")).await;
     assert_eq!(status, 200, "ready once joined");
     fleet.stop().await;
+    let _ = std::fs::remove_dir_all(certificates);
+}
+
+/// A fresh directory under the system's temporary directory.
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dsa-outages-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir
 }
