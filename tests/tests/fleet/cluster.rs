@@ -336,3 +336,73 @@ async fn cluster_20_node_kills_under_load() {
     let run = kills_under_load("cluster-long", 20).await;
     assert_run(&run);
 }
+
+/// With the per-minute bucket unable to take writes (two of the three NATS servers lost: its
+/// stream has no quorum), the requests of one key are not made to wait for the bucket one after
+/// the other: the first to find it failing lets the requests of the next second through at once
+/// (a finding of the 20-kill run: each request waited its 250 ms in turn behind the key's lease).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_bucket_without_quorum_does_not_queue_one_keys_requests() {
+    const REQUESTS: usize = 20;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut fleet = Fleet::builder("rate-quorum")
+        .nats_cluster(3)
+        // 30 a minute: a lease of one request, so every request of the key asks the bucket.
+        .configure(|s| s.policy.per_minute.free = 30)
+        .start()
+        .await;
+    assert!(wait_all_current(&fleet, Duration::from_secs(30)).await, "the fleet's streams never had all replicas");
+    let (key, _) = fleet.key(Plan::Free).await;
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("client");
+    // Not a name: answered 400 right after the key's per-minute window (no credits, no job).
+    let url = fleet.front(0).url(&format!("/v1/domains/check?client_key={key}&domain=-not-a-name-"));
+    let first = http.get(&url).send().await.expect("answer");
+    assert_eq!(first.status(), 400);
+    assert!(first.headers().get("ratelimit").is_some(), "counted in the window");
+
+    fleet.nats_node_mut(1).kill();
+    fleet.nats_node_mut(2).kill();
+    // The front's connection moves to the surviving server if it was on a lost one.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = let_through(&http, &fleet).await;
+    let started = Instant::now();
+    let answers = futures::future::join_all((0..REQUESTS).map(|_| {
+        let (http, url) = (http.clone(), url.clone());
+        async move { http.get(url).send().await.map(|r| r.status().as_u16()) }
+    }))
+    .await;
+    let took = started.elapsed();
+    let statuses: Vec<_> = answers.into_iter().map(|a| a.expect("every request answered")).collect();
+    println!("[rate bucket without quorum] {REQUESTS} requests of one key answered in {took:?}: {statuses:?}");
+    assert!(statuses.iter().all(|&s| s == 400), "let through to the handler, never 429 or 5xx: {statuses:?}");
+    let after = let_through(&http, &fleet).await;
+    let count = |reasons: &[&str]| -> u64 {
+        reasons.iter().map(|r| after.get(*r).copied().unwrap_or(0) - before.get(*r).copied().unwrap_or(0)).sum()
+    };
+    println!("[rate bucket without quorum] let through: {after:?} (before: {before:?})");
+    assert_eq!(
+        count(&["bucket_failed", "bucket_timeout", "bucket_trouble", "lease_busy", "disconnected"]),
+        REQUESTS as u64
+    );
+    // Before, every request asked the failing bucket in turn (up to 250 ms each).
+    assert!(count(&["bucket_failed", "bucket_timeout"]) <= 2, "the bucket was asked again and again: {after:?}");
+    assert!(took < Duration::from_millis(2_000), "{REQUESTS} requests of one key took {took:?}");
+
+    fleet.nats_node_mut(1).resume().await;
+    fleet.nats_node_mut(2).resume().await;
+    assert!(wait_all_current(&fleet, Duration::from_secs(30)).await, "the replicas never caught up");
+    fleet.stop().await;
+}
+
+/// `dsa_rate_windows_let_through_total` by reason, read from the front's `/metrics` (the fronts
+/// of the harness run in this process, which holds one recorder).
+async fn let_through(http: &reqwest::Client, fleet: &Fleet) -> BTreeMap<String, u64> {
+    let text = http.get(fleet.front(0).url("/metrics")).send().await.expect("metrics").text().await.expect("text");
+    text.lines()
+        .filter_map(|line| line.strip_prefix("dsa_rate_windows_let_through_total{reason=\""))
+        .filter_map(|rest| {
+            let (reason, value) = rest.split_once("\"} ")?;
+            Some((reason.to_owned(), value.trim().parse::<f64>().ok()? as u64))
+        })
+        .collect()
+}

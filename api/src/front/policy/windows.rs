@@ -2,8 +2,10 @@
 //! ([`MinuteWindows`]) or leased from the fleet's KV bucket ([`RateWindows::Fleet`]).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use async_nats::jetstream::kv;
 use axum::http::{HeaderMap, HeaderValue};
 use time::OffsetDateTime;
 
@@ -94,6 +96,24 @@ pub struct FleetWindows {
     client: async_nats::Client,
     /// (key id, window) → (requests leased and not yet spent here, window count in KV after the lease).
     leases: Mutex<HashMap<(String, i64), Arc<Lease>>>,
+    /// Until when the bucket is taken to be in trouble (it timed out or failed): requests that
+    /// would ask it are let through at once instead of each waiting for it in turn (a NATS
+    /// server lost and the bucket's stream electing a leader: seconds). Milliseconds after
+    /// `epoch`; 0: no trouble seen.
+    trouble_until_ms: AtomicU64,
+    epoch: tokio::time::Instant,
+}
+
+/// How long the bucket is left alone after it timed out or failed.
+const KV_TROUBLE_MS: u64 = 1_000;
+
+/// Counts a request let through without the bucket's count (`dsa_rate_windows_let_through_total`):
+/// `disconnected` (no NATS connection), `bucket_failed`, `bucket_timeout` (this request asked the
+/// bucket), `bucket_trouble` (the bucket failed within the last second: not asked),
+/// `lease_busy` (another request of the key was asking it), `contended` (32 lost compare-and-sets).
+fn let_through(reason: &'static str, state: RateState) -> Result<RateState, (ApiError, RateState)> {
+    metrics::counter!("dsa_rate_windows_let_through_total", "reason" => reason).increment(1);
+    Ok(state)
 }
 
 /// Requests leased for one key and window and not yet spent here, and the window's count in KV
@@ -135,7 +155,13 @@ impl RateWindows {
         bucket: &str,
     ) -> anyhow::Result<Self> {
         let store = js.get_key_value(bucket).await.map_err(|e| anyhow::anyhow!("rate-limit bucket {bucket}: {e}"))?;
-        Ok(RateWindows::Fleet(Box::new(FleetWindows { store, client, leases: Mutex::new(HashMap::new()) })))
+        Ok(RateWindows::Fleet(Box::new(FleetWindows {
+            store,
+            client,
+            leases: Mutex::new(HashMap::new()),
+            trouble_until_ms: AtomicU64::new(0),
+            epoch: tokio::time::Instant::now(),
+        })))
     }
 
     /// Counts one request of `key_id` at `now` against `limit` per minute.
@@ -152,11 +178,26 @@ impl RateWindows {
 }
 
 impl FleetWindows {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether the bucket failed or timed out within the last [`KV_TROUBLE_MS`].
+    fn in_trouble(&self) -> bool {
+        self.now_ms() < self.trouble_until_ms.load(Ordering::Relaxed)
+    }
+
+    /// Notes that the bucket failed or timed out: requests are let through without asking it for
+    /// [`KV_TROUBLE_MS`].
+    fn trouble(&self) {
+        self.trouble_until_ms.fetch_max(self.now_ms().saturating_add(KV_TROUBLE_MS), Ordering::Relaxed);
+    }
+
     async fn hit(&self, key_id: &str, limit: u32, now: OffsetDateTime) -> Result<RateState, (ApiError, RateState)> {
         let unix = now.unix_timestamp();
         let window = unix.div_euclid(60);
         let reset_secs = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
-        let let_through = RateState { limit, remaining: limit, reset_secs };
+        let through = RateState { limit, remaining: limit, reset_secs };
         let lease = {
             let mut leases = self.leases.lock().unwrap_or_else(|p| p.into_inner());
             if leases.len() > 10_000 {
@@ -164,28 +205,37 @@ impl FleetWindows {
             }
             leases.entry((key_id.to_owned(), window)).or_default().clone()
         };
-        // One lease per key and window: requests of other keys never wait on this one.
-        let mut slot = lease.lock().await;
+        let wait = std::time::Duration::from_millis(KV_WAIT_MS);
+        // One lease per key and window: requests of other keys never wait on this one, and a
+        // request of this key waits for the one asking the bucket at most as long as that one
+        // may wait for the bucket (then it is let through, like a request the bucket fails).
+        let Ok(mut slot) = tokio::time::timeout(wait, lease.lock()).await else {
+            return let_through("lease_busy", through);
+        };
         if slot.0 > 0 {
             slot.0 -= 1;
             return Ok(RateState { limit, remaining: limit.saturating_sub(slot.1) + slot.0, reset_secs });
         }
         if self.client.connection_state() != async_nats::connection::State::Connected {
-            return Ok(let_through);
+            return let_through("disconnected", through);
         }
-        let wait = std::time::Duration::from_millis(KV_WAIT_MS);
+        if self.in_trouble() {
+            return let_through("bucket_trouble", through);
+        }
         let key = format!("min.{}.{window}", key_id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
         let block = (limit / 20).clamp(1, 100);
         for _ in 0..32 {
             let entry = match tokio::time::timeout(wait, self.store.entry(key.clone())).await {
                 Ok(Ok(e)) => e,
                 Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "rate-limit bucket unavailable; request let through");
-                    return Ok(let_through);
+                    self.trouble();
+                    tracing::warn!(error = %e, "rate-limit bucket unavailable; requests let through for a second");
+                    return let_through("bucket_failed", through);
                 }
                 Err(_) => {
-                    tracing::warn!("rate-limit bucket timed out; request let through");
-                    return Ok(let_through);
+                    self.trouble();
+                    tracing::warn!("rate-limit bucket timed out; requests let through for a second");
+                    return let_through("bucket_timeout", through);
                 }
             };
             let (count, revision) = match &entry {
@@ -200,24 +250,40 @@ impl FleetWindows {
                 return Err(over_limit(limit, reset_secs));
             }
             let value = bytes::Bytes::from((count + take).to_string());
-            let stored = match revision {
-                Some(rev) => tokio::time::timeout(wait, self.store.update(&key, value, rev)).await.map(|r| r.is_ok()),
-                None => tokio::time::timeout(wait, self.store.create(&key, value)).await.map(|r| r.is_ok()),
+            // Ok(true): stored; Ok(false): another front won the compare-and-set; Err: the
+            // bucket failed (no quorum, no leader) with the reason.
+            let stored: Result<Result<bool, String>, _> = match revision {
+                Some(rev) => tokio::time::timeout(wait, self.store.update(&key, value, rev)).await.map(|r| match r {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(false),
+                    Err(e) => Err(e.to_string()),
+                }),
+                None => tokio::time::timeout(wait, self.store.create(&key, value)).await.map(|r| match r {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
+                    Err(e) => Err(e.to_string()),
+                }),
             };
             match stored {
                 Err(_) => {
-                    tracing::warn!("rate-limit bucket timed out; request let through");
-                    return Ok(let_through);
+                    self.trouble();
+                    tracing::warn!("rate-limit bucket timed out; requests let through for a second");
+                    return let_through("bucket_timeout", through);
                 }
-                Ok(true) => {
+                Ok(Err(e)) => {
+                    self.trouble();
+                    tracing::warn!(error = %e, "rate-limit bucket refused a write; requests let through for a second");
+                    return let_through("bucket_failed", through);
+                }
+                Ok(Ok(true)) => {
                     *slot = (take - 1, count + take);
                     return Ok(RateState { limit, remaining: limit - (count + take) + slot.0, reset_secs });
                 }
-                Ok(false) => {} // another front won the compare-and-set: read again
+                Ok(Ok(false)) => {} // another front won the compare-and-set: read again
             }
         }
         tracing::warn!("rate-limit window contended; request let through");
-        Ok(let_through)
+        let_through("contended", through)
     }
 }
 
