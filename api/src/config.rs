@@ -33,6 +33,8 @@ pub struct Settings {
     pub policy: crate::front::policy::PolicyConfig,
     /// Fleet mode (`dsa front`, `dsa worker`, `dsa ledger`): NATS JetStream and Postgres.
     pub fleet: FleetConfig,
+    /// Webhook deliveries (issue 25).
+    pub webhooks: crate::webhooks::WebhookConfig,
 }
 
 /// Fleet settings. The fleet's `database.url` must be a `postgres://` URL.
