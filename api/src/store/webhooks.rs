@@ -320,11 +320,13 @@ where
     ) -> anyhow::Result<Recorded> {
         let mut tx = self.pool.begin().await?;
         sqlx::query(
+            // Numbered in the order recorded: a result that lost its claim (a process that was
+            // thought dead) is kept beside the one that counts.
             "INSERT INTO webhook_attempts (delivery_id, attempt, at_ms, status, error, latency_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id, attempt) DO NOTHING",
+             SELECT $1, COALESCE(MAX(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1 \
+             ON CONFLICT (delivery_id, attempt) DO NOTHING",
         )
         .bind(outcome.delivery_id.clone())
-        .bind(outcome.attempt)
         .bind(outcome.at_ms)
         .bind(outcome.status)
         .bind(outcome.error.clone())
