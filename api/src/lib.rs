@@ -197,10 +197,7 @@ fn webhook_routes() -> Router<AppState> {
         .route("/v1/webhooks", post(w::create).get(w::list).fallback(method_not_allowed))
         .route("/v1/webhooks/{id}", get(w::get_one).delete(w::delete).fallback(method_not_allowed))
         .route("/v1/webhooks/{id}/deliveries", get(w::deliveries).fallback(method_not_allowed))
-        .route(
-            "/v1/webhooks/{id}/deliveries/{delivery_id}/retry",
-            post(w::retry).fallback(method_not_allowed),
-        )
+        .route("/v1/webhooks/{id}/deliveries/{delivery_id}/retry", post(w::retry).fallback(method_not_allowed))
         .route("/v1/webhooks/{id}/test", post(w::test).fallback(method_not_allowed))
         .route("/v1/webhooks/{id}/rotate-secret", post(w::rotate_secret).fallback(method_not_allowed))
         .route("/v1/webhooks/{id}/enable", post(w::enable).fallback(method_not_allowed))

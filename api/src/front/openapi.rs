@@ -281,7 +281,10 @@ const CLOSED_SETS: &[(&str, &[&str])] = &[
     ("/DnsLookupInfo/properties/dnssec", &["secure", "insecure", "indeterminate"]),
     // Webhooks (crate::webhooks): a deleted webhook is never shown; the event types it may take.
     ("/Webhook/properties/state", &["active", "disabled"]),
-    ("/Webhook/properties/event_types/items", &["domain.available", "domain.registered", "domain.expiring", "domain.state_changed", "webhook.disabled"]),
+    (
+        "/Webhook/properties/event_types/items",
+        &["domain.available", "domain.registered", "domain.expiring", "domain.state_changed", "webhook.disabled"],
+    ),
     ("/Delivery/properties/state", &["pending", "delivered", "failed"]),
     ("/Delivery/properties/event_type", crate::webhooks::EVENT_TYPES),
 ];

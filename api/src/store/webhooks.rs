@@ -94,10 +94,11 @@ where
     }
 
     pub(super) async fn wh_list(&self, key_id: String) -> anyhow::Result<Vec<WebhookRecord>> {
-        let rows = sqlx::query("SELECT * FROM webhooks WHERE key_id = $1 AND state <> 'deleted' ORDER BY created_at_ms, id")
-            .bind(key_id)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT * FROM webhooks WHERE key_id = $1 AND state <> 'deleted' ORDER BY created_at_ms, id")
+                .bind(key_id)
+                .fetch_all(&self.pool)
+                .await?;
         rows.iter().map(Self::webhook).collect()
     }
 

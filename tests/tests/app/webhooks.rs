@@ -65,7 +65,8 @@ impl Receiver {
         loop {
             let got: Vec<Value> =
                 self.received().await.into_iter().filter(|r| r["status"].as_u64().is_some_and(|s| s < 300)).collect();
-            let ids: std::collections::HashSet<_> = got.iter().map(|r| r["id"].as_str().unwrap_or("").to_owned()).collect();
+            let ids: std::collections::HashSet<_> =
+                got.iter().map(|r| r["id"].as_str().unwrap_or("").to_owned()).collect();
             if ids.len() >= n {
                 return got;
             }
@@ -166,8 +167,7 @@ async fn webhooks_are_managed_by_server_keys_and_hostile_urls_are_refused() {
         ("https://192.168.0.10/hook", "not a public address"),
         ("https://user:pw@93.184.215.14/", "user name"),
     ] {
-        let (status, body) =
-            call(&app, reqwest::Method::POST, "/v1/webhooks", &key, Some(json!({"url": url}))).await;
+        let (status, body) = call(&app, reqwest::Method::POST, "/v1/webhooks", &key, Some(json!({"url": url}))).await;
         assert_eq!(status, 400, "{url}: {body}");
         assert!(body["error"].as_str().unwrap_or("").contains(why), "{url}: {body}");
     }

@@ -301,7 +301,8 @@ fn now_ms(state: &AppState) -> i64 {
         (status = 201, description = "Registered; keep `secret` to verify deliveries.", body = CreatedWebhook),
         (status = 400, description = "Missing `client_key`, a malformed body, a URL that is not https or does not resolve to public addresses, an unknown event type, or the key already has 20 webhooks.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 415, description = "The body is not `application/json`.", body = ErrorBody),
+        (status = 415, description = "The body is not `application/json`.", body = ErrorBody,
+            example = json!({"success": false, "error": "Unsupported media type: send the webhook as Content-Type: application/json."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -350,9 +351,8 @@ pub async fn create(
     }
     let config = state.webhooks();
     let timeout = std::time::Duration::from_secs_f64(config.timeout_secs.clamp(0.05, 10.0));
-    let target = guard::resolve(&request.url, config.test_only_allow_loopback, timeout)
-        .await
-        .map_err(ApiError::BadRequest)?;
+    let target =
+        guard::resolve(&request.url, config.test_only_allow_loopback, timeout).await.map_err(ApiError::BadRequest)?;
     let secret = new_secret();
     let now = now_ms(&state);
     let record = state
@@ -413,7 +413,8 @@ pub async fn list(State(state): State<AppState>, Keyed { key }: Keyed) -> Result
         (status = 200, description = "The webhook.", body = WebhookAnswer),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody,
+            example = json!({"success": false, "error": "No webhook with this id for this key."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -442,7 +443,8 @@ pub async fn get_one(
         (status = 200, description = "Deleted.", body = DeletedWebhook),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody,
+            example = json!({"success": false, "error": "No webhook with this id for this key."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -474,7 +476,8 @@ pub async fn delete(
         (status = 200, description = "A page of deliveries.", body = DeliveryList),
         (status = 400, description = "Missing `client_key`, a malformed `cursor` or `limit`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody,
+            example = json!({"success": false, "error": "No webhook with this id for this key."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -489,11 +492,9 @@ pub async fn deliveries(
     let Path(WebhookPath { id }) = path.map_err(bad_path)?;
     let limit = match optional(&query.limit) {
         None => DELIVERIES_PAGE,
-        Some(raw) => raw
-            .parse::<i64>()
-            .ok()
-            .filter(|n| (1..=DELIVERIES_PAGE_MAX).contains(n))
-            .ok_or_else(|| ApiError::BadRequest(format!("limit must be a whole number from 1 to {DELIVERIES_PAGE_MAX}.")))?,
+        Some(raw) => raw.parse::<i64>().ok().filter(|n| (1..=DELIVERIES_PAGE_MAX).contains(n)).ok_or_else(|| {
+            ApiError::BadRequest(format!("limit must be a whole number from 1 to {DELIVERIES_PAGE_MAX}."))
+        })?,
     };
     let before = match optional(&query.cursor) {
         None => i64::MAX,
@@ -524,7 +525,8 @@ pub async fn deliveries(
         (status = 202, description = "The delivery is due now.", body = RetryAnswer),
         (status = 400, description = "Missing `client_key`, or the webhook is disabled (enable it first).", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key, or no such delivery of it.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key (`No webhook with this id for this key.`), or no such delivery of it.", body = ErrorBody,
+            example = json!({"success": false, "error": "No delivery with this id for this webhook."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -548,9 +550,7 @@ fn active(record: &WebhookRecord) -> Result<(), ApiError> {
     if record.state == "active" {
         Ok(())
     } else {
-        Err(ApiError::BadRequest(
-            "The webhook is disabled; enable it first (POST /v1/webhooks/{id}/enable).".into(),
-        ))
+        Err(ApiError::BadRequest("The webhook is disabled; enable it first (POST /v1/webhooks/{id}/enable).".into()))
     }
 }
 
@@ -567,7 +567,8 @@ fn active(record: &WebhookRecord) -> Result<(), ApiError> {
         (status = 202, description = "The test event is recorded; its delivery follows within a second or so.", body = TestAnswer),
         (status = 400, description = "Missing `client_key`, or the webhook is disabled (enable it first).", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody,
+            example = json!({"success": false, "error": "No webhook with this id for this key."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -608,7 +609,8 @@ pub async fn test(
         (status = 200, description = "The new secret.", body = RotatedSecret),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody,
+            example = json!({"success": false, "error": "No webhook with this id for this key."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
@@ -640,7 +642,8 @@ pub async fn rotate_secret(
         (status = 200, description = "The webhook, active.", body = WebhookAnswer),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody),
+        (status = 404, description = "No webhook with this id for this key.", body = ErrorBody,
+            example = json!({"success": false, "error": "No webhook with this id for this key."})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
     )
