@@ -418,3 +418,125 @@ async fn hostile_endpoints_are_cut_off_and_a_failing_one_is_disabled() {
     }
     app.finish(None).await;
 }
+
+/// `dsa serve` (the real binary) killed with SIGKILL while its deliveries are in flight, then
+/// started again on the same SQLite file: every delivery arrives, with the `webhook-id` of the
+/// attempt that was cut off, once the killed process's claims expire (`webhooks.lease_secs`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_process_killed_mid_delivery_loses_nothing_and_keeps_the_webhook_id() {
+    use api::store::{NewKey, SqliteStore, Store};
+    use dsa_tests::harness::binary::dsa_binary;
+
+    let receiver = Receiver::start().await;
+    let dir = std::env::temp_dir().join(format!("dsa-hooks-kill-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let db = format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display());
+    let store = SqliteStore::connect(&db, 2).await.expect("open the database");
+    store.migrate().await.expect("migrate");
+    let (key, key_hash) = api::keys::generate(KeyKind::Server);
+    let record = store
+        .create_key(NewKey {
+            key_hash,
+            kind: KeyKind::Server,
+            plan: api::keys::Plan::Pro,
+            pricing_enabled: false,
+            show_purchase_button: false,
+            default_commission_percent: None,
+            purchase_url: None,
+            allowed_origins: Vec::new(),
+            label: "kill test".into(),
+        })
+        .await
+        .expect("key");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    let start = || {
+        std::process::Command::new(dsa_binary())
+            .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
+            .env("DSA_DATABASE__URL", &db)
+            .env("DSA_BOOTSTRAP__CREATE_DEV_KEY", "false")
+            .env("DSA_ENGINE__OVERRIDES_ONLY", "true")
+            .env("DSA_WEBHOOKS__TEST_ONLY_ALLOW_LOOPBACK", "true")
+            .env("DSA_WEBHOOKS__POLL_MS", "50")
+            .env("DSA_WEBHOOKS__TIMEOUT_SECS", "3")
+            .env("DSA_WEBHOOKS__LEASE_SECS", "4")
+            .env_remove("DSA_CONFIG")
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start dsa")
+    };
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let up = |http: reqwest::Client, base: String| async move {
+        for _ in 0..400 {
+            if http.get(format!("{base}/healthz")).send().await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("dsa did not start");
+    };
+    let mut first = start();
+    up(http.clone(), base.clone()).await;
+    let created: Value = http
+        .post(format!("{base}/v1/webhooks?client_key={key}"))
+        .json(&json!({"url": receiver.url("/hook")}))
+        .send()
+        .await
+        .expect("create")
+        .json()
+        .await
+        .expect("json");
+    let secret = created["secret"].as_str().unwrap_or_else(|| panic!("created: {created}")).to_owned();
+    let hook = created["webhook"]["id"].as_str().expect("id").to_owned();
+    // The receiver holds every delivery longer than the process lives.
+    receiver.config(json!({"secrets": [secret], "mode": "slow", "delay": 8})).await;
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let id = event_id(&["kill", &n.to_string(), &uuid::Uuid::now_v7().to_string()]);
+        store
+            .emit_event(NewEvent {
+                id: id.clone(),
+                key_id: record.id.clone(),
+                event_type: "domain.available".into(),
+                subject: None,
+                occurred_at: time::OffsetDateTime::now_utc(),
+                data: json!({"domain": format!("kill{n}.com")}),
+            })
+            .await
+            .expect("emit");
+        ids.push(id);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while receiver.received().await.len() < ids.len() {
+        assert!(tokio::time::Instant::now() < deadline, "the deliveries reach the receiver");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Every delivery is in flight: SIGKILL.
+    first.kill().expect("SIGKILL");
+    let _ = first.wait();
+    let cut: Vec<Value> = receiver.received().await;
+    receiver.config(json!({"mode": "ok"})).await;
+    let mut second = start();
+    up(http.clone(), base.clone()).await;
+    let got = receiver.wait_for(ids.len()).await;
+    // The restarted process records the deliveries once the answers came.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let page = store.list_deliveries(&hook, i64::MAX, 100).await.expect("deliveries");
+        if page.len() == ids.len() && page.iter().all(|d| d.state == "delivered") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "every delivery recorded as delivered: {page:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = second.kill();
+    let _ = second.wait();
+    for id in &ids {
+        assert_eq!(cut.iter().filter(|r| r["id"] == id.as_str()).count(), 1, "{id} was in flight: {cut:#?}");
+        assert_eq!(got.iter().filter(|r| r["id"] == id.as_str()).count(), 1, "{id} delivered once after: {got:#?}");
+        assert!(got.iter().all(|r| r["verified"] == json!([0])), "{got:#?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
