@@ -257,6 +257,42 @@ call("get", "/", expect=200)
 call("get", "/widget.js", expect=200)
 call("get", "/assets/front.css", expect=200)
 
+# --- Webhooks (issue 25): a webhook on loopback where nothing listens, so its deliveries fail and
+# show their attempts.
+HOOK = "http://127.0.0.1:9/dsa-contract"
+r = call("post", "/v1/webhooks", params=K, json_body={"url": HOOK, "event_types": ["domain.available"],
+                                                      "description": "contract"}, expect=201)
+hook = r.json()["webhook"]["id"]
+one = "/v1/webhooks/{id}"
+call("post", "/v1/webhooks", params=K, json_body={"url": "https://10.0.0.1/x"}, expect=400)
+call("post", "/v1/webhooks", json_body={"url": HOOK}, expect=400)
+call("post", "/v1/webhooks", params={"client_key": "dsa_server_nope"}, json_body={"url": HOOK}, expect=403)
+call("post", "/v1/webhooks", params=K, data="url=x", headers={"Content-Type": "text/plain"}, expect=415)
+call("get", "/v1/webhooks", params=K, expect=200)
+call("get", "/v1/webhooks", expect=400)
+call("get", f"/v1/webhooks/{hook}", template=one, params=K, expect=200)
+call("get", "/v1/webhooks/wh_nope", template=one, params=K, expect=404)
+call("post", f"/v1/webhooks/{hook}/test", template=one + "/test", params=K, expect=202)
+call("post", "/v1/webhooks/wh_nope/test", template=one + "/test", params=K, expect=404)
+for _ in range(100):
+    listed = requests.get(f"{BASE}/v1/webhooks/{hook}/deliveries", params=K, timeout=30).json()
+    if listed.get("deliveries") and listed["deliveries"][0]["attempts"] > 0:
+        break
+    time.sleep(0.1)
+else:
+    problems.append("webhooks: the test event was never attempted")
+r = call("get", f"/v1/webhooks/{hook}/deliveries", template=one + "/deliveries", params={**K, "limit": 1}, expect=200)
+delivery = (r.json().get("deliveries") or [{"id": "dlv_none"}])[0]["id"]
+call("get", f"/v1/webhooks/{hook}/deliveries", template=one + "/deliveries", params={**K, "limit": 0}, expect=400)
+call("get", f"/v1/webhooks/{hook}/deliveries", template=one + "/deliveries", expect=400)
+retry = one + "/deliveries/{delivery_id}/retry"
+call("post", f"/v1/webhooks/{hook}/deliveries/{delivery}/retry", template=retry, params=K, expect=202)
+call("post", f"/v1/webhooks/{hook}/deliveries/dlv_nope/retry", template=retry, params=K, expect=404)
+call("post", f"/v1/webhooks/{hook}/rotate-secret", template=one + "/rotate-secret", params=K, expect=200)
+call("post", f"/v1/webhooks/{hook}/enable", template=one + "/enable", params=K, expect=200)
+call("delete", f"/v1/webhooks/{hook}", template=one, params=K, expect=200)
+call("delete", f"/v1/webhooks/{hook}", template=one, params=K, expect=404)
+
 # --- 429: the free key's per-minute limit, on every metered operation.
 metered = [
     ("get", "/v1/domains/check", None, {"domain": "example.com"}, None),

@@ -33,6 +33,8 @@ pub struct Settings {
     pub policy: crate::front::policy::PolicyConfig,
     /// Fleet mode (`dsa front`, `dsa worker`, `dsa ledger`): NATS JetStream and Postgres.
     pub fleet: FleetConfig,
+    /// Webhook deliveries (issue 25).
+    pub webhooks: crate::webhooks::WebhookConfig,
 }
 
 /// Fleet settings. The fleet's `database.url` must be a `postgres://` URL.
@@ -279,7 +281,8 @@ impl Settings {
         }
         // Only variables naming a section are settings; DSA_CONFIG, DSA_LOG, DSA_LOG_FORMAT and
         // DSA_TEST_DATA (tests) are read elsewhere.
-        const SECTIONS: [&str; 8] = ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy", "fleet"];
+        const SECTIONS: [&str; 9] =
+            ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy", "fleet", "webhooks"];
         figment = figment.merge(
             Env::prefixed("DSA_")
                 .filter(|key| SECTIONS.iter().any(|s| key.as_str().to_ascii_lowercase().starts_with(&format!("{s}__"))))

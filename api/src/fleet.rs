@@ -213,7 +213,10 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         rate,
         demo_bucket: Some((demo_bucket, nats.clone())),
         demo_secret: store.shared_secret("demo_cookie").await?,
+        webhooks: settings.webhooks.clone(),
     });
+    // Webhook deliveries (issue 25): every front runs the loop; leases in Postgres share the work.
+    crate::webhooks::deliver::spawn(&store, settings.webhooks.clone(), state.clock());
     Ok(FleetFront { state, forwarder, store, nats })
 }
 

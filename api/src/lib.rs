@@ -56,6 +56,7 @@ pub mod secret;
 pub use workers::singleflight;
 pub mod store;
 pub mod suggest;
+pub mod webhooks;
 
 // The paths of the modules before they were grouped (issue 24), kept for the crate's users.
 pub use front::{credits, dispatch, error, keys, ledger, openapi, origin, policy, routes, state, telemetry};
@@ -94,7 +95,7 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
-        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         // `Authorization` and the MCP headers for browser MCP clients on `/mcp` (embed keys).
         .allow_headers([
             header::CONTENT_TYPE,
@@ -127,6 +128,7 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/v1/whois", get(routes::whois::whois).fallback(method_not_allowed))
         .route("/v1/dns", get(routes::dns::dns).fallback(method_not_allowed))
         .route("/v1/domains/suggest", get(routes::suggest::suggest).fallback(method_not_allowed))
+        .merge(webhook_routes())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
@@ -185,6 +187,20 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         router = router.layer(SetResponseHeaderLayer::if_not_present(header::STRICT_TRANSPORT_SECURITY, value));
     }
     router
+}
+
+/// `/v1/webhooks` (server keys; the keyed prelude is the caller's layer).
+fn webhook_routes() -> Router<AppState> {
+    use axum::routing::post;
+    use routes::webhooks as w;
+    Router::new()
+        .route("/v1/webhooks", post(w::create).get(w::list).fallback(method_not_allowed))
+        .route("/v1/webhooks/{id}", get(w::get_one).delete(w::delete).fallback(method_not_allowed))
+        .route("/v1/webhooks/{id}/deliveries", get(w::deliveries).fallback(method_not_allowed))
+        .route("/v1/webhooks/{id}/deliveries/{delivery_id}/retry", post(w::retry).fallback(method_not_allowed))
+        .route("/v1/webhooks/{id}/test", post(w::test).fallback(method_not_allowed))
+        .route("/v1/webhooks/{id}/rotate-secret", post(w::rotate_secret).fallback(method_not_allowed))
+        .route("/v1/webhooks/{id}/enable", post(w::enable).fallback(method_not_allowed))
 }
 
 async fn not_found() -> ApiError {
@@ -295,7 +311,10 @@ async fn assemble(
         rate: policy::RateWindows::local(),
         demo_bucket: None,
         demo_secret: store.shared_secret("demo_cookie").await?,
+        webhooks: settings.webhooks.clone(),
     });
+    // Webhook deliveries (issue 25): the loop ends when the store is dropped.
+    webhooks::deliver::spawn(&store, settings.webhooks.clone(), state.clock());
     Ok(Standalone { state, ledger, store })
 }
 

@@ -49,6 +49,15 @@ members marked as our additions) extend the service specification's fields witho
         routes::health::healthz,
         routes::health::readyz,
         crate::mcp::doc::mcp,
+        routes::webhooks::create,
+        routes::webhooks::list,
+        routes::webhooks::get_one,
+        routes::webhooks::delete,
+        routes::webhooks::deliveries,
+        routes::webhooks::retry,
+        routes::webhooks::test,
+        routes::webhooks::rotate_secret,
+        routes::webhooks::enable,
         // No `/metrics`: the public listener serves it only when the operator opts in
         // (`server.public_metrics`); it is operational data, documented in docs/operators.md.
     ),
@@ -64,6 +73,7 @@ members marked as our additions) extend the service specification's fields witho
         (name = "catalogue", description = "The suffixes dsa answers for, how it asks about each, and the live health of their registries (free)."),
         (name = "agents", description = "The MCP endpoint: the same checks, lookups and suggestions as tools for AI agents (Model Context Protocol)."),
         (name = "operations", description = "Liveness and readiness for the operator (free)."),
+        (name = "webhooks", description = "A dsa extension: the key's events (a watched name became available, was registered, …) delivered to your HTTPS endpoint, signed as the Standard Webhooks specification says (server keys only, free)."),
     ),
 )]
 pub struct ApiDoc;
@@ -269,6 +279,14 @@ const CLOSED_SETS: &[(&str, &[&str])] = &[
     ("/DnsLookupInfo/properties/rcode", &["NOERROR", "NXDOMAIN"]),
     // hickory's DNSSEC proofs as dsa reports them (workers::lookup::dns); bogus records are dropped.
     ("/DnsLookupInfo/properties/dnssec", &["secure", "insecure", "indeterminate"]),
+    // Webhooks (crate::webhooks): a deleted webhook is never shown; the event types it may take.
+    ("/Webhook/properties/state", &["active", "disabled"]),
+    (
+        "/Webhook/properties/event_types/items",
+        &["domain.available", "domain.registered", "domain.expiring", "domain.state_changed", "webhook.disabled"],
+    ),
+    ("/Delivery/properties/state", &["pending", "delivered", "failed"]),
+    ("/Delivery/properties/event_type", crate::webhooks::EVENT_TYPES),
 ];
 
 /// Status values the schema of `Status` lists but the API never sends: a check without a

@@ -59,6 +59,7 @@ struct Inner {
     tls: bool,
     request_timeout: Duration,
     portal: crate::portal::service::Portal,
+    webhooks: crate::webhooks::WebhookConfig,
     /// The `GET /v1/tlds` body, built on first use (catalogue, engine config and prices are fixed
     /// for the life of the state).
     tld_listing: std::sync::OnceLock<bytes::Bytes>,
@@ -109,6 +110,8 @@ pub struct Parts {
     pub demo_bucket: Option<(async_nats::jetstream::kv::Store, async_nats::Client)>,
     /// The demo-cookie signing secret kept in the database (used when none is configured).
     pub demo_secret: String,
+    /// Webhook settings (issue 25).
+    pub webhooks: crate::webhooks::WebhookConfig,
 }
 
 impl AppState {
@@ -149,6 +152,7 @@ impl AppState {
                 tls: parts.tls,
                 request_timeout: parts.request_timeout,
                 tld_listing: std::sync::OnceLock::new(),
+                webhooks: parts.webhooks,
             }),
         }
     }
@@ -208,7 +212,17 @@ impl AppState {
         (self.inner.clock)()
     }
 
-    /// Policy settings.
+    /// Webhook settings.
+    pub fn webhooks(&self) -> &crate::webhooks::WebhookConfig {
+        &self.inner.webhooks
+    }
+
+    /// The time source (the webhook delivery loop shares it).
+    pub fn clock(&self) -> Clock {
+        self.inner.clock.clone()
+    }
+
+    /// Rate limits, demo mode, origin defaults.
     pub fn policy(&self) -> &PolicyConfig {
         &self.inner.policy
     }

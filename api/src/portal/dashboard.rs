@@ -31,6 +31,72 @@ pub(super) struct KeyRow {
     allowance: i64,
     per_minute: u32,
     origins: Vec<String>,
+    /// The key's webhooks with their latest deliveries (issue 25; server keys only).
+    webhooks: Vec<PortalWebhook>,
+}
+
+/// A webhook as the key page shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct PortalWebhook {
+    id: String,
+    url: String,
+    event_types: String,
+    state: String,
+    disabled_reason: Option<String>,
+    /// The latest deliveries: event type, state, attempts, last status or error.
+    deliveries: Vec<PortalDelivery>,
+}
+
+/// A delivery as the key page shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct PortalDelivery {
+    event_type: String,
+    state: String,
+    attempts: i64,
+    last: String,
+    created_at: String,
+}
+
+/// Deliveries shown per webhook on the key page.
+const PORTAL_DELIVERIES: i64 = 5;
+
+async fn portal_webhooks(state: &AppState, key: &KeyRecord) -> Result<Vec<PortalWebhook>, PortalError> {
+    if key.kind != crate::front::keys::KeyKind::Server {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for hook in state.store().list_webhooks(&key.id).await? {
+        let deliveries = state
+            .store()
+            .list_deliveries(&hook.id, i64::MAX, PORTAL_DELIVERIES)
+            .await?
+            .into_iter()
+            .map(|d| PortalDelivery {
+                last: d
+                    .attempt_log
+                    .last()
+                    .map(|a| match (a.status, &a.error) {
+                        (_, Some(e)) => e.clone(),
+                        (Some(s), None) => format!("HTTP {s}"),
+                        (None, None) => String::new(),
+                    })
+                    .unwrap_or_default(),
+                created_at: crate::webhooks::rfc3339_ms(d.created_at_ms),
+                event_type: d.event_type,
+                state: d.state,
+                attempts: d.attempts,
+            })
+            .collect();
+        out.push(PortalWebhook {
+            event_types: if hook.event_types.is_empty() { "*".into() } else { hook.event_types.join(", ") },
+            id: hook.id,
+            url: hook.url,
+            state: hook.state,
+            disabled_reason: hook.disabled_reason,
+            deliveries,
+        });
+    }
+    Ok(out)
 }
 
 pub(super) fn plan_name(plan: Plan) -> &'static str {
@@ -56,6 +122,7 @@ pub(super) async fn key_row(state: &AppState, key: &KeyRecord, period: &str) -> 
         allowance: key.monthly_allowance,
         per_minute: state.policy().per_minute.of(key.plan),
         origins: key.allowed_origins.clone(),
+        webhooks: portal_webhooks(state, key).await?,
     })
 }
 

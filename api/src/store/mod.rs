@@ -10,6 +10,7 @@
 //! compares them).
 
 pub mod postgres;
+pub mod webhooks;
 
 use futures::future::BoxFuture;
 use sqlx::decode::Decode;
@@ -25,6 +26,7 @@ use workers::ledger::SettleError;
 use crate::events::{EventRecord, NewEvent};
 use crate::front::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
 use crate::portal::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
+use crate::webhooks::{AttemptOutcome, ClaimedDelivery, DeliveryRecord, NewWebhook, WebhookRecord};
 use common::messages::LedgerEvent;
 
 /// The error of an account method a store does not implement (test doubles).
@@ -271,6 +273,98 @@ pub trait Store: Send + Sync + 'static {
         let _ = (key_id, id);
         unsupported()
     }
+    // --- webhooks (issue 25): endpoints, deliveries and attempts (SQL in store/webhooks.rs) ----
+
+    /// Registers a webhook; `None` when its key already has [`crate::webhooks::MAX_WEBHOOKS_PER_KEY`].
+    fn create_webhook(&self, webhook: NewWebhook) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        let _ = webhook;
+        unsupported()
+    }
+
+    /// A key's webhooks (not deleted), oldest first.
+    fn list_webhooks(&self, key_id: &str) -> BoxFuture<'_, anyhow::Result<Vec<WebhookRecord>>> {
+        let _ = key_id;
+        unsupported()
+    }
+
+    /// One of a key's webhooks (not deleted).
+    fn find_webhook(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        let _ = (key_id, id);
+        unsupported()
+    }
+
+    /// Deletes one of a key's webhooks (nothing more is delivered to it); whether it existed.
+    fn delete_webhook(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (key_id, id);
+        unsupported()
+    }
+
+    /// Replaces a webhook's secret by `secret`; the old one keeps signing until
+    /// `previous_until_ms` (unix ms).
+    fn rotate_webhook_secret(
+        &self,
+        key_id: &str,
+        id: &str,
+        secret: String,
+        previous_until_ms: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        let _ = (key_id, id, secret, previous_until_ms);
+        unsupported()
+    }
+
+    /// Makes a (disabled) webhook active again; its pending deliveries resume.
+    fn enable_webhook(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        let _ = (key_id, id);
+        unsupported()
+    }
+
+    /// A webhook's deliveries, newest first, those before the cursor `before_seq`, at most `limit`.
+    fn list_deliveries(
+        &self,
+        webhook_id: &str,
+        before_seq: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<DeliveryRecord>>> {
+        let _ = (webhook_id, before_seq, limit);
+        unsupported()
+    }
+
+    /// Makes a delivery due at `now_ms` (pending again if it had failed); whether it exists.
+    fn retry_delivery(&self, webhook_id: &str, delivery_id: &str, now_ms: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (webhook_id, delivery_id, now_ms);
+        unsupported()
+    }
+
+    /// Fans out up to `limit` undispatched events: one delivery per matching active webhook, the
+    /// events marked dispatched, in one transaction. Returns the events dispatched.
+    fn fan_out_events(&self, now_ms: i64, limit: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        let _ = (now_ms, limit);
+        unsupported()
+    }
+
+    /// Claims up to `limit` due deliveries of active webhooks for `owner` until `lease_until_ms`.
+    fn claim_deliveries(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_until_ms: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<ClaimedDelivery>>> {
+        let _ = (owner, now_ms, lease_until_ms, limit);
+        unsupported()
+    }
+
+    /// Records an attempt and moves its delivery on (when the claim is still the attempt's); a
+    /// webhook failing for `disable_after_ms` is disabled.
+    fn record_attempt(
+        &self,
+        webhook_id: &str,
+        outcome: AttemptOutcome,
+        disable_after_ms: i64,
+    ) -> BoxFuture<'_, anyhow::Result<webhooks::Recorded>> {
+        let _ = (webhook_id, outcome, disable_after_ms);
+        unsupported()
+    }
 }
 
 /// A Rust type that a dialect binds as a parameter and reads back from a column.
@@ -321,6 +415,15 @@ pub trait Dialect: Database {
 
     /// [`Store::apply_ledger`] in this dialect.
     fn apply_ledger(pool: &Pool<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
+
+    /// The webhook fan-out's condition on `events`, as its partial index states it.
+    const UNDISPATCHED: &'static str;
+
+    /// Appended to a queue's `SELECT … LIMIT n` (of one table): skip rows another process holds.
+    const SKIP_LOCKED: &'static str;
+
+    /// The same for a `SELECT` over `webhook_deliveries AS d` joined to another table.
+    const SKIP_LOCKED_OF_D: &'static str;
 }
 
 /// The store over one database of dialect `DB`: [`SqliteStore`] (standalone) or
@@ -386,6 +489,11 @@ impl Dialect for Sqlite {
     fn rfc3339(at: String) -> anyhow::Result<String> {
         Ok(at)
     }
+
+    const UNDISPATCHED: &'static str = "dispatched = 0";
+    // One writer at a time: nothing to skip.
+    const SKIP_LOCKED: &'static str = "";
+    const SKIP_LOCKED_OF_D: &'static str = "";
 
     // charged_at is RFC 3339 in UTC, so its first 10 characters are the UTC day.
     const CHARGE_DAY: &'static str = "substr(l.charged_at, 1, 10)";
@@ -1178,6 +1286,73 @@ where
                 .await?;
             row.as_ref().map(Self::event).transpose()
         })
+    }
+    // --- webhooks (issue 25) ---------------------------------------------------------------------
+
+    fn create_webhook(&self, webhook: NewWebhook) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        Box::pin(self.wh_create(webhook))
+    }
+
+    fn list_webhooks(&self, key_id: &str) -> BoxFuture<'_, anyhow::Result<Vec<WebhookRecord>>> {
+        Box::pin(self.wh_list(key_id.to_owned()))
+    }
+
+    fn find_webhook(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        Box::pin(self.wh_find(key_id.to_owned(), id.to_owned()))
+    }
+
+    fn delete_webhook(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        Box::pin(self.wh_delete(key_id.to_owned(), id.to_owned()))
+    }
+
+    fn rotate_webhook_secret(
+        &self,
+        key_id: &str,
+        id: &str,
+        secret: String,
+        previous_until_ms: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        Box::pin(self.wh_rotate(key_id.to_owned(), id.to_owned(), secret, previous_until_ms))
+    }
+
+    fn enable_webhook(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<WebhookRecord>>> {
+        Box::pin(self.wh_enable(key_id.to_owned(), id.to_owned()))
+    }
+
+    fn list_deliveries(
+        &self,
+        webhook_id: &str,
+        before_seq: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<DeliveryRecord>>> {
+        Box::pin(self.wh_deliveries(webhook_id.to_owned(), before_seq, limit))
+    }
+
+    fn retry_delivery(&self, webhook_id: &str, delivery_id: &str, now_ms: i64) -> BoxFuture<'_, anyhow::Result<bool>> {
+        Box::pin(self.wh_retry(webhook_id.to_owned(), delivery_id.to_owned(), now_ms))
+    }
+
+    fn fan_out_events(&self, now_ms: i64, limit: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(self.wh_fan_out(now_ms, limit))
+    }
+
+    fn claim_deliveries(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_until_ms: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<ClaimedDelivery>>> {
+        Box::pin(self.wh_claim(owner.to_owned(), now_ms, lease_until_ms, limit))
+    }
+
+    fn record_attempt(
+        &self,
+        webhook_id: &str,
+        outcome: AttemptOutcome,
+        disable_after_ms: i64,
+    ) -> BoxFuture<'_, anyhow::Result<webhooks::Recorded>> {
+        Box::pin(self.wh_record(webhook_id.to_owned(), outcome, disable_after_ms))
     }
 }
 

@@ -122,6 +122,9 @@ impl Dialect for Postgres {
     }
 
     const CHARGE_DAY: &'static str = "to_char(l.charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')";
+    const UNDISPATCHED: &'static str = "NOT dispatched";
+    const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
+    const SKIP_LOCKED_OF_D: &'static str = " FOR UPDATE OF d SKIP LOCKED";
 
     fn rows_affected(done: &PgQueryResult) -> u64 {
         done.rows_affected()

@@ -891,3 +891,66 @@ async fn store_methods_postgres() {
     store_methods(portal.store.as_ref()).await;
     portal.finish().await;
 }
+
+/// Issue 25: a server key's page lists its webhooks, their latest deliveries, and a disabled
+/// webhook with its reason (the owner is told there). The delivery loop is off: the deliveries
+/// are made through the store, and the endpoint is never contacted.
+#[tokio::test]
+async fn the_key_page_lists_webhooks_and_their_deliveries() {
+    let portal = Portal::sqlite(|s| s.webhooks.deliver = false).await;
+    let mut b = portal.browser();
+    let shown = b.sign_up("hooks@example.com", PASSWORD).await;
+    let server = shown.keys().into_iter().find(|k| k.starts_with("dsa_server_")).expect("a server key");
+    let record = portal.store.find_key(&hash_key(&server)).await.expect("store").expect("key");
+    let path = format!("/account/keys/{}", record.id);
+    let page = b.get(&path).await;
+    assert!(page.body.contains("No webhooks."), "{}", page.body);
+    let hook = portal
+        .store
+        .create_webhook(api::webhooks::NewWebhook {
+            key_id: record.id.clone(),
+            url: "https://hooks.example.com/dsa".into(),
+            event_types: vec!["domain.available".into()],
+            description: String::new(),
+            secret: api::webhooks::new_secret(),
+            now_ms: 1_000,
+        })
+        .await
+        .expect("store")
+        .expect("created");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("hooks.example.com") && page.body.contains("Nothing delivered yet."), "{}", page.body);
+    portal
+        .store
+        .emit_event(api::events::NewEvent {
+            id: api::events::event_id(&["portal", &record.id]),
+            key_id: record.id.clone(),
+            event_type: "domain.available".into(),
+            subject: None,
+            occurred_at: time::OffsetDateTime::now_utc(),
+            data: serde_json::json!({"domain": "example.com"}),
+        })
+        .await
+        .expect("emit");
+    assert_eq!(portal.store.fan_out_events(2_000, 10).await.expect("fan out"), 1);
+    let claimed = portal.store.claim_deliveries("portal-test", 2_000, 62_000, 10).await.expect("claim");
+    assert_eq!(claimed.len(), 1);
+    let failed = api::webhooks::AttemptOutcome {
+        delivery_id: claimed[0].id.clone(),
+        lease_owner: "portal-test".into(),
+        attempt: 1,
+        at_ms: 2_000,
+        status: Some(503),
+        error: Some("HTTP 503".into()),
+        latency_ms: 12,
+        delivered: false,
+        next_attempt_ms: Some(7_000),
+    };
+    let recorded = portal.store.record_attempt(&hook.id, failed, 0).await.expect("record");
+    assert!(recorded.disabled_failing_since_ms.is_some());
+    let page = b.get(&path).await;
+    for text in ["domain.available", "pending", "HTTP 503", "disabled", "Deliveries to this endpoint stopped:"] {
+        assert!(page.body.contains(text), "{text}: {}", page.body);
+    }
+    portal.finish().await;
+}

@@ -584,3 +584,118 @@ async fn events_are_recorded_once_per_id_and_read_in_order_on_both_stores() {
         assert!(store.find_event(&mine.id, &theirs[0].id).await.expect("find").is_none(), "not another key's");
     }
 }
+
+// --- webhooks (issue 25) ---------------------------------------------------------------------
+
+/// The webhook fan-out and the delivery claims, on both stores; on Postgres with several
+/// fan-outs and claimers at once (each front runs both): every event becomes exactly one delivery
+/// per matching webhook, no delivery is claimed twice while its lease holds, an expired lease
+/// (a killed process) gives the delivery back, and a delivered one is never claimed again.
+#[tokio::test]
+async fn webhook_fan_out_and_claims_share_the_work_without_duplicates() {
+    use api::webhooks::{AttemptOutcome, NewWebhook};
+    use std::collections::HashSet;
+
+    let pg = TestDb::with_pool(8).await;
+    let sqlite = api::store::SqliteStore::connect("sqlite::memory:", 1).await.expect("SQLite in memory");
+    sqlite.migrate().await.expect("SQLite migrations apply");
+    let stores: [(&str, std::sync::Arc<dyn Store>); 2] =
+        [("postgres", std::sync::Arc::new(pg.store.clone())), ("sqlite", std::sync::Arc::new(sqlite))];
+    for (name, store) in stores {
+        let key = store.create_key(new_key("hooks")).await.expect("create");
+        let other = store.create_key(new_key("other")).await.expect("create");
+        let hook = |types: &[&str]| NewWebhook {
+            key_id: key.id.clone(),
+            url: "https://hooks.example/x".into(),
+            event_types: types.iter().map(|t| (*t).to_owned()).collect(),
+            description: String::new(),
+            secret: api::webhooks::new_secret(),
+            now_ms: 1,
+        };
+        let all = store.create_webhook(hook(&[])).await.expect("create").expect("under the limit");
+        let available = store.create_webhook(hook(&["domain.available"])).await.expect("create").expect("ok");
+        let _expiring = store.create_webhook(hook(&["domain.expiring"])).await.expect("create").expect("ok");
+        let events = 120;
+        for n in 0..events {
+            for k in [&key, &other] {
+                let new = api::events::NewEvent {
+                    id: api::events::event_id(&[name, &k.id, &n.to_string()]),
+                    key_id: k.id.clone(),
+                    event_type: if n % 2 == 0 { "domain.available" } else { "domain.registered" }.into(),
+                    subject: None,
+                    occurred_at: time::OffsetDateTime::now_utc(),
+                    data: serde_json::json!({"n": n}),
+                };
+                assert!(store.emit_event(new).await.expect("emit"));
+            }
+        }
+        // Four fan-outs at once, until nothing is left.
+        let fan = |store: std::sync::Arc<dyn Store>| async move {
+            let mut total = 0;
+            loop {
+                let n = store.fan_out_events(1_000, 16).await.expect("fan out");
+                if n == 0 {
+                    return total;
+                }
+                total += n;
+            }
+        };
+        let counts = futures::future::join_all((0..4).map(|_| fan(store.clone()))).await;
+        assert_eq!(counts.iter().sum::<u64>(), 2 * events, "{name}: every event dispatched once: {counts:?}");
+        // Four claimers at once, batches of 7: every due delivery claimed exactly once.
+        let claim = |store: std::sync::Arc<dyn Store>, who: usize| async move {
+            let mut mine = Vec::new();
+            for round in 0.. {
+                let got = store.claim_deliveries(&format!("c{who}-{round}"), 2_000, 62_000, 7).await.expect("claim");
+                if got.is_empty() {
+                    return mine;
+                }
+                mine.extend(got.into_iter().map(|d| (d.id, d.webhook.id, d.attempts, format!("c{who}-{round}"))));
+            }
+            mine
+        };
+        let claimed: Vec<_> = futures::future::join_all((0..4).map(|i| claim(store.clone(), i))).await.concat();
+        let ids: HashSet<_> = claimed.iter().map(|c| c.0.clone()).collect();
+        assert_eq!(ids.len(), claimed.len(), "{name}: a delivery claimed twice under a live lease");
+        // The key's 120 events to `all`, its 60 available ones to `available`; none to `expiring`,
+        // none of the other key's.
+        assert_eq!(claimed.len() as u64, events + events / 2, "{name}");
+        assert_eq!(claimed.iter().filter(|c| c.1 == all.id).count() as u64, events, "{name}");
+        assert_eq!(claimed.iter().filter(|c| c.1 == available.id).count() as u64, events / 2, "{name}");
+        // While the leases hold, nothing more; once they expire (a killed process), all again.
+        assert!(store.claim_deliveries("late", 61_000, 121_000, 1000).await.expect("claim").is_empty());
+        let again = store.claim_deliveries("after-expiry", 62_000, 122_000, 1000).await.expect("claim");
+        assert_eq!(again.len(), claimed.len(), "{name}: expired leases give the deliveries back");
+        // Delivered under the current claim: never claimed again. A result under the lost claim
+        // is recorded as an attempt but does not move the delivery.
+        for d in &again {
+            let outcome = |owner: &str, delivered: bool| AttemptOutcome {
+                delivery_id: d.id.clone(),
+                lease_owner: owner.to_owned(),
+                attempt: d.attempts + 1,
+                at_ms: 62_500,
+                status: Some(if delivered { 204 } else { 503 }),
+                error: None,
+                latency_ms: 3,
+                delivered,
+                next_attempt_ms: (!delivered).then_some(63_000),
+            };
+            let stale = store.record_attempt(&d.webhook.id, outcome("c0-0", false), i64::MAX).await.expect("record");
+            assert!(!stale.applied, "{name}: a lost claim moves nothing");
+            let done = store.record_attempt(&d.webhook.id, outcome("after-expiry", true), i64::MAX).await.expect("ok");
+            assert!(done.applied, "{name}");
+        }
+        assert!(store.claim_deliveries("later", 10_000_000, 10_060_000, 1000).await.expect("claim").is_empty());
+        // Read back a page (at most 100) at a time, newest first.
+        let (mut seen, mut before) = (Vec::new(), i64::MAX);
+        loop {
+            let page = store.list_deliveries(&all.id, before, 100).await.expect("list");
+            let Some(last) = page.last() else { break };
+            before = last.seq;
+            seen.extend(page);
+        }
+        assert_eq!(seen.len() as u64, events, "{name}");
+        assert!(seen.windows(2).all(|w| w[0].seq > w[1].seq), "{name}");
+        assert!(seen.iter().all(|d| d.state == "delivered" && d.attempts == 1 && d.attempt_log.len() == 2), "{name}");
+    }
+}

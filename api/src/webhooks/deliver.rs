@@ -1,0 +1,259 @@
+//! The delivery loop: events fanned out to deliveries, due deliveries claimed under a lease and
+//! sent, every attempt recorded. It runs in every process that serves the API (standalone, each
+//! fleet front) when `webhooks.deliver` is on; the leases and Postgres's `SKIP LOCKED` let any
+//! number of them share the work.
+//!
+//! At least once: a delivery is marked delivered only after a 2xx answer, in the same transaction
+//! as its attempt. A process killed mid-attempt leaves its claim, which expires after
+//! `webhooks.lease_secs`; then the delivery is attempted again, with the same `webhook-id` (the
+//! event id). Receivers deduplicate by `webhook-id`, as Standard Webhooks asks.
+//!
+//! Time: what is due, the retry schedule, the leases and disabling follow the injected
+//! [`Clock`]; `webhook-timestamp` is the system clock's, because the receiver checks it against
+//! its own clock (Standard Webhooks: tolerance of a few minutes).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::StreamExt;
+
+use super::guard::{Target, resolve};
+use super::{AttemptOutcome, ClaimedDelivery, Clock, WebhookConfig, payload, retry_delay_ms, sign, unix_ms};
+use crate::events::{NewEvent, event_id};
+use crate::store::Store;
+
+/// Events fanned out per transaction.
+const FAN_OUT_BATCH: i64 = 256;
+/// Most pinned HTTP clients kept (one per host and checked address).
+const MAX_CLIENTS: usize = 256;
+
+/// Starts the delivery loop for `store` when `config.deliver` is on. The loop holds the store
+/// weakly and ends once every other holder dropped it (a stopped application).
+pub fn spawn(store: &Arc<dyn Store>, config: WebhookConfig, clock: Clock) -> Option<tokio::task::JoinHandle<()>> {
+    if !config.deliver {
+        return None;
+    }
+    let deliverer = Arc::new(Deliverer::new(config, clock));
+    Some(tokio::spawn(deliverer.run(Arc::downgrade(store))))
+}
+
+/// One process's delivery loop.
+pub struct Deliverer {
+    config: WebhookConfig,
+    clock: Clock,
+    owner: String,
+    claims: std::sync::atomic::AtomicU64,
+    clients: Mutex<HashMap<(String, SocketAddr), reqwest::Client>>,
+}
+
+impl Deliverer {
+    /// A loop with its own claim owner id.
+    pub fn new(config: WebhookConfig, clock: Clock) -> Self {
+        Self {
+            config,
+            clock,
+            owner: format!("deliver-{}", uuid::Uuid::now_v7().simple()),
+            claims: std::sync::atomic::AtomicU64::new(0),
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Runs until the store is dropped.
+    pub async fn run(self: Arc<Self>, store: Weak<dyn Store>) {
+        let idle = Duration::from_millis(self.config.poll_ms.max(10));
+        loop {
+            let Some(strong) = store.upgrade() else { return };
+            let busy = match self.tick(&*strong).await {
+                Ok(busy) => busy,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook delivery loop");
+                    false
+                }
+            };
+            drop(strong);
+            if !busy {
+                tokio::time::sleep(idle).await;
+            }
+        }
+    }
+
+    fn now_ms(&self) -> i64 {
+        unix_ms((self.clock)())
+    }
+
+    /// One round: fan out new events, claim due deliveries, attempt them. Returns whether there
+    /// may be more to do at once (a full batch).
+    ///
+    /// # Errors
+    /// Store errors (the loop logs them and waits a round).
+    pub async fn tick(&self, store: &dyn Store) -> anyhow::Result<bool> {
+        let fanned = store.fan_out_events(self.now_ms(), FAN_OUT_BATCH).await?;
+        let now = self.now_ms();
+        let lease_ms = (self.config.lease_secs.max(self.config.timeout_secs + 1.0) * 1000.0) as i64;
+        let claim = self.claims.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = format!("{}-{claim}", self.owner);
+        let batch = self.config.batch.max(1);
+        let claimed = store.claim_deliveries(&token, now, now + lease_ms, batch as i64).await?;
+        let full = claimed.len() >= batch;
+        let results: Vec<anyhow::Result<()>> = futures::stream::iter(claimed)
+            .map(|delivery| self.deliver(store, &token, delivery))
+            .buffer_unordered(self.config.concurrency.max(1))
+            .collect()
+            .await;
+        for result in results {
+            result?;
+        }
+        Ok(full || fanned >= FAN_OUT_BATCH as u64)
+    }
+
+    /// Attempts one delivery and records the attempt.
+    async fn deliver(&self, store: &dyn Store, token: &str, delivery: ClaimedDelivery) -> anyhow::Result<()> {
+        let at_ms = self.now_ms();
+        let started = std::time::Instant::now();
+        let attempt = delivery.attempts + 1;
+        let (status, error) = match self.send(&delivery, at_ms).await {
+            Ok((status, error)) => (Some(i64::from(status)), error),
+            Err(error) => (None, Some(error)),
+        };
+        let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let delivered = error.is_none() && status.is_some_and(|s| (200..300).contains(&s));
+        let end_ms = self.now_ms();
+        let next_attempt_ms = if delivered { None } else { retry_delay_ms(attempt).map(|d| end_ms + d) };
+        metrics::counter!("dsa_webhook_attempts_total", "result" => if delivered { "delivered" } else { "failed" })
+            .increment(1);
+        tracing::debug!(delivery = %delivery.id, attempt, ?status, ?error, "webhook attempt");
+        let outcome = AttemptOutcome {
+            delivery_id: delivery.id.clone(),
+            lease_owner: token.to_owned(),
+            attempt,
+            at_ms,
+            status,
+            error,
+            latency_ms,
+            delivered,
+            next_attempt_ms,
+        };
+        let disable_after_ms = (self.config.disable_after_hours * 3_600_000.0) as i64;
+        let recorded = store.record_attempt(&delivery.webhook.id, outcome, disable_after_ms).await?;
+        if let Some(since) = recorded.disabled_failing_since_ms {
+            let hook = &delivery.webhook;
+            tracing::warn!(webhook = %hook.id, key = %hook.key_id, "webhook disabled: its endpoint failed for too long");
+            store
+                .emit_event(NewEvent {
+                    id: event_id(&["webhook.disabled", &hook.id, &since.to_string()]),
+                    key_id: hook.key_id.clone(),
+                    event_type: "webhook.disabled".into(),
+                    subject: Some(hook.id.clone()),
+                    occurred_at: (self.clock)(),
+                    data: serde_json::json!({
+                        "webhook_id": hook.id,
+                        "url": hook.url,
+                        "failing_since": super::rfc3339_ms(since),
+                        "reason": "Every delivery attempt failed for longer than the allowed time.",
+                    }),
+                })
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sends one attempt; the status, with an error text when it is not a success, or why no
+    /// answer came.
+    async fn send(&self, delivery: &ClaimedDelivery, now_ms: i64) -> Result<(u16, Option<String>), String> {
+        let timeout = Duration::from_secs_f64(self.config.timeout_secs.max(0.05));
+        let target = resolve(&delivery.webhook.url, self.config.test_only_allow_loopback, timeout).await?;
+        let body = payload(&delivery.event_type, &delivery.occurred_at, &delivery.data);
+        let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or_default();
+        let signatures = delivery
+            .webhook
+            .signing_secrets(now_ms)
+            .into_iter()
+            .map(|secret| sign(secret, &delivery.event_id, timestamp, &body))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .map_err(|e| format!("signing: {e}"))?
+            .join(" ");
+        let client = self.client(&target, timeout)?;
+        let exchange = async {
+            let mut response = client
+                .post(target.url.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header("webhook-id", &delivery.event_id)
+                .header("webhook-timestamp", timestamp.to_string())
+                .header("webhook-signature", signatures)
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| describe(&e, timeout))?;
+            let status = response.status();
+            // Read at most the cap, then stop (the rest is never buffered).
+            let mut read = 0usize;
+            let mut cut = false;
+            while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e, timeout))? {
+                read += chunk.len();
+                if read > self.config.max_response_bytes {
+                    cut = true;
+                    break;
+                }
+            }
+            let error = if status.is_redirection() {
+                Some(format!("HTTP {}: redirects are not followed", status.as_u16()))
+            } else if !status.is_success() {
+                Some(format!("HTTP {}", status.as_u16()))
+            } else {
+                None
+            };
+            if cut {
+                tracing::debug!(url = %target.url, "webhook answer cut at {} bytes", self.config.max_response_bytes);
+            }
+            Ok((status.as_u16(), error))
+        };
+        tokio::time::timeout(timeout, exchange).await.map_err(|_| no_answer(timeout))?
+    }
+
+    /// The HTTP client pinned to a target's checked address (cached per host and address).
+    fn client(&self, target: &Target, timeout: Duration) -> Result<reqwest::Client, String> {
+        let key = (target.host.clone(), target.addr);
+        let mut clients = self.clients.lock().map_err(|_| "client cache poisoned".to_owned())?;
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        let client = reqwest::Client::builder()
+            .resolve(&target.host, target.addr)
+            // A proxy would resolve the host again and undo the pinned address.
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .user_agent(concat!("dsa-webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("HTTP client: {e}"))?;
+        if clients.len() >= MAX_CLIENTS {
+            clients.clear();
+        }
+        clients.insert(key, client.clone());
+        Ok(client)
+    }
+}
+
+fn no_answer(timeout: Duration) -> String {
+    format!("no answer within {:.1} s", timeout.as_secs_f64())
+}
+
+/// An attempt's failure as the owner reads it in the deliveries list.
+fn describe(e: &reqwest::Error, timeout: Duration) -> String {
+    if e.is_timeout() {
+        no_answer(timeout)
+    } else if e.is_connect() {
+        "could not connect to the endpoint".into()
+    } else {
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            text = format!("{text}: {s}");
+            source = s.source();
+        }
+        text
+    }
+}
