@@ -214,6 +214,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         demo_bucket: Some((demo_bucket, nats.clone())),
         demo_secret: store.shared_secret("demo_cookie").await?,
     });
+    state.set_watches_config(settings.watches.clone());
     Ok(FleetFront { state, forwarder, store, nats })
 }
 

@@ -15,7 +15,9 @@ pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated a development key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
+    let scheduler = api::start_watch_scheduler(&app.state, &settings, "standalone");
     serve_http(&settings, app.state.clone(), "standalone", started, None).await?;
+    drop(scheduler);
     let api::Standalone { state, ledger, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
@@ -68,7 +70,9 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
         let _ = server.await;
     }
     let listener = bound.map(TcpListener::from_std).transpose()?;
+    let scheduler = api::start_watch_scheduler(&app.state, &settings, "front");
     serve_http(&settings, app.state.clone(), "front", started, listener).await?;
+    drop(scheduler);
     let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), forwarder).await;

@@ -10,6 +10,7 @@ pub mod health;
 pub mod keyed;
 pub mod suggest;
 pub mod tlds;
+pub mod watches;
 pub mod whois;
 
 use std::collections::HashMap;
