@@ -41,3 +41,4 @@ mod store_pg;
 mod suggest;
 mod tlds;
 mod verify;
+mod watches;
