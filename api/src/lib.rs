@@ -357,7 +357,11 @@ pub async fn ensure_dev_key(store: &dyn Store) -> anyhow::Result<Option<String>>
 
 /// Starts this process's watch scheduler over `state`'s store, job bus and clock (`dsa serve`,
 /// every `dsa front`), unless `watches.scheduler` is off. Dropping the handle stops it.
-pub fn start_watch_scheduler(state: &AppState, settings: &Settings, role: &str) -> Option<watches::scheduler::Scheduler> {
+pub fn start_watch_scheduler(
+    state: &AppState,
+    settings: &Settings,
+    role: &str,
+) -> Option<watches::scheduler::Scheduler> {
     settings.watches.scheduler.then(|| {
         watches::scheduler::start(
             state.store().clone(),

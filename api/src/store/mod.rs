@@ -23,9 +23,9 @@ use time::format_description::well_known::Rfc3339;
 use workers::ledger::SettleError;
 
 use crate::events::{EventRecord, NewEvent};
-use crate::watches::{Lifecycle, NewWatch, WatchCheck, WatchRecord};
 use crate::front::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
 use crate::portal::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
+use crate::watches::{Lifecycle, NewWatch, WatchCheck, WatchRecord};
 use common::messages::LedgerEvent;
 
 /// The error of an account method a store does not implement (test doubles).
@@ -1354,8 +1354,11 @@ where
     fn delete_watch(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
         let (key_id, id) = (key_id.to_owned(), id.to_owned());
         Box::pin(async move {
-            let done =
-                sqlx::query("DELETE FROM watches WHERE id = $1 AND key_id = $2").bind(id).bind(key_id).execute(&self.pool).await?;
+            let done = sqlx::query("DELETE FROM watches WHERE id = $1 AND key_id = $2")
+                .bind(id)
+                .bind(key_id)
+                .execute(&self.pool)
+                .await?;
             Ok(DB::rows_affected(&done) > 0)
         })
     }

@@ -310,7 +310,12 @@ pub fn assess(observation: &WatchObservation, now: OffsetDateTime, config: &Watc
 /// The predicted earliest drop after a check in `state` at `now` (unix s): the shortest path
 /// through the remaining periods from the earliest moment the name can have entered `state`
 /// (`entered_after`: the previous check, when the state was different then).
-pub fn predicted_drop(state: Lifecycle, expires_at: Option<i64>, entered_after: i64, previous: Option<i64>) -> Option<i64> {
+pub fn predicted_drop(
+    state: Lifecycle,
+    expires_at: Option<i64>,
+    entered_after: i64,
+    previous: Option<i64>,
+) -> Option<i64> {
     const DAY: i64 = 86_400;
     let predicted = match state {
         // A registered name far from expiry is usually renewed: no prediction until it nears it.
@@ -492,7 +497,10 @@ mod tests {
         assert_eq!(types, ["domain.state_changed", "domain.available"]);
         assert_eq!(free, transition_events("w", Lifecycle::PendingDelete, Lifecycle::Available, 4, None, None));
         let taken = transition_events("w", Lifecycle::Available, Lifecycle::Registered, 5, None, None);
-        assert_eq!(taken.iter().map(|e| e.event_type).collect::<Vec<_>>(), ["domain.state_changed", "domain.registered"]);
+        assert_eq!(
+            taken.iter().map(|e| e.event_type).collect::<Vec<_>>(),
+            ["domain.state_changed", "domain.registered"]
+        );
         let expiring = transition_events("w", Lifecycle::Registered, Lifecycle::Expiring, 2, Some(100), None);
         assert_eq!(
             expiring.iter().map(|e| e.event_type).collect::<Vec<_>>(),

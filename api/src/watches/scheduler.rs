@@ -195,12 +195,10 @@ impl Context {
             watch.predicted_drop_at
         };
         let ordinal = watch.transitions + 1;
-        let emissions = super::transition_events(&watch.id, watch.state, state, ordinal, expires_at, watch.expiring_for);
-        let expiring_for = if emissions.iter().any(|e| e.event_type == "domain.expiring") {
-            expires_at
-        } else {
-            watch.expiring_for
-        };
+        let emissions =
+            super::transition_events(&watch.id, watch.state, state, ordinal, expires_at, watch.expiring_for);
+        let expiring_for =
+            if emissions.iter().any(|e| e.event_type == "domain.expiring") { expires_at } else { watch.expiring_for };
         let data = serde_json::json!({
             "watch_id": watch.id,
             "domain": watch.domain,

@@ -177,8 +177,8 @@ fn set_related_link(state: &RdapState, object: &mut Value, name: &str) {
 async fn registrar_domain(State(state): State<RdapState>, Path(name): Path<String>) -> Response {
     state.control.count_query(Protocol::Rdap);
     let name = normalise(&name);
-    let registered =
-        state.scenario.truth_at(&name, state.control.now()) != Truth::Available && state.scenario.tld_of(&name).is_some();
+    let registered = state.scenario.truth_at(&name, state.control.now()) != Truth::Available
+        && state.scenario.tld_of(&name).is_some();
     if check_name(&name).is_err() || !registered {
         return error_object(StatusCode::NOT_FOUND, "Not Found", "No such domain at this registrar.");
     }

@@ -58,13 +58,8 @@ async fn spawn(clock: &TestClock) -> TestApp {
 }
 
 async fn post(app: &TestApp, key: &str, body: Value) -> (u16, Value) {
-    let response = app
-        .http
-        .post(app.url(&format!("/v1/watches?client_key={key}")))
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
+    let response =
+        app.http.post(app.url(&format!("/v1/watches?client_key={key}"))).json(&body).send().await.expect("request");
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }

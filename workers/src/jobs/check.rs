@@ -101,7 +101,9 @@ pub(super) async fn fresh(jobs: &Jobs, domain: &DomainName) -> Report {
     let (outcome, _joined) = jobs
         .inner
         .checks
-        .run(domain.as_str().to_owned(), move || async move { Ok((ask(&engine, &asked).await?, Source::Registry)) }.boxed())
+        .run(domain.as_str().to_owned(), move || {
+            async move { Ok((ask(&engine, &asked).await?, Source::Registry)) }.boxed()
+        })
         .await;
     let unknown = |evidence: String| Report {
         verdict: Verdict {

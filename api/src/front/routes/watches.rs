@@ -211,14 +211,10 @@ pub struct WatchEvent {
     /// When it was recorded.
     #[schema(format = DateTime)]
     pub occurred_at: String,
-    /// The payload.
-    pub data: WatchEventDataValue,
+    /// The payload (stored as a JSON object of this shape).
+    #[schema(value_type = WatchEventData)]
+    pub data: serde_json::Value,
 }
-
-/// [`WatchEventData`] as stored (a JSON object), described by that schema.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-#[schema(value_type = WatchEventData)]
-pub struct WatchEventDataValue(pub serde_json::Value);
 
 /// The answer to `GET /v1/watches/{id}/events`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -322,8 +318,7 @@ A watch costs its monthly fee in credits (20 by default; the operator sets it, `
         (status = 201, description = "The watch, created; its fee charged. `state` is `unknown` until the first check, seconds later.", body = WatchCreated),
         (status = 200, description = "The key already watches this domain: that watch, nothing charged.", body = WatchCreated),
         (status = 400, description = "Missing `client_key`, a body that is not JSON of the documented shape or is over 4 KiB, an invalid domain or unsupported TLD, an unknown event type, a note over 500 characters, or the key's watch limit reached.", body = ErrorBody),
-        (status = 403, description = "Key not found or disabled, an embed key (watches need a server key), or a server key sent from a browser.", body = ErrorBody,
-            example = json!({"success": false, "error": SERVER_KEY_ONLY})),
+        (status = 403, description = "Key not found or disabled, an embed key (watches need a server key), or a server key sent from a browser.", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`.", body = ErrorBody,
             example = json!({"success": false, "error": UNSUPPORTED_MEDIA_TYPE})),
         (status = 429, description = "Per-minute limit, or the monthly credits cannot cover the watch's fee (`Monthly credit limit reached`; nothing created).", body = ErrorBody,
@@ -390,7 +385,8 @@ pub async fn create(
         )));
     }
     let now = state.now();
-    let reservation = if fee > 0 { Some(state.credits().reserve(&key, crate::watches::FEE_ENDPOINT, fee, now).await?) } else { None };
+    let reservation =
+        if fee > 0 { Some(state.credits().reserve(&key, crate::watches::FEE_ENDPOINT, fee, now).await?) } else { None };
     let period = common::messages::billing_period(now);
     let new = NewWatch {
         id: new_watch_id(),
@@ -421,8 +417,7 @@ pub async fn create(
         },
         None => remaining(&state, &key).await,
     };
-    let body =
-        WatchCreated { success: true, watch: watch_object(&watch, fee), credits_cost: fee, credits_remaining };
+    let body = WatchCreated { success: true, watch: watch_object(&watch, fee), credits_cost: fee, credits_remaining };
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
@@ -451,8 +446,7 @@ async fn remaining(state: &AppState, key: &KeyRecord) -> i64 {
     responses(
         (status = 200, description = "A page of watches.", body = WatchList),
         (status = 400, description = "Missing `client_key`, or `limit` outside 1–100.", body = ErrorBody),
-        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody,
-            example = json!({"success": false, "error": SERVER_KEY_ONLY})),
+        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
     )
@@ -492,8 +486,7 @@ pub async fn list(
     responses(
         (status = 200, description = "The watch.", body = WatchResponse),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
-        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody,
-            example = json!({"success": false, "error": SERVER_KEY_ONLY})),
+        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody),
         (status = 404, description = "The key holds no watch with this id.", body = ErrorBody,
             example = json!({"success": false, "error": NO_SUCH_WATCH})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
@@ -523,8 +516,7 @@ pub async fn get_one(
     responses(
         (status = 200, description = "Deleted.", body = WatchDeleted),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
-        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody,
-            example = json!({"success": false, "error": SERVER_KEY_ONLY})),
+        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody),
         (status = 404, description = "The key holds no watch with this id.", body = ErrorBody,
             example = json!({"success": false, "error": NO_SUCH_WATCH})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
@@ -557,8 +549,7 @@ pub async fn delete(
     responses(
         (status = 200, description = "A page of events.", body = WatchEvents),
         (status = 400, description = "Missing `client_key`, `limit` outside 1–100, or an `after` that is not an event of this watch.", body = ErrorBody),
-        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody,
-            example = json!({"success": false, "error": SERVER_KEY_ONLY})),
+        (status = 403, description = "Key not found or disabled, an embed key, or a server key sent from a browser.", body = ErrorBody),
         (status = 404, description = "The key holds no watch with this id.", body = ErrorBody,
             example = json!({"success": false, "error": NO_SUCH_WATCH})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
@@ -606,6 +597,6 @@ fn watch_event(record: EventRecord) -> Option<WatchEvent> {
         event_type: event_type(&record.event_type)?,
         subject: record.subject?,
         occurred_at: record.occurred_at,
-        data: WatchEventDataValue(record.data),
+        data: record.data,
     })
 }
