@@ -377,7 +377,7 @@ mod tests {
         }
         assert_eq!(
             LookupKind::parse_list("Ftp").expect_err("unknown"),
-            "unknown lookup kind \"ftp\" (expected check, whois or dns)"
+            "unknown lookup kind \"ftp\" (expected check, whois, dns or watch)"
         );
     }
 }
