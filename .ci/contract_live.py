@@ -236,9 +236,10 @@ call("get", "/v1/domains/suggest", params={**K, "keyword": "kabul bakery", "tlds
 call("get", "/v1/domains/suggest", params={**K, "keyword": "pizza", "limit": 5, "verify": 9}, expect=400)
 # --- Watches (our extension): create (201, then 200 for the same domain), read, list, events, delete.
 BAD = {"client_key": "dsa_server_nope"}
-r = call("post", "/v1/watches", params=K, json_body={"domain": "example.com", "note": "contract"}, expect=201)
+fresh = f"dsa-contract-watch-{int(time.time())}.com"  # not one schemathesis has watched already
+r = call("post", "/v1/watches", params=K, json_body={"domain": fresh, "note": "contract"}, expect=201)
 watch_id = r.json().get("watch", {}).get("id", "wch_missing")
-call("post", "/v1/watches", params=K, json_body={"domain": "EXAMPLE.com"}, expect=200)
+call("post", "/v1/watches", params=K, json_body={"domain": fresh.upper()}, expect=200)
 call("post", "/v1/watches", params=K, json_body={"domain": "dsa-demo-available.com", "events": ["domain.available"]},
      expect=201)
 call("post", "/v1/watches", params=K, json_body={"domain": "example.com", "events": ["domain.gone"]}, expect=400)

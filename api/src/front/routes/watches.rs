@@ -372,11 +372,32 @@ pub async fn create(
     if note.chars().count() > MAX_NOTE_CHARS {
         return Err(ApiError::BadRequest(format!("note must be at most {MAX_NOTE_CHARS} characters.")));
     }
+    let (watch, credits_cost, credits_remaining, created) = create_for(&state, &key, &domain, events, note).await?;
+    let fee = state.watches_config().monthly_fee.max(0);
+    let body = WatchCreated { success: true, watch: watch_object(&watch, fee), credits_cost, credits_remaining };
+    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok((status, Json(body)).into_response())
+}
+
+/// Creates `key`'s watch of `domain` and charges its fee (the API's and the portal's one path):
+/// the watch, the credits charged, the credits left, and whether it is new (false: the key
+/// already watched the domain, nothing charged).
+///
+/// # Errors
+/// 400 at the key's watch limit, 429 when the fee cannot be paid (nothing created), the store's
+/// and the ledger's failures.
+pub async fn create_for(
+    state: &AppState,
+    key: &KeyRecord,
+    domain: &common::domain::DomainName,
+    events: Vec<String>,
+    note: String,
+) -> Result<(WatchRecord, i64, i64, bool), ApiError> {
     let config = state.watches_config();
     let fee = config.monthly_fee.max(0);
     let store = state.store();
     if let Some(existing) = store.find_watch_by_domain(&key.id, domain.as_str()).await? {
-        return Ok(existing_watch(&state, &key, &existing, fee).await);
+        return Ok((existing, 0, remaining(state, key).await, false));
     }
     if store.count_watches(&key.id).await? >= config.max_per_key {
         return Err(ApiError::BadRequest(format!(
@@ -386,7 +407,7 @@ pub async fn create(
     }
     let now = state.now();
     let reservation =
-        if fee > 0 { Some(state.credits().reserve(&key, crate::watches::FEE_ENDPOINT, fee, now).await?) } else { None };
+        if fee > 0 { Some(state.credits().reserve(key, crate::watches::FEE_ENDPOINT, fee, now).await?) } else { None };
     let period = common::messages::billing_period(now);
     let new = NewWatch {
         id: new_watch_id(),
@@ -404,7 +425,7 @@ pub async fn create(
             .find_watch_by_domain(&key.id, domain.as_str())
             .await?
             .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("watch neither created nor found")))?;
-        return Ok(existing_watch(&state, &key, &existing, fee).await);
+        return Ok((existing, 0, remaining(state, key).await, false));
     };
     let credits_remaining = match reservation {
         Some(reservation) => match reservation.commit_as(fee_event_id(&watch.id, &period)).await {
@@ -415,16 +436,9 @@ pub async fn create(
                 return Err(e);
             }
         },
-        None => remaining(&state, &key).await,
+        None => remaining(state, key).await,
     };
-    let body = WatchCreated { success: true, watch: watch_object(&watch, fee), credits_cost: fee, credits_remaining };
-    Ok((StatusCode::CREATED, Json(body)).into_response())
-}
-
-async fn existing_watch(state: &AppState, key: &KeyRecord, watch: &WatchRecord, fee: i64) -> Response {
-    let credits_remaining = remaining(state, key).await;
-    Json(WatchCreated { success: true, watch: watch_object(watch, fee), credits_cost: 0, credits_remaining })
-        .into_response()
+    Ok((watch, fee, credits_remaining, true))
 }
 
 /// Credits left this month without charging anything (a zero hold, released at once).
