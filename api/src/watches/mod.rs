@@ -354,7 +354,13 @@ pub fn next_check(
                 None => far,
             }
         }
-        Lifecycle::Expiring | Lifecycle::Redemption | Lifecycle::PendingDelete => {
+        // Still registered (auto-renew grace can outlast the earliest-drop estimate): no drop
+        // window until the registrar deletes the name.
+        Lifecycle::Expiring => match predicted_drop_at.map(|drop| drop - config.drop_window_before_secs - now) {
+            Some(left) if left > 0 => left.min(near),
+            _ => near,
+        },
+        Lifecycle::Redemption | Lifecycle::PendingDelete => {
             if in_drop_window {
                 config.drop_interval_secs
             } else {
@@ -528,6 +534,8 @@ mod tests {
         assert_eq!(next_check(Lifecycle::PendingDelete, None, Some(drop), at, &config), at + 30);
         let before = drop - 6 * 3600 - 100;
         assert_eq!(next_check(Lifecycle::PendingDelete, None, Some(drop), before, &config), before + 100);
+        // A name still registered past its expiry waits in auto-renew grace at the near pace.
+        assert_eq!(next_check(Lifecycle::Expiring, None, Some(drop), at, &config), at + 12 * 3600);
     }
 
     #[test]
