@@ -234,6 +234,37 @@ call("get", "/v1/domains/suggest", params={"client_key": "dsa_server_nope", "key
 call("get", "/v1/domains/suggest", params={**K, "keyword": "kabul bakery", "tlds": ".com,.net,.dev", "limit": 5,
                                             "verify": 2}, expect=200)
 call("get", "/v1/domains/suggest", params={**K, "keyword": "pizza", "limit": 5, "verify": 9}, expect=400)
+# --- Watches (our extension): create (201, then 200 for the same domain), read, list, events, delete.
+BAD = {"client_key": "dsa_server_nope"}
+fresh = f"dsa-contract-watch-{int(time.time())}.com"  # not one schemathesis has watched already
+r = call("post", "/v1/watches", params=K, json_body={"domain": fresh, "note": "contract"}, expect=201)
+watch_id = r.json().get("watch", {}).get("id", "wch_missing")
+call("post", "/v1/watches", params=K, json_body={"domain": fresh.upper()}, expect=200)
+call("post", "/v1/watches", params=K, json_body={"domain": "dsa-demo-available.com", "events": ["domain.available"]},
+     expect=201)
+call("post", "/v1/watches", params=K, json_body={"domain": "example.com", "events": ["domain.gone"]}, expect=400)
+call("post", "/v1/watches", params=K, json_body={"domain": "exa_mple.com"}, expect=400)
+call("post", "/v1/watches", json_body={"domain": "example.com"}, expect=400)
+call("post", "/v1/watches", params=BAD, json_body={"domain": "example.com"}, expect=403)
+call("post", "/v1/watches", params=K, data="domain=example.com", headers={"Content-Type": "text/plain"}, expect=415)
+call("get", "/v1/watches", params=K, expect=200)
+call("get", "/v1/watches", params={**K, "limit": 1}, expect=200)
+call("get", "/v1/watches", params={**K, "limit": 0}, expect=400)
+call("get", "/v1/watches", expect=400)
+call("get", "/v1/watches", params=BAD, expect=403)
+time.sleep(2)  # the first check of the new watches (state no longer unknown)
+for template, path in [("/v1/watches/{id}", f"/v1/watches/{watch_id}"),
+                       ("/v1/watches/{id}/events", f"/v1/watches/{watch_id}/events")]:
+    call("get", path, template=template, params=K, expect=200)
+    call("get", path, template=template, expect=400)
+    call("get", path, template=template, params=BAD, expect=403)
+    call("get", template.replace("{id}", "wch_nope"), template=template, params=K, expect=404)
+call("get", f"/v1/watches/{watch_id}/events", template="/v1/watches/{id}/events", params={**K, "after": "evt_nope"},
+     expect=400)
+call("delete", "/v1/watches/wch_nope", template="/v1/watches/{id}", params=K, expect=404)
+call("delete", f"/v1/watches/{watch_id}", template="/v1/watches/{id}", expect=400)
+call("delete", f"/v1/watches/{watch_id}", template="/v1/watches/{id}", params=BAD, expect=403)
+call("delete", f"/v1/watches/{watch_id}", template="/v1/watches/{id}", params=K, expect=200)
 # --- MCP over Streamable HTTP: the JSON-RPC envelope of each answer, and the keyed prelude's refusals.
 MCP = {"Accept": "application/json, text/event-stream"}
 def rpc(n, method, params=None):
@@ -302,6 +333,11 @@ metered = [
     ("get", "/v1/whois", None, {"domain": "example.com"}, None),
     ("get", "/v1/dns", None, {"domain": "example.com"}, None),
     ("get", "/v1/domains/suggest", None, {"keyword": "pizza"}, None),
+    ("get", "/v1/watches", None, {}, None),
+    ("post", "/v1/watches", None, {}, {"domain": "example.com"}),
+    ("get", "/v1/watches/wch_nope", "/v1/watches/{id}", {}, None),
+    ("delete", "/v1/watches/wch_nope", "/v1/watches/{id}", {}, None),
+    ("get", "/v1/watches/wch_nope/events", "/v1/watches/{id}/events", {}, None),
 ]
 for method, path, template, params, body in metered:
     for attempt in range(12):

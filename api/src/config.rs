@@ -35,6 +35,8 @@ pub struct Settings {
     pub fleet: FleetConfig,
     /// Webhook deliveries (issue 25).
     pub webhooks: crate::webhooks::WebhookConfig,
+    /// Watches (`/v1/watches`): the monthly fee and the re-check scheduler.
+    pub watches: crate::watches::WatchesConfig,
 }
 
 /// Fleet settings. The fleet's `database.url` must be a `postgres://` URL.
@@ -53,7 +55,9 @@ pub struct FleetConfig {
     pub whois_concurrency: usize,
     /// DNS jobs a worker process runs at once.
     pub dns_concurrency: usize,
-    /// Kinds of lookup `dsa worker` serves (comma-separated: `check,whois,dns`); `--kinds`
+    /// Watch re-check jobs a worker process runs at once (few: watches yield to users' lookups).
+    pub watch_concurrency: usize,
+    /// Kinds of lookup `dsa worker` serves (comma-separated: `check,whois,dns,watch`); `--kinds`
     /// overrides it.
     pub worker_kinds: String,
     /// How often a front re-reads other fronts' settled charges, milliseconds (the overspend
@@ -101,7 +105,8 @@ impl Default for FleetConfig {
             worker_concurrency: 64,
             whois_concurrency: 16,
             dns_concurrency: 64,
-            worker_kinds: "check,whois,dns".into(),
+            watch_concurrency: 4,
+            worker_kinds: "check,whois,dns,watch".into(),
             credits_refresh_ms: 1000,
             fleet_rate_limits: true,
             job_ack_wait_secs: 3.0,
@@ -200,13 +205,16 @@ pub struct JobsConfig {
     pub whois_workers: usize,
     /// Worker tasks running DNS lookups (their own queue and tasks).
     pub dns_workers: usize,
+    /// Worker tasks running watch re-checks (their own queue and tasks; few, so that watches
+    /// yield to users' lookups).
+    pub watch_workers: usize,
     /// Jobs waiting at most per kind; beyond, requests get 502 at once (back-pressure).
     pub queue: usize,
 }
 
 impl Default for JobsConfig {
     fn default() -> Self {
-        Self { workers: 64, whois_workers: 16, dns_workers: 64, queue: 4096 }
+        Self { workers: 64, whois_workers: 16, dns_workers: 64, watch_workers: 4, queue: 4096 }
     }
 }
 
@@ -218,6 +226,7 @@ impl JobsConfig {
             (LookupKind::Check, self.workers),
             (LookupKind::Whois, self.whois_workers),
             (LookupKind::Dns, self.dns_workers),
+            (LookupKind::Watch, self.watch_workers),
         ]
     }
 }
@@ -238,6 +247,7 @@ impl FleetConfig {
                     LookupKind::Check => self.worker_concurrency,
                     LookupKind::Whois => self.whois_concurrency,
                     LookupKind::Dns => self.dns_concurrency,
+                    LookupKind::Watch => self.watch_concurrency,
                 };
                 (k, n)
             })

@@ -57,6 +57,7 @@ pub use workers::singleflight;
 pub mod store;
 pub mod suggest;
 pub mod webhooks;
+pub mod watches;
 
 // The paths of the modules before they were grouped (issue 24), kept for the crate's users.
 pub use front::{credits, dispatch, error, keys, ledger, openapi, origin, policy, routes, state, telemetry};
@@ -129,6 +130,13 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/v1/dns", get(routes::dns::dns).fallback(method_not_allowed))
         .route("/v1/domains/suggest", get(routes::suggest::suggest).fallback(method_not_allowed))
         .merge(webhook_routes())
+        // Watches (our extension): server keys only, answered from the store.
+        .route("/v1/watches", get(routes::watches::list).post(routes::watches::create).fallback(method_not_allowed))
+        .route(
+            "/v1/watches/{id}",
+            get(routes::watches::get_one).delete(routes::watches::delete).fallback(method_not_allowed),
+        )
+        .route("/v1/watches/{id}/events", get(routes::watches::events).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
@@ -315,6 +323,7 @@ async fn assemble(
     });
     // Webhook deliveries (issue 25): the loop ends when the store is dropped.
     webhooks::deliver::spawn(&store, settings.webhooks.clone(), state.clock());
+    state.set_watches_config(settings.watches.clone());
     Ok(Standalone { state, ledger, store })
 }
 
@@ -363,6 +372,24 @@ pub async fn ensure_dev_key(store: &dyn Store) -> anyhow::Result<Option<String>>
         })
         .await?;
     Ok(Some(key))
+}
+
+/// Starts this process's watch scheduler over `state`'s store, job bus and clock (`dsa serve`,
+/// every `dsa front`), unless `watches.scheduler` is off. Dropping the handle stops it.
+pub fn start_watch_scheduler(
+    state: &AppState,
+    settings: &Settings,
+    role: &str,
+) -> Option<watches::scheduler::Scheduler> {
+    settings.watches.scheduler.then(|| {
+        watches::scheduler::start(
+            state.store().clone(),
+            state.bus_handle(),
+            state.clock(),
+            settings.watches.clone(),
+            format!("{role}-{}", uuid::Uuid::now_v7().simple()),
+        )
+    })
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains in-flight requests.

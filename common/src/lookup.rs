@@ -36,11 +36,14 @@ pub enum LookupKind {
     Whois,
     /// DNS records (`/v1/dns`).
     Dns,
+    /// A watched name's lifecycle re-check (`/v1/watches`): its own queue, so a million watches
+    /// never wait in front of a user's check.
+    Watch,
 }
 
 impl LookupKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [LookupKind; 3] = [LookupKind::Check, LookupKind::Whois, LookupKind::Dns];
+    pub const ALL: [LookupKind; 4] = [LookupKind::Check, LookupKind::Whois, LookupKind::Dns, LookupKind::Watch];
 
     /// The kind's name (`check`, `whois`, `dns`), as used in subjects and `--kinds`.
     pub fn as_str(self) -> &'static str {
@@ -55,14 +58,14 @@ impl LookupKind {
         let mut kinds = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let kind: LookupKind = part.parse().map_err(|_| {
-                format!("unknown lookup kind {:?} (expected check, whois or dns)", part.to_ascii_lowercase())
+                format!("unknown lookup kind {:?} (expected check, whois, dns or watch)", part.to_ascii_lowercase())
             })?;
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
         }
         if kinds.is_empty() {
-            return Err("no lookup kind given (expected check, whois and/or dns)".into());
+            return Err("no lookup kind given (expected check, whois, dns and/or watch)".into());
         }
         Ok(kinds)
     }
@@ -108,6 +111,32 @@ pub struct WhoisAnswer {
     pub record: DomainRecord,
     /// Where the facts came from.
     pub provenance: WhoisProvenance,
+    /// When the registry answered (UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    pub checked_at: OffsetDateTime,
+}
+
+/// What a watch re-check saw of a name's registration (a worker's answer to a watch job): the
+/// registry's own word, never a DNS-only inference. `status` is `None` when no registry gave a
+/// definitive answer (the watch keeps its state and is asked again sooner).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchObservation {
+    /// The domain asked (A-label).
+    pub domain: String,
+    /// The engine's verdict on the name (`taken`, `pending_delete`, `available`, `reserved`,
+    /// `restricted`); `None` without a definitive registry answer.
+    pub status: Option<crate::verdict::Status>,
+    /// EPP statuses of the registration (RFC 5731 names, e.g. `redemptionPeriod`,
+    /// `pendingDelete`), empty when the name is not registered.
+    pub epp_status: Vec<String>,
+    /// The registry's expiry date, when it publishes one.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub expires_at: Option<OffsetDateTime>,
+    /// Whether the name is delegated in DNS, when the check looked (an early signal only).
+    #[serde(default)]
+    pub delegated: Option<bool>,
+    /// Short evidence: which registry service answered what, or why none did.
+    pub evidence: String,
     /// When the registry answered (UTC).
     #[serde(with = "time::serde::rfc3339")]
     pub checked_at: OffsetDateTime,
@@ -348,7 +377,7 @@ mod tests {
         }
         assert_eq!(
             LookupKind::parse_list("Ftp").expect_err("unknown"),
-            "unknown lookup kind \"ftp\" (expected check, whois or dns)"
+            "unknown lookup kind \"ftp\" (expected check, whois, dns or watch)"
         );
     }
 }

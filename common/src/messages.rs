@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::lookup::{DnsAnswer, DnsType, LookupKind, LookupOutcome, WhoisAnswer};
+use crate::lookup::{DnsAnswer, DnsType, LookupKind, LookupOutcome, WatchObservation, WhoisAnswer};
 use crate::request_id::RequestId;
 
 /// One charge: `credits` spent by a key on an endpoint. The `event_id` is unique, so applying an
@@ -61,6 +61,12 @@ pub enum JobWork {
         /// The record types to ask for, in request order.
         types: Vec<DnsType>,
     },
+    /// A watched name's lifecycle re-check (the watch scheduler): the registration record, and
+    /// the availability check when the registry says it is not registered.
+    Watch {
+        /// Normalised registrable domain (A-label).
+        domain: String,
+    },
 }
 
 impl JobWork {
@@ -70,13 +76,14 @@ impl JobWork {
             JobWork::Check { .. } => LookupKind::Check,
             JobWork::Whois { .. } => LookupKind::Whois,
             JobWork::Dns { .. } => LookupKind::Dns,
+            JobWork::Watch { .. } => LookupKind::Watch,
         }
     }
 
     /// The name the job is about (a domain or a DNS name), for logs.
     pub fn name(&self) -> &str {
         match self {
-            JobWork::Check { domain } | JobWork::Whois { domain } => domain,
+            JobWork::Check { domain } | JobWork::Whois { domain } | JobWork::Watch { domain } => domain,
             JobWork::Dns { name, .. } => name,
         }
     }
@@ -121,6 +128,11 @@ pub enum JobAnswer {
         /// The records.
         answer: DnsAnswer,
     },
+    /// What a watch re-check saw.
+    Watch {
+        /// The observation (its `status` is `None` without a definitive registry answer).
+        observation: WatchObservation,
+    },
 }
 
 /// A worker's reply to a [`Job`] of any kind: the answer, a rejection (a client error: 400), or
@@ -164,8 +176,9 @@ mod tests {
             JobWork::Check { domain: "example.com".into() },
             JobWork::Whois { domain: "example.com".into() },
             JobWork::Dns { name: "_sip._tcp.example.com".into(), types: vec![DnsType::Srv, DnsType::A] },
+            JobWork::Watch { domain: "example.com".into() },
         ];
-        for (work, request_id) in works.into_iter().zip([Some(RequestId::generate()), None, None]) {
+        for (work, request_id) in works.into_iter().zip([Some(RequestId::generate()), None, None, None]) {
             let job = Job { job_id: Uuid::now_v7(), request_id, deadline, work };
             round_trip(&job);
             let json = serde_json::to_vec(&job).expect("serialise");
@@ -232,6 +245,19 @@ mod tests {
             LookupOutcome::Answer { answer: JobAnswer::Check { verdict } },
             LookupOutcome::Answer { answer: JobAnswer::Whois { answer: Box::new(whois) } },
             LookupOutcome::Answer { answer: JobAnswer::Dns { answer: dns } },
+            LookupOutcome::Answer {
+                answer: JobAnswer::Watch {
+                    observation: WatchObservation {
+                        domain: "example.com".into(),
+                        status: Some(crate::verdict::Status::PendingDelete),
+                        epp_status: vec!["pendingDelete".into(), "redemptionPeriod".into()],
+                        expires_at: Some(time::macros::datetime!(2026-10-01 00:00:00 UTC)),
+                        delegated: Some(false),
+                        evidence: "RDAP 200 from rdap.example".into(),
+                        checked_at: time::macros::datetime!(2026-11-22 10:00:01 UTC),
+                    },
+                },
+            },
             LookupOutcome::Rejected { reason: "Unsupported TLD".into() },
             LookupOutcome::Failed { reason: "timeout".into() },
         ];

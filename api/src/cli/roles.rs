@@ -17,7 +17,9 @@ pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated a development key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
+    let scheduler = api::start_watch_scheduler(&app.state, &settings, "standalone");
     serve_http(&settings, app.state.clone(), "standalone", started, None).await?;
+    drop(scheduler);
     let api::Standalone { state, ledger, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
@@ -71,7 +73,9 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
     if let Ok(Err(e)) = joining.await {
         tracing::warn!(error = %e, "the stand-in listener ended with an error");
     }
+    let scheduler = api::start_watch_scheduler(&app.state, &settings, "front");
     serve_http(&settings, app.state.clone(), "front", started, Some(Listener { socket: listener, tls })).await?;
+    drop(scheduler);
     let api::fleet::FleetFront { state, forwarder, nats, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), forwarder).await;

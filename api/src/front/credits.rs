@@ -85,12 +85,21 @@ impl Reservation {
     /// is full, [`ApiError::Unavailable`] when the ledger is unreachable (both give the credits
     /// back: nothing was recorded) or did not confirm in time (the credits stay spent, since the
     /// charge may yet be recorded, once).
-    pub async fn commit(mut self) -> Result<i64, ApiError> {
+    pub async fn commit(self) -> Result<i64, ApiError> {
+        self.commit_as(Uuid::now_v7()).await
+    }
+
+    /// [`Reservation::commit`] under a ledger event id of the caller's (a watch's fee: one id per
+    /// watch and month, so a repeated charge is applied once).
+    ///
+    /// # Errors
+    /// As [`Reservation::commit`].
+    pub async fn commit_as(mut self, event_id: Uuid) -> Result<i64, ApiError> {
         // Settled from here on: a request cancelled while the charge is on its way keeps it spent.
         self.settled = true;
         self.account.held.fetch_sub(self.credits, Ordering::AcqRel);
         let event = LedgerEvent {
-            event_id: Uuid::now_v7(),
+            event_id,
             key_id: self.key_id.clone(),
             period: self.period.clone(),
             endpoint: self.endpoint.to_owned(),

@@ -119,6 +119,18 @@ impl dyn JobBus {
         }
     }
 
+    /// A watch re-check of `domain` (the watch scheduler), waiting at most `wait`.
+    ///
+    /// # Errors
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
+    pub async fn watch(&self, domain: &str, wait: Duration) -> Result<common::lookup::WatchObservation, BusError> {
+        let work = JobWork::Watch { domain: domain.to_owned() };
+        match self.ask(job(work, wait), None).await? {
+            JobAnswer::Watch { observation } => Ok(observation),
+            other => Err(mismatch(&other)),
+        }
+    }
+
     /// The `types` records of `name` (`/v1/dns`), waiting at most `wait`.
     ///
     /// # Errors

@@ -63,6 +63,8 @@ struct Inner {
     /// The `GET /v1/tlds` body, built on first use (catalogue, engine config and prices are fixed
     /// for the life of the state).
     tld_listing: std::sync::OnceLock<bytes::Bytes>,
+    /// The `[watches]` settings, set once by whoever assembles the state (default otherwise).
+    watches: std::sync::OnceLock<crate::watches::WatchesConfig>,
 }
 
 /// The time source (UTC). Tests inject a controllable one to cross month and minute boundaries.
@@ -153,6 +155,7 @@ impl AppState {
                 request_timeout: parts.request_timeout,
                 tld_listing: std::sync::OnceLock::new(),
                 webhooks: parts.webhooks,
+                watches: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -217,7 +220,19 @@ impl AppState {
         &self.inner.webhooks
     }
 
-    /// The time source (the webhook delivery loop shares it).
+    /// The `[watches]` settings (the fee, the limits, the scheduler's rhythm).
+    pub fn watches_config(&self) -> &crate::watches::WatchesConfig {
+        static DEFAULT: std::sync::OnceLock<crate::watches::WatchesConfig> = std::sync::OnceLock::new();
+        self.inner.watches.get().unwrap_or_else(|| DEFAULT.get_or_init(Default::default))
+    }
+
+    /// Sets the `[watches]` settings (once; a second call changes nothing).
+    pub fn set_watches_config(&self, config: crate::watches::WatchesConfig) {
+        let _ = self.inner.watches.set(config);
+    }
+
+    /// The state's clock itself (background work that must share the requests' time: the webhook
+    /// delivery loop, the watch scheduler).
     pub fn clock(&self) -> Clock {
         self.inner.clock.clone()
     }

@@ -243,6 +243,7 @@ pub(super) struct KeyView<'a> {
     status: StatusCode,
     errors: &'a [String],
     saved: bool,
+    watches: Vec<WatchRow>,
 }
 
 pub(super) fn key_page_render(
@@ -252,7 +253,7 @@ pub(super) fn key_page_render(
     (key, created_at): (&KeyRow, &str),
     view: KeyView<'_>,
 ) -> PortalResult {
-    let KeyView { form, status, errors, saved } = view;
+    let KeyView { form, status, errors, saved, watches } = view;
     render(
         "portal/key.html",
         status,
@@ -266,8 +267,61 @@ pub(super) fn key_page_render(
             saved,
             grace => human_secs(state.portal().config().roll_grace_secs),
             snippet => (key.kind == "embed").then(|| snippet(state, headers, None)),
+            watches => ser(&watches),
+            watch_fee => state.watches_config().monthly_fee,
         },
     )
+}
+
+/// One watch of the key page.
+#[derive(Debug, Serialize)]
+pub(super) struct WatchRow {
+    domain: String,
+    state: &'static str,
+    expires_at: Option<String>,
+    next_check_at: String,
+}
+
+/// The key's watches (the first 100), for its page.
+async fn watch_rows(state: &AppState, key: &KeyRecord) -> Result<Vec<WatchRow>, PortalError> {
+    let watches = state.store().list_watches(&key.id, None, 100).await?;
+    Ok(watches
+        .into_iter()
+        .map(|w| WatchRow {
+            domain: w.domain,
+            state: w.state.as_str(),
+            expires_at: w.expires_at.map(crate::watches::rfc3339),
+            next_check_at: crate::watches::rfc3339(w.next_check_at),
+        })
+        .collect())
+}
+
+/// Adds a watch to a server key from its page (the API's path: the same fee, the same checks).
+pub(super) async fn add_watch(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_post(&state, &headers, &form).await?;
+    let key = owned_key(&state, &signed, &id).await?;
+    if key.kind != KeyKind::Server {
+        return Ok(message_page(StatusCode::BAD_REQUEST, t("watch_refused_title"), t("watches_server_only")));
+    }
+    let added = async {
+        let domain = crate::front::routes::check::parse_domain(&state, field(&form, "domain").trim())?;
+        let events = crate::watches::EVENT_TYPES.iter().map(|e| (*e).to_owned()).collect();
+        crate::front::routes::watches::create_for(&state, &key, &domain, events, String::new()).await
+    }
+    .await;
+    match added {
+        Ok((watch, ..)) => {
+            tracing::info!(account_id = %signed.account.id, key_id = %key.id, watch = %watch.id, "portal watch added");
+            Ok(redirect(&format!("/account/keys/{}#watches", key.id)))
+        }
+        Err(crate::front::error::ApiError::Internal(e)) => Err(PortalError::Internal(e)),
+        Err(e) => Ok(message_page(e.status(), t("watch_refused_title"), &e.to_string())),
+    }
 }
 
 pub(super) async fn key_page(
@@ -281,7 +335,8 @@ pub(super) async fn key_page(
     let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
     let saved = q.contains_key("saved");
     let form = SettingsForm::of(&key);
-    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved };
+    let watches = watch_rows(&state, &key).await?;
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, watches };
     key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
 }
 
@@ -302,7 +357,9 @@ pub(super) async fn save_settings(
         }
         Err(errors) => {
             let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
-            let view = KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false };
+            let watches = watch_rows(&state, &key).await?;
+            let view =
+                KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false, watches };
             key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
         }
     }

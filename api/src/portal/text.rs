@@ -7,6 +7,20 @@ use std::sync::OnceLock;
 /// The English strings.
 pub const EN: &[(&str, &str)] = &[
     ("portal", "Account"),
+    ("watches_heading", "Watches"),
+    (
+        "watches_lead",
+        "Names this key watches. Each change of a name's lifecycle (expiring, redemption, pending delete, available) is recorded as an event, readable with GET /v1/watches/{id}/events. A watch costs its monthly fee in credits.",
+    ),
+    ("watches_none", "No watches yet."),
+    ("watch_domain", "Domain to watch (a taken name you want)"),
+    ("watch_add_button", "Watch this name"),
+    ("watches_server_only", "Only server keys hold watches."),
+    ("col_watch_domain", "Domain"),
+    ("col_watch_state", "State"),
+    ("col_watch_expires", "Registry expiry"),
+    ("col_watch_next", "Next check"),
+    ("watch_refused_title", "Watch not added"),
     ("nav_dashboard", "Dashboard"),
     ("nav_signout", "Sign out"),
     ("signin_title", "Sign in"),

@@ -27,6 +27,7 @@ use crate::events::{EventRecord, NewEvent};
 use crate::front::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
 use crate::portal::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
 use crate::webhooks::{AttemptOutcome, ClaimedDelivery, DeliveryRecord, NewWebhook, WebhookRecord};
+use crate::watches::{Lifecycle, NewWatch, WatchCheck, WatchRecord};
 use common::messages::LedgerEvent;
 
 /// The error of an account method a store does not implement (test doubles).
@@ -363,6 +364,77 @@ pub trait Store: Send + Sync + 'static {
         disable_after_ms: i64,
     ) -> BoxFuture<'_, anyhow::Result<webhooks::Recorded>> {
         let _ = (webhook_id, outcome, disable_after_ms);
+        unsupported()
+    }
+
+    // --- watches (issue 25): watched names, their due times and the scheduler's leases ---------
+
+    /// Stores a new watch; `None` when the key already watches that domain (one watch per key
+    /// and domain).
+    fn create_watch(&self, watch: NewWatch) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {
+        let _ = watch;
+        unsupported()
+    }
+
+    /// The watch `id` of `key_id`.
+    fn find_watch(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {
+        let _ = (key_id, id);
+        unsupported()
+    }
+
+    /// The watch of `key_id` on `domain`.
+    fn find_watch_by_domain(&self, key_id: &str, domain: &str) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {
+        let _ = (key_id, domain);
+        unsupported()
+    }
+
+    /// A key's watches in creation order, those after the id `after` (none: from the first), at
+    /// most `limit`.
+    fn list_watches(
+        &self,
+        key_id: &str,
+        after: Option<&str>,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<WatchRecord>>> {
+        let _ = (key_id, after, limit);
+        unsupported()
+    }
+
+    /// How many watches a key holds.
+    fn count_watches(&self, key_id: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let _ = key_id;
+        unsupported()
+    }
+
+    /// Deletes the watch `id` of `key_id` (its events stay); false when there is none.
+    fn delete_watch(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (key_id, id);
+        unsupported()
+    }
+
+    /// Leases up to `limit` watches due at `now` (unix s) whose lease is free or expired, for
+    /// `owner` until `until`, earliest due first. Two processes never lease one watch at once.
+    fn lease_due_watches(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<WatchRecord>>> {
+        let _ = (owner, now, until, limit);
+        unsupported()
+    }
+
+    /// Writes a re-check's outcome and records its events, in one transaction, and frees the
+    /// lease; false (nothing written) when `owner` no longer holds the lease or the watch is gone.
+    fn finish_watch_check(
+        &self,
+        id: &str,
+        owner: &str,
+        check: WatchCheck,
+        events: Vec<NewEvent>,
+    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let _ = (id, owner, check, events);
         unsupported()
     }
 }
@@ -737,6 +809,32 @@ where
             csrf_token: row.try_get("csrf_token")?,
             created_at: row.try_get("created_at")?,
             last_seen_at: row.try_get("last_seen_at")?,
+        })
+    }
+
+    /// A `watches` row.
+    fn watch(row: &DB::Row) -> anyhow::Result<WatchRecord> {
+        let state: String = row.try_get("state")?;
+        let Json(events) = row.try_get::<Json<Vec<String>>, _>("events")?;
+        let Json(epp_status) = row.try_get::<Json<Vec<String>>, _>("epp_status")?;
+        Ok(WatchRecord {
+            id: row.try_get("id")?,
+            key_id: row.try_get("key_id")?,
+            domain: row.try_get("domain")?,
+            events,
+            note: row.try_get("note")?,
+            state: Lifecycle::parse(&state).ok_or_else(|| anyhow::anyhow!("bad watch state {state}"))?,
+            epp_status,
+            expires_at: row.try_get("expires_at")?,
+            predicted_drop_at: row.try_get("predicted_drop_at")?,
+            evidence: row.try_get("evidence")?,
+            transitions: row.try_get("transitions")?,
+            expiring_for: row.try_get("expiring_for")?,
+            last_checked_at: row.try_get("last_checked_at")?,
+            next_check_at: row.try_get("next_check_at")?,
+            failures: row.try_get("failures")?,
+            charged_period: row.try_get("charged_period")?,
+            created_at: row.try_get("created_at")?,
         })
     }
 
@@ -1353,6 +1451,175 @@ where
         disable_after_ms: i64,
     ) -> BoxFuture<'_, anyhow::Result<webhooks::Recorded>> {
         Box::pin(self.wh_record(webhook_id.to_owned(), outcome, disable_after_ms))
+    }
+
+    fn create_watch(&self, watch: NewWatch) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {
+        Box::pin(async move {
+            let row = sqlx::query(
+                "INSERT INTO watches (id, key_id, domain, events, note, next_check_at, charged_period, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key_id, domain) DO NOTHING RETURNING *",
+            )
+            .bind(watch.id)
+            .bind(watch.key_id)
+            .bind(watch.domain)
+            .bind(Json(watch.events))
+            .bind(watch.note)
+            .bind(watch.next_check_at)
+            .bind(watch.charged_period)
+            .bind(watch.created_at)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map(Self::watch).transpose()
+        })
+    }
+
+    fn find_watch(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {
+        let (key_id, id) = (key_id.to_owned(), id.to_owned());
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM watches WHERE id = $1 AND key_id = $2")
+                .bind(id)
+                .bind(key_id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(Self::watch).transpose()
+        })
+    }
+
+    fn find_watch_by_domain(&self, key_id: &str, domain: &str) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {
+        let (key_id, domain) = (key_id.to_owned(), domain.to_owned());
+        Box::pin(async move {
+            let row = sqlx::query("SELECT * FROM watches WHERE key_id = $1 AND domain = $2")
+                .bind(key_id)
+                .bind(domain)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(Self::watch).transpose()
+        })
+    }
+
+    fn list_watches(
+        &self,
+        key_id: &str,
+        after: Option<&str>,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<WatchRecord>>> {
+        let (key_id, after) = (key_id.to_owned(), after.unwrap_or("").to_owned());
+        Box::pin(async move {
+            let rows = sqlx::query("SELECT * FROM watches WHERE key_id = $1 AND id > $2 ORDER BY id LIMIT $3")
+                .bind(key_id)
+                .bind(after)
+                .bind(limit.clamp(0, 1000))
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(Self::watch).collect()
+        })
+    }
+
+    fn count_watches(&self, key_id: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
+        let key_id = key_id.to_owned();
+        Box::pin(async move {
+            let row = sqlx::query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM watches WHERE key_id = $1")
+                .bind(key_id)
+                .fetch_one(&self.pool)
+                .await?;
+            Ok(row.try_get("n")?)
+        })
+    }
+
+    fn delete_watch(&self, key_id: &str, id: &str) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let (key_id, id) = (key_id.to_owned(), id.to_owned());
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM watches WHERE id = $1 AND key_id = $2")
+                .bind(id)
+                .bind(key_id)
+                .execute(&self.pool)
+                .await?;
+            Ok(DB::rows_affected(&done) > 0)
+        })
+    }
+
+    fn lease_due_watches(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<WatchRecord>>> {
+        let owner = owner.to_owned();
+        Box::pin(async move {
+            // The lease condition is repeated outside the subquery: in Postgres, of two fronts
+            // leasing at once, the second re-reads the row after the first's commit (READ
+            // COMMITTED re-evaluates the UPDATE's WHERE on the new version) and skips it; SQLite
+            // runs one writer at a time.
+            let rows = sqlx::query(
+                "UPDATE watches SET lease_owner = $1, lease_until = $2 \
+                 WHERE id IN (SELECT id FROM watches WHERE next_check_at <= $3 \
+                     AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_check_at LIMIT $4) \
+                 AND next_check_at <= $3 AND (lease_until IS NULL OR lease_until <= $3) RETURNING *",
+            )
+            .bind(owner)
+            .bind(until)
+            .bind(now)
+            .bind(limit.clamp(0, 10_000))
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(Self::watch).collect()
+        })
+    }
+
+    fn finish_watch_check(
+        &self,
+        id: &str,
+        owner: &str,
+        check: WatchCheck,
+        events: Vec<NewEvent>,
+    ) -> BoxFuture<'_, anyhow::Result<bool>> {
+        let (id, owner) = (id.to_owned(), owner.to_owned());
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE watches SET state = $1, epp_status = $2, expires_at = $3, predicted_drop_at = $4, \
+                 evidence = $5, transitions = $6, expiring_for = $7, last_checked_at = $8, next_check_at = $9, \
+                 failures = $10, charged_period = $11, lease_owner = NULL, lease_until = NULL \
+                 WHERE id = $12 AND lease_owner = $13",
+            )
+            .bind(check.state.as_str().to_owned())
+            .bind(Json(check.epp_status))
+            .bind(check.expires_at)
+            .bind(check.predicted_drop_at)
+            .bind(check.evidence)
+            .bind(check.transitions)
+            .bind(check.expiring_for)
+            .bind(check.last_checked_at)
+            .bind(check.next_check_at)
+            .bind(check.failures)
+            .bind(check.charged_period)
+            .bind(id)
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+            if DB::rows_affected(&done) == 0 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            for event in events {
+                anyhow::ensure!(event.data.is_object(), "an event's data is a JSON object");
+                sqlx::query(
+                    "INSERT INTO events (id, key_id, type, subject, occurred_at, data) VALUES ($1, $2, $3, $4, $5, $6) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(event.id)
+                .bind(event.key_id)
+                .bind(event.event_type)
+                .bind(event.subject)
+                .bind(DB::instant(event.occurred_at)?)
+                .bind(Json(event.data))
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(true)
+        })
     }
 }
 

@@ -25,6 +25,7 @@ from dsa_client.api.dns import lookup_dns
 from dsa_client.api.front_page import domain_check_short, front_page, front_stylesheet, widget_script
 from dsa_client.api.operations import healthz, readyz
 from dsa_client.api.suggestions import suggest_domains
+from dsa_client.api.watches import create_watch, delete_watch, get_watch, list_watch_events, list_watches
 from dsa_client.api.whois import lookup_whois
 from dsa_client.models import (
     BulkEntry,
@@ -47,6 +48,12 @@ from dsa_client.models import (
     SuggestResponse,
     TldDetail,
     TldList,
+    WatchCreated,
+    WatchDeleted,
+    WatchEvents,
+    WatchList,
+    WatchRequest,
+    WatchResponse,
     WhoisResponse,
 )
 from dsa_client.types import Response
@@ -149,6 +156,22 @@ def main(base: str, key: str, free: str) -> int:
     if suggest:
         check(suggest.total == len(suggest.suggestions) <= 5, f"suggest total {suggest.total}")
         check(all(s.tld in (".com", ".af", ".com.af") for s in suggest.suggestions), "suggestions stay in the TLDs asked")
+
+    # Watches (our extension): create, read, list, events, delete.
+    created = typed(create_watch.sync_detailed(client=keyed, body=WatchRequest(domain="example.com", note="smoke")),
+                    WatchCreated, 201, "watch create")
+    if created:
+        wid = created.watch.id
+        check(created.watch.domain == "example.com" and created.credits_cost == created.watch.monthly_fee,
+              f"watch created: {created.to_dict()}")
+        one = typed(get_watch.sync_detailed(wid, client=keyed), WatchResponse, 200, "watch get")
+        check(one is not None and one.watch.id == wid, "watch get")
+        listed = typed(list_watches.sync_detailed(client=keyed), WatchList, 200, "watch list")
+        check(listed is not None and any(w.id == wid for w in listed.watches), "watch listed")
+        events = typed(list_watch_events.sync_detailed(wid, client=keyed), WatchEvents, 200, "watch events")
+        check(events is not None and isinstance(events.events, list), "watch events")
+        gone = typed(delete_watch.sync_detailed(wid, client=keyed), WatchDeleted, 200, "watch delete")
+        check(gone is not None and gone.deleted, "watch deleted")
 
     # Catalogue and operations (free operations: no key).
     tlds = typed(list_tlds.sync_detailed(client=anonymous), TldList, 200, "tlds")

@@ -157,6 +157,21 @@ if (suggest) {
   check(by.every((b) => b === "registry" || b === "dns" || b === "none"), `checked_by ${by.join()}`);
 }
 
+// Watches (our extension): create, read, list, events, delete.
+const created = ok("watch create", 201, await keyed.POST("/v1/watches", { body: { domain: "example.com", note: "smoke" } }));
+if (created) {
+  const id = created.watch.id;
+  check(created.watch.domain === "example.com" && created.credits_cost === created.watch.monthly_fee, `watch ${JSON.stringify(created)}`);
+  const one = ok("watch get", 200, await keyed.GET("/v1/watches/{id}", { params: { path: { id } } }));
+  check(one?.watch.id === id, `watch get ${JSON.stringify(one)}`);
+  const listed = ok("watch list", 200, await keyed.GET("/v1/watches"));
+  check(listed?.watches.some((w) => w.id === id) === true, `watch list ${JSON.stringify(listed)}`);
+  const events = ok("watch events", 200, await keyed.GET("/v1/watches/{id}/events", { params: { path: { id } } }));
+  check(Array.isArray(events?.events), `watch events ${JSON.stringify(events)}`);
+  const gone = ok("watch delete", 200, await keyed.DELETE("/v1/watches/{id}", { params: { path: { id } } }));
+  check(gone?.deleted === true, `watch delete ${JSON.stringify(gone)}`);
+}
+
 // Catalogue and operations: free, no key.
 const tlds = ok("tlds", 200, await anonymous.GET("/v1/tlds"));
 if (tlds) check(tlds.count === tlds.tlds.length && tlds.tlds.some((t) => t.tld === ".com"), "tld list");

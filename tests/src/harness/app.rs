@@ -24,6 +24,8 @@ pub struct TestApp {
     /// The front's store (keys, ledger), for setting up and checking what the API did.
     pub store: Arc<dyn Store>,
     db_path: PathBuf,
+    /// The watch scheduler, as `dsa serve` runs it (`None` when `watches.scheduler` is off).
+    scheduler: Option<api::watches::scheduler::Scheduler>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     ledger: Option<tokio::task::JoinHandle<()>>,
@@ -103,6 +105,17 @@ impl TestApp {
         let sim = Simulator::start(scenario).await.expect("simulator starts");
         sim.set_knobs(Knobs::default());
         let db_path = std::env::temp_dir().join(format!("dsa-test-{}.db", uuid::Uuid::now_v7()));
+        Self::spawn_on(sim, db_path, adjust, clock).await
+    }
+
+    /// A front over `sim` and the SQLite file at `db_path` (a new one, or the file of a front
+    /// that [`TestApp::crash`]ed).
+    pub async fn spawn_on(
+        sim: Simulator,
+        db_path: PathBuf,
+        adjust: impl FnOnce(&mut Settings),
+        clock: api::state::Clock,
+    ) -> Self {
         let mut settings = Settings::default();
         settings.database.url = format!("sqlite://{}?mode=rwc", db_path.display()).into();
         settings.engine = engine_config(&sim);
@@ -120,6 +133,7 @@ impl TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let router = api::router(app.state.clone(), None);
+        let scheduler = api::start_watch_scheduler(&app.state, &settings, "test");
         let (tx, rx) = oneshot::channel::<()>();
         let api::Standalone { state, ledger, store } = app;
         let server = tokio::spawn(async move {
@@ -136,6 +150,7 @@ impl TestApp {
             sim,
             store,
             db_path,
+            scheduler,
             shutdown: Some(tx),
             server: Some(server),
             ledger: Some(ledger),
@@ -223,6 +238,23 @@ impl TestApp {
         (status, headers, body)
     }
 
+    /// Stops the front at once, as a SIGKILL would stop `dsa serve`: the scheduler, the server
+    /// and the ledger writer are aborted mid-work (nothing drained, leases left held). Returns
+    /// the simulator and the SQLite file, for [`TestApp::spawn_on`].
+    pub async fn crash(mut self) -> (Simulator, PathBuf) {
+        drop(self.scheduler.take());
+        if let Some(server) = self.server.take() {
+            server.abort();
+            let _ = server.await;
+        }
+        if let Some(ledger) = self.ledger.take() {
+            ledger.abort();
+            let _ = ledger.await;
+        }
+        self.shutdown.take();
+        (self.sim, self.db_path)
+    }
+
     /// Stops the front, drains the ledger and returns the number of ledger entries for `key`
     /// this month (the teardown check: charges = entries).
     pub async fn finish(mut self, key: Option<&str>) -> i64 {
@@ -230,6 +262,7 @@ impl TestApp {
             Some(k) => Some(self.key_id(k).await),
             None => None,
         };
+        drop(self.scheduler.take());
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

@@ -371,12 +371,19 @@ pub struct Front {
     pub store: Arc<dyn Store>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
+    /// Its watch scheduler, as `dsa front` runs it.
+    scheduler: Option<api::watches::scheduler::Scheduler>,
 }
 
 impl Front {
     /// Starts a fleet front (`api::fleet::front`) on `settings` and serves it on 127.0.0.1:0.
     pub async fn start(settings: &Settings) -> Self {
-        let app = api::fleet::front(settings, api::state::system_clock()).await.expect("fleet front starts");
+        Self::start_with_clock(settings, api::state::system_clock()).await
+    }
+
+    /// [`Front::start`] on `clock`.
+    pub async fn start_with_clock(settings: &Settings, clock: api::state::Clock) -> Self {
+        let app = api::fleet::front(settings, clock).await.expect("fleet front starts");
         // Every role declares only what it uses (a front: no consumer), but the tests inspect
         // consumers before their role runs: on an open server the harness puts every definition
         // in place, as an operator does with `nats/*.json`. A server with per-role users (a URL
@@ -388,6 +395,7 @@ impl Front {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let router = api::router(app.state.clone(), None);
+        let scheduler = api::start_watch_scheduler(&app.state, settings, "front");
         let (tx, rx) = oneshot::channel::<()>();
         let api::fleet::FleetFront { state, forwarder, store, nats } = app;
         let server = tokio::spawn(async move {
@@ -400,7 +408,7 @@ impl Front {
             let _ = tokio::time::timeout(Duration::from_secs(10), forwarder).await;
             let _ = nats.flush().await;
         });
-        Self { addr, store, shutdown: Some(tx), server: Some(server) }
+        Self { addr, store, shutdown: Some(tx), server: Some(server), scheduler }
     }
 
     /// URL of a path.
@@ -411,6 +419,7 @@ impl Front {
     /// Stops serving at once (a crash; charges in flight are lost).
     pub fn abort(&mut self) {
         self.shutdown.take();
+        drop(self.scheduler.take());
         if let Some(server) = self.server.take() {
             server.abort();
         }
@@ -418,6 +427,7 @@ impl Front {
 
     /// Stops serving and waits until every charge is forwarded to the ledger stream.
     pub async fn stop(mut self) {
+        drop(self.scheduler.take());
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

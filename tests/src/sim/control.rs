@@ -68,6 +68,8 @@ pub(crate) struct Control {
     rdap: Counters,
     whois: Counters,
     shutdown: watch::Sender<bool>,
+    /// The simulated registries' clock (timelines): `None` is the real time.
+    now: RwLock<Option<time::OffsetDateTime>>,
 }
 
 impl Control {
@@ -84,6 +86,7 @@ impl Control {
             rdap: Counters::default(),
             whois: Counters::default(),
             shutdown: watch::Sender::new(false),
+            now: RwLock::new(None),
         })
     }
 
@@ -91,6 +94,17 @@ impl Control {
         // A panic while holding the lock cannot leave `Live` half-written (it is replaced
         // field by field from a finished value), so a poisoned lock is still usable.
         self.live.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The registries' time now (the set instant, else the real time).
+    pub(crate) fn now(&self) -> time::OffsetDateTime {
+        let set = *self.now.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        set.unwrap_or_else(time::OffsetDateTime::now_utc)
+    }
+
+    /// Sets the registries' clock (`None`: the real time again).
+    pub(crate) fn set_now(&self, now: Option<time::OffsetDateTime>) {
+        *self.now.write().unwrap_or_else(std::sync::PoisonError::into_inner) = now;
     }
 
     /// The current knobs.

@@ -31,7 +31,8 @@ pub use control::{ProtocolStats, SimStats};
 pub use dns::SLOW_TYPE_DELAY;
 pub use rdap::{HOSTILE_PREFIX, PRIVATE_PREFIX, REGISTRAR_HOST};
 pub use scenario::{
-    DomainSpec, Fault, Faults, Knobs, Latency, Protocol, RateLimit, RdapFamily, Scenario, TldSpec, Truth, WhoisFamily,
+    DomainSpec, Fault, Faults, Knobs, Latency, Phase, Protocol, RateLimit, RdapFamily, Scenario, Timeline,
+    TimelineSpec, TldSpec, Truth, WhoisFamily,
 };
 pub use simulator::{Ports, Simulator};
 pub use whois::REGISTRAR_WHOIS_HOST;

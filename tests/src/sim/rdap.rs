@@ -177,7 +177,8 @@ fn set_related_link(state: &RdapState, object: &mut Value, name: &str) {
 async fn registrar_domain(State(state): State<RdapState>, Path(name): Path<String>) -> Response {
     state.control.count_query(Protocol::Rdap);
     let name = normalise(&name);
-    let registered = state.scenario.truth(&name) != Truth::Available && state.scenario.tld_of(&name).is_some();
+    let registered = state.scenario.truth_at(&name, state.control.now()) != Truth::Available
+        && state.scenario.tld_of(&name).is_some();
     if check_name(&name).is_err() || !registered {
         return error_object(StatusCode::NOT_FOUND, "Not Found", "No such domain at this registrar.");
     }
@@ -230,12 +231,35 @@ fn answer(state: &RdapState, suffix: &str, raw_name: &str) -> Response {
     };
     let family = tld.rdap_family;
     let holder = state.scenario.tld_of(&name).map(|t| t.suffix.as_str());
-    let truth = state.scenario.truth(&name);
+    let now = state.control.now();
+    let truth = state.scenario.truth_at(&name, now);
     let lies = tld.rdap_false_404 && truth.is_registered_undelegated();
     if holder != Some(tld.suffix.as_str()) || holder == Some(name.as_str()) || truth == Truth::Available || lies {
         return not_found(state, family, suffix, &name);
     }
-    rdap_json(StatusCode::OK, &domain_object(state, suffix, &name, truth))
+    let mut object = domain_object(state, suffix, &name, truth);
+    if let Some(timeline) = state.scenario.timeline(&name) {
+        timeline_facts(&mut object, timeline, now);
+    }
+    rdap_json(StatusCode::OK, &object)
+}
+
+/// A timeline name's expiry date and phase statuses (RFC 8056 §2: `redemption period` with
+/// `pending delete` in redemption, `pending delete` alone afterwards).
+fn timeline_facts(object: &mut Value, timeline: &super::scenario::Timeline, now: time::OffsetDateTime) {
+    use super::scenario::Phase;
+    let expiry = timeline.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+    if let Some(events) = object["events"].as_array_mut() {
+        events.retain(|e| e["eventAction"] != "expiration");
+        events.push(json!({"eventAction": "expiration", "eventDate": expiry}));
+    } else {
+        object["events"] = json!([{"eventAction": "expiration", "eventDate": expiry}]);
+    }
+    match timeline.phase(now) {
+        Phase::Redemption => object["status"] = json!(["pending delete", "redemption period"]),
+        Phase::PendingDelete => object["status"] = json!(["pending delete"]),
+        Phase::Registered | Phase::Free => {}
+    }
 }
 
 /// The recorded domain object of `family`, parsed once.

@@ -165,6 +165,69 @@ pub struct DomainSpec {
     pub truth: Truth,
 }
 
+/// A name's lifecycle over time (`[[timeline]]`): registered until `redemption_at` (its RDAP
+/// expiry date is `expires_at`), in redemption (RDAP `pending delete` + `redemption period`)
+/// until `pending_delete_at`, pending delete (`pending delete` alone, RFC 3915) until `free_at`,
+/// then not registered. Phases follow the simulator's clock ([`crate::sim::Simulator::set_now`]).
+///
+/// The simulated TLD zone is built once, so a timeline name is never delegated in DNS: a checker
+/// that trusted NXDOMAIN would call it available during its whole life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timeline {
+    /// The registry's expiry date (published in RDAP while registered).
+    #[serde(with = "time::serde::rfc3339")]
+    pub expires_at: time::OffsetDateTime,
+    /// Deleted by the registrar: the redemption grace period starts.
+    #[serde(with = "time::serde::rfc3339")]
+    pub redemption_at: time::OffsetDateTime,
+    /// The pending-delete period starts.
+    #[serde(with = "time::serde::rfc3339")]
+    pub pending_delete_at: time::OffsetDateTime,
+    /// Purged: the name is free.
+    #[serde(with = "time::serde::rfc3339")]
+    pub free_at: time::OffsetDateTime,
+}
+
+/// Where a timeline name is at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Registered (before and after its expiry date, until deleted).
+    Registered,
+    /// Redemption grace period.
+    Redemption,
+    /// Pending delete.
+    PendingDelete,
+    /// Free.
+    Free,
+}
+
+impl Timeline {
+    /// The phase at `now`.
+    pub fn phase(&self, now: time::OffsetDateTime) -> Phase {
+        if now >= self.free_at {
+            Phase::Free
+        } else if now >= self.pending_delete_at {
+            Phase::PendingDelete
+        } else if now >= self.redemption_at {
+            Phase::Redemption
+        } else {
+            Phase::Registered
+        }
+    }
+}
+
+/// One timeline (`[[timeline]]`): a name and its phases.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineSpec {
+    /// The name as an A-label, lower case.
+    pub name: String,
+    /// Its phases.
+    #[serde(flatten)]
+    pub timeline: Timeline,
+}
+
 /// How a server misbehaves on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -238,6 +301,8 @@ struct ScenarioFile {
     #[serde(default)]
     domain: Vec<DomainSpec>,
     #[serde(default)]
+    timeline: Vec<TimelineSpec>,
+    #[serde(default)]
     knobs: Knobs,
 }
 
@@ -248,6 +313,7 @@ struct ScenarioFile {
 pub struct Scenario {
     tlds: Vec<TldSpec>,
     truths: BTreeMap<String, Truth>,
+    timelines: BTreeMap<String, Timeline>,
     knobs: Knobs,
 }
 
@@ -255,7 +321,7 @@ impl TryFrom<ScenarioFile> for Scenario {
     type Error = anyhow::Error;
 
     fn try_from(file: ScenarioFile) -> anyhow::Result<Self> {
-        Self::new(file.tld, file.domain, file.knobs)
+        Self::new(file.tld, file.domain, file.knobs)?.with_timelines(file.timeline)
     }
 }
 
@@ -307,7 +373,7 @@ impl Scenario {
             }
             tlds_out.push(tld);
         }
-        let mut scenario = Self { tlds: tlds_out, truths: BTreeMap::new(), knobs };
+        let mut scenario = Self { tlds: tlds_out, truths: BTreeMap::new(), timelines: BTreeMap::new(), knobs };
         for domain in domains {
             let name = normalise(&domain.name);
             check_name(&name).with_context(|| format!("[[domain]] name {:?}", domain.name))?;
@@ -320,6 +386,46 @@ impl Scenario {
             }
         }
         Ok(scenario)
+    }
+
+    /// Adds timelines (names not listed as `[[domain]]`, under a suffix of the scenario, phases
+    /// in order).
+    ///
+    /// # Errors
+    /// A bad name, a name listed twice or also as a `[[domain]]`, or phases out of order.
+    pub fn with_timelines(mut self, timelines: Vec<TimelineSpec>) -> anyhow::Result<Self> {
+        for spec in timelines {
+            let name = normalise(&spec.name);
+            check_name(&name).with_context(|| format!("[[timeline]] name {:?}", spec.name))?;
+            match self.tld_of(&name) {
+                Some(tld) if tld.suffix != name => {}
+                _ => bail!("[[timeline]] {name:?} is not below any [[tld]] suffix"),
+            }
+            let t = spec.timeline;
+            if !(t.redemption_at <= t.pending_delete_at && t.pending_delete_at <= t.free_at) {
+                bail!("[[timeline]] {name:?}: redemption_at ≤ pending_delete_at ≤ free_at must hold");
+            }
+            if self.truths.contains_key(&name) || self.timelines.insert(name.clone(), t).is_some() {
+                bail!("[[timeline]] {name:?} is listed twice");
+            }
+        }
+        Ok(self)
+    }
+
+    /// The timeline of `name`, if it has one.
+    pub fn timeline(&self, name: &str) -> Option<&Timeline> {
+        self.timelines.get(&normalise(name))
+    }
+
+    /// The truth about `name` at `now`: a timeline's phase (redemption and pending delete are
+    /// [`Truth::PendingDelete`]), else [`Scenario::truth`].
+    pub fn truth_at(&self, name: &str, now: time::OffsetDateTime) -> Truth {
+        match self.timeline(name).map(|t| t.phase(now)) {
+            Some(Phase::Registered) => Truth::Registered,
+            Some(Phase::Redemption | Phase::PendingDelete) => Truth::PendingDelete,
+            Some(Phase::Free) => Truth::Available,
+            None => self.truth(name),
+        }
     }
 
     /// The truth about `name` (case-insensitive, trailing dot allowed); unlisted names are

@@ -230,6 +230,12 @@ impl Simulator {
         self.control.stats()
     }
 
+    /// Sets the simulated registries' clock, which moves the `[[timeline]]` names through their
+    /// phases (`None`: the real time). Tests move it with the front's injected clock.
+    pub fn set_now(&self, now: Option<time::OffsetDateTime>) {
+        self.control.set_now(now);
+    }
+
     /// The knobs in force.
     pub fn knobs(&self) -> Knobs {
         self.control.knobs()

@@ -113,7 +113,7 @@ async fn connection(
     if registrar {
         let registered = check_name(&name).is_ok()
             && scenario.tld_of(&name).is_some()
-            && !matches!(scenario.truth(&name), Truth::Available);
+            && !matches!(scenario.truth_at(&name, control.now()), Truth::Available);
         let text = if registered {
             registrar_text(&name)
         } else {
@@ -140,7 +140,7 @@ async fn connection(
         }
         Some(family) => {
             // A thin registry's referral points at the simulated registrar.
-            recorded::whois_answer(family, scenario.truth(&name)).render(&name).replace(
+            recorded::whois_answer(family, scenario.truth_at(&name, control.now())).render(&name).replace(
                 "Registrar WHOIS Server: whois.markmonitor.com",
                 &format!("Registrar WHOIS Server: {REGISTRAR_WHOIS_HOST}"),
             )

@@ -42,3 +42,4 @@ mod suggest;
 mod tlds;
 mod verify;
 mod webhooks;
+mod watches;

@@ -954,3 +954,43 @@ async fn the_key_page_lists_webhooks_and_their_deliveries() {
     }
     portal.finish().await;
 }
+
+/// Issue 25: a server key's page lists its watches and adds one (the API's path: the fee is
+/// charged); an embed key's page offers none; a bad name is refused.
+#[tokio::test]
+async fn the_key_page_lists_and_adds_watches_sqlite() {
+    let portal = Portal::sqlite(|_| {}).await;
+    let mut b = portal.browser();
+    let shown = b.sign_up("watcher@example.com", PASSWORD).await;
+    let keys = shown.keys();
+    let (embed, server) = (&keys[0], &keys[1]);
+    let record = portal.store.find_key(&hash_key(server)).await.expect("store").expect("key");
+    let path = format!("/account/keys/{}", record.id);
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("id=\"no-watches\"") && page.body.contains("id=\"add-watch\""), "{}", page.body);
+    let csrf = page.csrf();
+    let added = b.post(&format!("{path}/watches"), &[("csrf", &csrf), ("domain", "Example.COM")]).await;
+    assert_eq!(added.status, 303, "{}", added.body);
+    let page = b.get(&path).await;
+    assert!(page.body.contains("id=\"watch-list\"") && page.body.contains("<td>example.com</td>"), "{}", page.body);
+    assert_eq!(portal.store.count_watches(&record.id).await.expect("count"), 1);
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let mut usage = Vec::new();
+    for _ in 0..100 {
+        usage = portal.store.usage_by_endpoint(&record.id, &period).await.expect("usage");
+        if !usage.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(usage, vec![("watch".to_owned(), 20)], "the fee, as through the API");
+    let bad = b.post(&format!("{path}/watches"), &[("csrf", &csrf), ("domain", "not a domain")]).await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let forged = b.post(&format!("{path}/watches"), &[("csrf", "nope"), ("domain", "example.net")]).await;
+    assert_eq!(forged.status, 403, "no watch without the form's token");
+    let embed_record = portal.store.find_key(&hash_key(embed)).await.expect("store").expect("key");
+    let embed_page = b.get(&format!("/account/keys/{}", embed_record.id)).await;
+    assert!(!embed_page.body.contains("id=\"add-watch\""), "embed keys hold no watches");
+    portal.finish().await;
+}

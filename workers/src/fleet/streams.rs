@@ -302,6 +302,7 @@ mod tests {
                 LookupKind::Check => "workers-consumer.json",
                 LookupKind::Whois => "whois-workers-consumer.json",
                 LookupKind::Dns => "dns-workers-consumer.json",
+                LookupKind::Watch => "watch-workers-consumer.json",
             };
             let declared = json(jobs_consumer(&names, kind, tuning));
             check(file, declared, pull_default.clone());

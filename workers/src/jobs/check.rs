@@ -92,6 +92,42 @@ pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>
     }
 }
 
+/// A check of `domain` straight from the registry (no cache read; the verdict is cached for
+/// everyone), joined with any check of the name already in flight in this process: a watch
+/// re-check's confirmation, which must not be answered by a verdict older than the registry
+/// answer it confirms.
+pub(super) async fn fresh(jobs: &Jobs, domain: &DomainName) -> Report {
+    let (engine, asked) = (jobs.engine().clone(), domain.clone());
+    let (outcome, _joined) = jobs
+        .inner
+        .checks
+        .run(domain.as_str().to_owned(), move || {
+            async move { Ok((ask(&engine, &asked).await?, Source::Registry)) }.boxed()
+        })
+        .await;
+    let unknown = |evidence: String| Report {
+        verdict: Verdict {
+            domain: domain.as_str().to_owned(),
+            status: common::verdict::Status::Unknown,
+            method: common::verdict::Method::Rdap,
+            authoritative: false,
+            checked_at: time::OffsetDateTime::now_utc(),
+            evidence,
+            confirmed_by: None,
+        },
+        steps: Vec::new(),
+        record: None,
+        retryable: true,
+    };
+    match outcome {
+        Err(panicked) => {
+            Report { verdict: panicked.verdict(domain.as_str()), steps: Vec::new(), record: None, retryable: false }
+        }
+        Ok(Ok((report, _))) => report,
+        Ok(Err(reason)) => unknown(reason),
+    }
+}
+
 async fn decide(
     engine: Engine,
     shared: Option<Arc<dyn SharedChecks>>,

@@ -6,7 +6,8 @@
 //!        │                                                     deadline, panic contained
 //!        ├─ check ─► check::handle: worker cache → fleet bucket → peer's claim → engine (+ share)
 //!        ├─ whois ─► whois::handle: Lookups::whois (registration record, short cache)
-//!        └─ dns   ─► dns::handle:   Lookups::dns (recursive resolver)
+//!        ├─ dns   ─► dns::handle:   Lookups::dns (recursive resolver)
+//!        └─ watch ─► watch::handle: registration record, then a fresh check when not registered
 //!                                         │
 //!        Handled { outcome: answer | rejected (400) | failed (502), retryable, source }
 //! ```
@@ -22,6 +23,7 @@
 
 mod check;
 mod dns;
+mod watch;
 mod whois;
 
 use std::sync::Arc;
@@ -161,6 +163,7 @@ impl Jobs {
             JobWork::Check { domain } => Box::pin(check::handle(self, &domain, parsed)).await,
             JobWork::Whois { domain } => Box::pin(whois::handle(self, &domain, parsed)).await,
             JobWork::Dns { name, types } => Box::pin(dns::handle(self, &name, &types)).await,
+            JobWork::Watch { domain } => Box::pin(watch::handle(self, &domain, parsed)).await,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod keyed;
 pub mod suggest;
 pub mod tlds;
 pub mod webhooks;
+pub mod watches;
 pub mod whois;
 
 use std::collections::HashMap;

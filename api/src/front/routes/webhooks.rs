@@ -276,7 +276,7 @@ fn bad_path(e: PathRejection) -> ApiError {
 }
 
 fn no_webhook() -> ApiError {
-    ApiError::NoSuch("No webhook with this id for this key.".into())
+    ApiError::NoSuchResource("No webhook with this id for this key.".into())
 }
 
 async fn owned(state: &AppState, key: &KeyRecord, id: &str) -> Result<WebhookRecord, ApiError> {
@@ -541,7 +541,7 @@ pub async fn retry(
     let record = owned(&state, &key, &id).await?;
     active(&record)?;
     if !state.store().retry_delivery(&record.id, &delivery_id, now_ms(&state)).await? {
-        return Err(ApiError::NoSuch("No delivery with this id for this webhook.".into()));
+        return Err(ApiError::NoSuchResource("No delivery with this id for this webhook.".into()));
     }
     Ok((StatusCode::ACCEPTED, Json(RetryAnswer { success: true, delivery_id })).into_response())
 }

@@ -95,9 +95,16 @@ pub struct FleetBuilder {
     configure: Vec<Configure>,
     pg_proxy: bool,
     undrained: Vec<(Queue, String)>,
+    clock: Option<api::state::Clock>,
 }
 
 impl FleetBuilder {
+    /// The fronts' clock (default: the system's), so a test can move time for the watches.
+    pub fn clock(mut self, clock: api::state::Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// The simulator's scenario (default: the demo scenario).
     pub fn scenario(mut self, scenario: Scenario) -> Self {
         self.scenario = Some(scenario);
@@ -247,6 +254,7 @@ impl FleetBuilder {
             ledger_stats: Arc::new(LedgerStats::default()),
             processes: Vec::new(),
             undrained: self.undrained,
+            clock: self.clock,
             phase: Phase::Running,
             proxy,
             sim,
@@ -290,6 +298,7 @@ pub struct Fleet {
     /// `(role, process)`: `front`, `worker` or `ledger`.
     processes: Vec<(String, WorkerProcess)>,
     undrained: Vec<(Queue, String)>,
+    clock: Option<api::state::Clock>,
     phase: Phase,
     proxy: Option<PgProxy>,
     sim: Simulator,
@@ -321,6 +330,7 @@ impl Fleet {
             configure: Vec::new(),
             pg_proxy: false,
             undrained: Vec::new(),
+            clock: None,
         }
     }
 
@@ -475,7 +485,8 @@ impl Fleet {
 
     /// Starts one more front on `settings`; returns its index.
     pub async fn add_front_with(&mut self, settings: &Settings) -> usize {
-        self.fronts.push(Some(Front::start(settings).await));
+        let clock = self.clock.clone().unwrap_or_else(api::state::system_clock);
+        self.fronts.push(Some(Front::start_with_clock(settings, clock).await));
         self.fronts.len() - 1
     }
 
@@ -483,6 +494,14 @@ impl Fleet {
     pub async fn stop_front(&mut self, i: usize) {
         if let Some(front) = self.fronts.get_mut(i).and_then(Option::take) {
             front.stop().await;
+        }
+    }
+
+    /// Stops front `i` at once, as a SIGKILL would (its scheduler's leases stay held until they
+    /// run out; charges in flight are lost).
+    pub fn crash_front(&mut self, i: usize) {
+        if let Some(mut front) = self.fronts.get_mut(i).and_then(Option::take) {
+            front.abort();
         }
     }
 
