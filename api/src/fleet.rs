@@ -214,6 +214,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
         demo_bucket: Some((demo_bucket, nats.clone())),
         demo_secret: store.shared_secret("demo_cookie").await?,
     });
+    crate::front::bulk_jobs::runner::spawn(&state, &front_id);
     Ok(FleetFront { state, forwarder, store, nats })
 }
 

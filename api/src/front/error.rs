@@ -53,6 +53,10 @@ pub enum ApiError {
     /// it and says why.
     #[error("{0}")]
     UnknownSuffix(String),
+    /// A resource of the caller's that does not exist (a bulk job of another key, or expired)
+    /// (404); the text says what was not found.
+    #[error("{0}")]
+    NoSuchResource(String),
     /// Wrong method for a known path (405).
     #[error("Method not allowed: this endpoint takes the methods in the Allow header (see /docs).")]
     MethodNotAllowed,
@@ -82,7 +86,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::InvalidKey | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::CreditsExhausted { .. } | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::NotFound | ApiError::UnknownSuffix(_) => StatusCode::NOT_FOUND,
+            ApiError::NotFound | ApiError::UnknownSuffix(_) | ApiError::NoSuchResource(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Upstream(_) => StatusCode::BAD_GATEWAY,
             ApiError::Overloaded | ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
