@@ -128,10 +128,15 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         .route("/v1/domains/suggest", get(routes::suggest::suggest).fallback(method_not_allowed))
         // Bulk jobs (issue 26): server keys only, checked in the handlers.
         .route("/v1/jobs", get(front::bulk_jobs::routes::list).fallback(method_not_allowed))
-        .route("/v1/jobs/bulk-check", axum::routing::post(front::bulk_jobs::routes::submit).fallback(method_not_allowed))
+        .route(
+            "/v1/jobs/bulk-check",
+            axum::routing::post(front::bulk_jobs::routes::submit).fallback(method_not_allowed),
+        )
         .route(
             "/v1/jobs/{id}",
-            get(front::bulk_jobs::routes::get_job).delete(front::bulk_jobs::routes::cancel).fallback(method_not_allowed),
+            get(front::bulk_jobs::routes::get_job)
+                .delete(front::bulk_jobs::routes::cancel)
+                .fallback(method_not_allowed),
         )
         .route("/v1/jobs/{id}/results", get(front::bulk_jobs::routes::results).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));

@@ -350,7 +350,10 @@ where
     fn delete_job<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            sqlx::query("DELETE FROM bulk_job_items WHERE job_id = $1").bind(job_id.to_owned()).execute(&mut *tx).await?;
+            sqlx::query("DELETE FROM bulk_job_items WHERE job_id = $1")
+                .bind(job_id.to_owned())
+                .execute(&mut *tx)
+                .await?;
             sqlx::query("DELETE FROM bulk_jobs WHERE id = $1").bind(job_id.to_owned()).execute(&mut *tx).await?;
             tx.commit().await?;
             Ok(())
@@ -654,10 +657,11 @@ where
             .execute(self.pool())
             .await?;
             changed += DB::rows_affected(&failed);
-            let expired = sqlx::query("SELECT id FROM bulk_jobs WHERE expires_at IS NOT NULL AND expires_at < $1 LIMIT 100")
-                .bind(now_ms)
-                .fetch_all(self.pool())
-                .await?;
+            let expired =
+                sqlx::query("SELECT id FROM bulk_jobs WHERE expires_at IS NOT NULL AND expires_at < $1 LIMIT 100")
+                    .bind(now_ms)
+                    .fetch_all(self.pool())
+                    .await?;
             for row in expired {
                 let id: String = row.try_get("id")?;
                 self.delete_job(&id).await?;

@@ -81,7 +81,8 @@ pub(crate) fn unix_ms(at: time::OffsetDateTime) -> i64 {
 /// (RFC 9562 §5.8) over the first 16 bytes of SHA-256 of the pair.
 pub fn charge_event_id(job_id: &str, domain: &str) -> uuid::Uuid {
     use sha2::Digest;
-    let digest = sha2::Sha256::new().chain_update(job_id.as_bytes()).chain_update(b"\n").chain_update(domain).finalize();
+    let digest =
+        sha2::Sha256::new().chain_update(job_id.as_bytes()).chain_update(b"\n").chain_update(domain).finalize();
     let mut bytes = [0_u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     uuid::Builder::from_custom_bytes(bytes).into_uuid()

@@ -21,8 +21,8 @@ use time::format_description::well_known::Rfc3339;
 use utoipa::{IntoParams, ToSchema};
 
 use super::runner::StoredOptions;
-use super::upload::{Entries, Entry, Format};
 use super::unix_ms;
+use super::upload::{Entries, Entry, Format};
 use crate::front::error::{ApiError, ErrorBody};
 use crate::front::keys::{KeyKind, KeyRecord};
 use crate::front::routes::check::{CheckOutcome, VerdictInfo, parse_domain};
@@ -301,17 +301,12 @@ fn server_key(key: &KeyRecord) -> Result<(), ApiError> {
     if key.kind == KeyKind::Server {
         Ok(())
     } else {
-        Err(ApiError::Forbidden(
-            "Bulk jobs take a server key: an embed key cannot submit or read them.".into(),
-        ))
+        Err(ApiError::Forbidden("Bulk jobs take a server key: an embed key cannot submit or read them.".into()))
     }
 }
 
 fn jobs_store(state: &AppState) -> Result<&dyn BulkJobStore, ApiError> {
-    state
-        .store()
-        .bulk_jobs()
-        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("this store keeps no bulk jobs")))
+    state.store().bulk_jobs().ok_or_else(|| ApiError::Internal(anyhow::anyhow!("this store keeps no bulk jobs")))
 }
 
 fn rfc3339(ms: i64) -> String {
@@ -325,7 +320,8 @@ fn rfc3339(ms: i64) -> String {
 /// WHOIS host, else its suffix.
 fn registry_of(state: &AppState, domain: &common::domain::DomainName) -> String {
     let Ok(entry) = state.book().entry(domain) else { return format!("suffix:{}", domain.suffix()) };
-    if let Some(host) = entry.rdap.first().and_then(|u| url::Url::parse(u).ok()).and_then(|u| u.host_str().map(str::to_owned))
+    if let Some(host) =
+        entry.rdap.first().and_then(|u| url::Url::parse(u).ok()).and_then(|u| u.host_str().map(str::to_owned))
     {
         return format!("rdap:{host}");
     }
@@ -411,7 +407,9 @@ pub async fn submit(
         let first = jobs.invalid_entries(&id, 1).await?.into_iter().next();
         jobs.delete_job(&id).await?;
         return Err(ApiError::BadRequest(match first {
-            Some((input, error)) => format!("No valid name in the upload; the first rejected entry, {input:?}: {error}"),
+            Some((input, error)) => {
+                format!("No valid name in the upload; the first rejected entry, {input:?}: {error}")
+            }
             None => "No name in the upload: send at least one domain name.".into(),
         }));
     }
@@ -526,13 +524,16 @@ fn item(state: &AppState, seq: i64, entry: Entry) -> NewItem {
             },
             Err(e) => NewItem { seq, input, domain: None, registry: String::new(), error: Some(e.to_string()) },
         },
-        Entry::Rejected { input, error } => NewItem { seq, input, domain: None, registry: String::new(), error: Some(error) },
+        Entry::Rejected { input, error } => {
+            NewItem { seq, input, domain: None, registry: String::new(), error: Some(error) }
+        }
     }
 }
 
 /// A key's job, or 404.
 async fn own_job(state: &AppState, key: &KeyRecord, id: &str) -> Result<BulkJob, ApiError> {
-    let missing = || ApiError::NoSuchResource(format!("No bulk job {id:?} for this key (results are kept for a limited time)."));
+    let missing =
+        || ApiError::NoSuchResource(format!("No bulk job {id:?} for this key (results are kept for a limited time)."));
     if id.len() > 64 {
         return Err(missing());
     }
@@ -550,8 +551,7 @@ async fn status(state: &AppState, job: &BulkJob, detail: bool) -> Result<JobStat
         Some(at) => job.finished_at.unwrap_or(now) - at,
         None => 0,
     };
-    let names_per_second =
-        if elapsed_ms > 0 { job.checked as f64 * 1000.0 / elapsed_ms as f64 } else { 0.0 };
+    let names_per_second = if elapsed_ms > 0 { job.checked as f64 * 1000.0 / elapsed_ms as f64 } else { 0.0 };
     let (counts, eta_secs) = if detail {
         let mut counts = VerdictCounts::default();
         for (status, n) in jobs.counts_by_status(&job.id).await? {

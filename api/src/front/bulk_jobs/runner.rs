@@ -1,7 +1,7 @@
 //! The bulk job runner: one per front process (standalone and fleet), working through the open
 //! jobs it holds a lease on.
 //!
-//! * Leases: every `lease_secs / 3` the runner renews its jobs' leases and takes jobs whose lease
+//! * Leases: every half second (at most `lease_secs / 3`) the runner renews its jobs' leases and takes jobs whose lease
 //!   ran out (a runner that died: SIGKILL, a lost host), so any front resumes any job.
 //! * Fairness: at most `max_jobs` jobs at once, one name of each in turn (round-robin), and at
 //!   most `concurrency` checks in flight: a 100,000-name job never takes more than that share of
@@ -43,6 +43,8 @@ pub const REFILL: i64 = 64;
 const TICK: Duration = Duration::from_millis(100);
 /// Results written per store transaction at most.
 const WRITE_BATCH: usize = 256;
+/// How often the runner renews its leases and looks for new jobs and cancels at most.
+const CLAIM_EVERY: Duration = Duration::from_millis(500);
 /// How often expired jobs are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// An upload that has not finished after this long was abandoned (its front died).
@@ -120,12 +122,14 @@ impl Runner {
     async fn run(mut self) {
         let writer = spawn_writer(self.store.clone());
         let lease = Duration::from_secs_f64(self.config.lease_secs.max(1.0));
+        // Renewing often also picks new jobs up and notices cancels soon.
+        let claim_every = (lease / 3).min(CLAIM_EVERY);
         let mut claimed_at: Option<Instant> = None;
         let mut purged_at: Option<Instant> = None;
         let mut turn = 0_usize;
         loop {
             let Some(state) = self.weak.upgrade() else { break };
-            if claimed_at.is_none_or(|at| at.elapsed() >= lease / 3) {
+            if claimed_at.is_none_or(|at| at.elapsed() >= claim_every) {
                 if let Err(e) = self.claim(&state, lease).await {
                     tracing::warn!(error = ?e, "bulk jobs: claim failed; retrying");
                 }
@@ -141,7 +145,7 @@ impl Runner {
                 }
                 purged_at = Some(Instant::now());
             }
-            let started = self.dispatch(&state, &writer, &mut turn, claimed_at, lease).await;
+            let started = self.dispatch(&state, &writer, &mut turn, claimed_at, claim_every).await;
             self.finish_drained(&state).await;
             drop(state);
             if started == 0 {
@@ -210,7 +214,7 @@ impl Runner {
         writer: &mpsc::Sender<Written>,
         turn: &mut usize,
         claimed_at: Option<Instant>,
-        lease: Duration,
+        claim_every: Duration,
     ) -> usize {
         let mut started = 0;
         let mut ids: Vec<String> = self.jobs.keys().cloned().collect();
@@ -222,7 +226,7 @@ impl Runner {
             return 0;
         }
         loop {
-            if claimed_at.is_some_and(|at| at.elapsed() >= lease / 3) {
+            if claimed_at.is_some_and(|at| at.elapsed() >= claim_every) {
                 return started;
             }
             let mut progressed = false;
@@ -392,7 +396,9 @@ impl Check {
         };
         match evaluate(&self.state, &self.key, domain, &self.options).await {
             Ok(outcome) => {
-                if !self.open.load(Ordering::Acquire) {
+                // No charge for a job cancelled meanwhile: the flag (the runner's last claim) and
+                // the stored state (a cancel through any front, just now).
+                if !self.open.load(Ordering::Acquire) || !self.still_open().await {
                     return None;
                 }
                 let event = LedgerEvent {
@@ -429,6 +435,19 @@ impl Check {
             }
             Err(e) if last_try => Some(final_failure(item, &e.to_string())),
             Err(_) => Some(retry(item)),
+        }
+    }
+}
+
+impl Check {
+    /// Whether the job is still open in the store (a store error counts as open: the runner's
+    /// flag still guards, and the lease decides who works on it).
+    async fn still_open(&self) -> bool {
+        let Some(jobs) = self.state.store().bulk_jobs() else { return false };
+        match jobs.job(&self.job_id).await {
+            Ok(Some(job)) => job.is_open(),
+            Ok(None) => false,
+            Err(_) => true,
         }
     }
 }

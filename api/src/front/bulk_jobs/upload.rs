@@ -275,10 +275,9 @@ fn ndjson_entry(line: &str) -> Entry {
         Ok(serde_json::Value::String(name)) => Entry::Name(name),
         Ok(serde_json::Value::Object(map)) => match map.get("domain") {
             Some(serde_json::Value::String(name)) => Entry::Name(name.clone()),
-            _ => Entry::Rejected {
-                input: line.to_owned(),
-                error: "An NDJSON object needs a \"domain\" string.".into(),
-            },
+            _ => {
+                Entry::Rejected { input: line.to_owned(), error: "An NDJSON object needs a \"domain\" string.".into() }
+            }
         },
         Ok(_) => Entry::Rejected {
             input: line.to_owned(),
@@ -318,7 +317,11 @@ mod tests {
         ];
         for (format, body) in cases {
             for chunk in [1, 2, 3, 7, 1000] {
-                assert_eq!(parse(format, body, chunk).expect("parses"), names(&["a.com", "b.net", "c,\"d"]), "{format:?} {chunk}");
+                assert_eq!(
+                    parse(format, body, chunk).expect("parses"),
+                    names(&["a.com", "b.net", "c,\"d"]),
+                    "{format:?} {chunk}"
+                );
             }
         }
     }
