@@ -20,18 +20,40 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use utoipa::{IntoParams, ToSchema};
 
-use super::runner::StoredOptions;
 use super::unix_ms;
 use super::upload::{Entries, Entry, Format};
 use crate::front::error::{ApiError, ErrorBody};
 use crate::front::keys::{KeyKind, KeyRecord};
-use crate::front::routes::check::{CheckOutcome, VerdictInfo, parse_domain};
+use crate::front::routes::check::{CheckOptions, CheckOutcome, VerdictInfo, parse_domain};
 use crate::front::routes::keyed::Keyed;
 use crate::front::routes::{ApiQuery, Flag, optional};
 use crate::front::state::AppState;
 use crate::pricing::Pricing;
 use crate::pricing::purchase::Purchase;
 use crate::store::bulk_jobs::{BulkJob, BulkJobStore, NewItem};
+
+/// The check options of a job, as stored (`bulk_jobs.options`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct StoredOptions {
+    /// `commission_percent` as sent.
+    pub commission_percent: Option<String>,
+    /// `redirect_url` as sent.
+    pub redirect_url: Option<String>,
+    /// `redirect_checkout` as sent.
+    pub redirect_checkout: Option<String>,
+}
+
+impl StoredOptions {
+    /// The parsed options (checked at submission).
+    pub fn parse(&self) -> Result<CheckOptions, ApiError> {
+        CheckOptions::from_query(&crate::front::routes::check::CheckQuery {
+            commission_percent: self.commission_percent.clone(),
+            redirect_url: self.redirect_url.clone(),
+            redirect_checkout: self.redirect_checkout.clone(),
+            ..Default::default()
+        })
+    }
+}
 
 /// Entries stored per chunk of an upload.
 const CHUNK: usize = 1000;
@@ -228,8 +250,8 @@ pub struct JobList {
     pub jobs: Vec<JobStatus>,
 }
 
-/// One result line: the fields of a bulk check entry (spec §2.5) with our `verdict` object, and
-/// whether the name was charged.
+/// One result line: the fields of a bulk check's entry with the `verdict` object, and whether the
+/// name was charged.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct JobResult {
     /// True with a definitive verdict (charged 1 credit); false when none came after every try.
@@ -349,7 +371,7 @@ fn registry_rate(state: &AppState, registry: &str) -> f64 {
     tag = "bulk jobs",
     operation_id = "submitBulkJob",
     summary = "Check a long list of domain names as a job (up to 100,000)",
-    description = "Starts an asynchronous check of up to 100,000 names (a dsa extension; the limit is the server's `policy.bulk_jobs.max_names`). Send the names as a JSON array of strings (`application/json`), one JSON string or `{\"domain\": …}` per line (`application/x-ndjson`), or one name per line (`text/csv`, first column, an optional `domain` header; `text/plain`). Entries are normalised as for a single check; duplicates after normalisation are checked once; entries that are not valid names are reported in the answer and are not fatal.\n\nThe whole cost (1 credit per distinct valid name) is held at submission: 429 when this month's credits cannot cover it. Each name is charged once, when it gets a definitive verdict; a name the registries could not answer after several tries is reported unknown and not charged; whatever was not charged is released when the job ends. Server keys only. Follow the job at `Location`.",
+    description = "Starts an asynchronous check of up to 100,000 names (a dsa extension; the operator may set a lower limit). Send the names as a JSON array of strings (`application/json`), one JSON string or `{\"domain\": …}` per line (`application/x-ndjson`), or one name per line (`text/csv`, first column, an optional `domain` header; `text/plain`). Entries are normalised as for a single check; duplicates after normalisation are checked once; entries that are not valid names are reported in the answer and are not fatal.\n\nThe whole cost (1 credit per distinct valid name) is held at submission: 429 when this month's credits cannot cover it. Each name is charged once, when it gets a definitive verdict; a name the registries could not answer after several tries is reported unknown and not charged; whatever was not charged is released when the job ends. Server keys only. Follow the job at `Location`.",
     params(SubmitQuery),
     request_body(description = "The names: a JSON array of strings, NDJSON, CSV or plain text.", content(
         (Vec<String> = "application/json", example = json!(["example.com", "dsa-demo-available.net"])),

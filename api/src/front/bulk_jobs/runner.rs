@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use common::messages::LedgerEvent;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::routes::JobResult;
+use super::routes::{JobResult, StoredOptions};
 use super::{BulkJobsConfig, charge_event_id, unix_ms};
 use crate::front::error::ApiError;
 use crate::front::keys::KeyRecord;
@@ -49,29 +49,6 @@ const CLAIM_EVERY: Duration = Duration::from_millis(500);
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// An upload that has not finished after this long was abandoned (its front died).
 const STALE_UPLOAD: Duration = Duration::from_secs(3600);
-
-/// The check options of a job, as stored (`bulk_jobs.options`).
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct StoredOptions {
-    /// `commission_percent` as sent.
-    pub commission_percent: Option<String>,
-    /// `redirect_url` as sent.
-    pub redirect_url: Option<String>,
-    /// `redirect_checkout` as sent.
-    pub redirect_checkout: Option<String>,
-}
-
-impl StoredOptions {
-    /// The parsed options (checked at submission).
-    pub fn parse(&self) -> Result<CheckOptions, ApiError> {
-        CheckOptions::from_query(&crate::front::routes::check::CheckQuery {
-            commission_percent: self.commission_percent.clone(),
-            redirect_url: self.redirect_url.clone(),
-            redirect_checkout: self.redirect_checkout.clone(),
-            ..Default::default()
-        })
-    }
-}
 
 /// Starts the runner of this front process, unless `policy.bulk_jobs.run` is off or the store
 /// keeps no bulk jobs. It stops by itself once the application state is dropped.
