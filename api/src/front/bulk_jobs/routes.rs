@@ -64,6 +64,8 @@ const PAGE_DEFAULT: i64 = 1000;
 const PAGE_MAX: i64 = 10_000;
 /// Jobs listed at most.
 const LIST_MAX: i64 = 100;
+/// The 404 text of a job id that is not the key's (or whose results expired).
+pub const NO_SUCH_JOB: &str = "No such bulk job for this key (an ended job's results are kept for a limited time).";
 /// The 415 text of an upload in another media type.
 pub const UNSUPPORTED_UPLOAD: &str = "Unsupported media type: send the names as application/json (an array of strings), application/x-ndjson, text/csv or text/plain (one per line).";
 
@@ -639,7 +641,7 @@ const JOB_ID_DESCRIPTION: &str = "The job's id (from the submission's answer or 
         (status = 200, description = "The job.", body = JobStatus),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No such job for this key (or its results expired).", body = ErrorBody),
+        (status = 404, description = "No such job for this key (or its results expired).", body = ErrorBody, example = json!({"success": false, "error": NO_SUCH_JOB})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
@@ -669,7 +671,7 @@ pub async fn get_job(
         (status = 200, description = "The job after cancelling.", body = JobStatus),
         (status = 400, description = "Missing `client_key`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No such job for this key.", body = ErrorBody),
+        (status = 404, description = "No such job for this key.", body = ErrorBody, example = json!({"success": false, "error": NO_SUCH_JOB})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
@@ -758,7 +760,7 @@ fn number(value: &Option<String>, name: &str, min: i64, max: i64) -> Result<Opti
             )),
         (status = 400, description = "Missing `client_key`, or a malformed `cursor`, `limit` or `format`.", body = ErrorBody),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key.", body = ErrorBody),
-        (status = 404, description = "No such job for this key (or its results expired).", body = ErrorBody),
+        (status = 404, description = "No such job for this key (or its results expired).", body = ErrorBody, example = json!({"success": false, "error": NO_SUCH_JOB})),
         (status = 429, description = "Per-minute limit.", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until a retry may succeed."))),
         (status = 500, description = "Unexpected server error; retry after a short delay.", body = ErrorBody),
