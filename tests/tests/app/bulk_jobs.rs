@@ -403,3 +403,30 @@ async fn a_job_survives_sigkill_of_the_standalone_process() {
         let _ = std::fs::remove_file(format!("{}{suffix}", db_path.display()));
     }
 }
+
+/// `dsa check --file F --server URL --key K`: the names go to the server as a job; every result
+/// is printed (JSON lines with `--json`), the exit status says whether any name had no verdict.
+#[tokio::test]
+async fn the_cli_submits_a_job_and_prints_every_result() {
+    let app = TestApp::spawn().await;
+    let key = app.key(KeyOpts::default()).await;
+    let file = std::env::temp_dir().join(format!("dsa-bulk-cli-{}.txt", uuid::Uuid::now_v7()));
+    let names: String = (0..40).map(|i| format!("dsa-cli-{i}.com\n")).collect::<String>() + "example.com\n";
+    std::fs::write(&file, names).expect("names file");
+    let output = tokio::process::Command::new(dsa_tests::harness::binary::dsa_binary())
+        .args(["check", "--json", "--file"])
+        .arg(&file)
+        .args(["--server", &app.url("/"), "--key", &key])
+        .env("DSA_LOG", "warn")
+        .output()
+        .await
+        .expect("dsa check runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    let rows: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(rows.len(), 41, "{stdout}");
+    assert!(rows.iter().any(|r| r["domain"] == "example.com" && r["available"] == false), "{stdout}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("41 names to check"), "{output:?}");
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(app.finish(Some(&key)).await, 41);
+}
