@@ -556,8 +556,7 @@ fn item(state: &AppState, seq: i64, entry: Entry) -> NewItem {
 
 /// A key's job, or 404.
 async fn own_job(state: &AppState, key: &KeyRecord, id: &str) -> Result<BulkJob, ApiError> {
-    let missing =
-        || ApiError::NoSuchResource(format!("No bulk job {id:?} for this key (results are kept for a limited time)."));
+    let missing = || ApiError::NoSuchResource(NO_SUCH_JOB.into());
     if id.len() > 64 {
         return Err(missing());
     }
