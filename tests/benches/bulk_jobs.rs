@@ -59,6 +59,7 @@ async fn run(size: usize, taken_every: usize, per_second: f64, rtt: u64, concurr
             s.engine.check_deadline_secs = 10.0;
             s.engine.limits.max_queue_wait_secs = 10.0;
             s.policy.bulk_jobs.concurrency = concurrency;
+            s.jobs.workers = concurrency.max(8);
         },
         api::state::system_clock(),
     )

@@ -243,6 +243,8 @@ pub(super) struct KeyView<'a> {
     status: StatusCode,
     errors: &'a [String],
     saved: bool,
+    /// The key's latest bulk jobs (server keys), a read-only list.
+    jobs: Vec<crate::front::bulk_jobs::routes::JobSummary>,
 }
 
 pub(super) fn key_page_render(
@@ -252,7 +254,7 @@ pub(super) fn key_page_render(
     (key, created_at): (&KeyRow, &str),
     view: KeyView<'_>,
 ) -> PortalResult {
-    let KeyView { form, status, errors, saved } = view;
+    let KeyView { form, status, errors, saved, .. } = view;
     render(
         "portal/key.html",
         status,
@@ -266,6 +268,7 @@ pub(super) fn key_page_render(
             saved,
             grace => human_secs(state.portal().config().roll_grace_secs),
             snippet => (key.kind == "embed").then(|| snippet(state, headers, None)),
+            jobs => ser(&view.jobs),
         },
     )
 }
@@ -281,7 +284,8 @@ pub(super) async fn key_page(
     let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
     let saved = q.contains_key("saved");
     let form = SettingsForm::of(&key);
-    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved };
+    let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, jobs };
     key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
 }
 
@@ -302,7 +306,8 @@ pub(super) async fn save_settings(
         }
         Err(errors) => {
             let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
-            let view = KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false };
+            let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
+            let view = KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false, jobs };
             key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
         }
     }

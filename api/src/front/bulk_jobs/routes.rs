@@ -841,3 +841,46 @@ fn csv_page(rows: &[(i64, String)], header: bool) -> Result<Vec<u8>, ApiError> {
     }
     writer.into_inner().map_err(|e| ApiError::Internal(anyhow::anyhow!("csv: {e}")))
 }
+
+/// A job as the account portal lists it on the key's page (read-only).
+#[derive(Debug, Clone, Serialize)]
+pub struct JobSummary {
+    /// The job's id.
+    pub id: String,
+    /// When it was submitted (RFC 3339, UTC, to the second).
+    pub submitted: String,
+    /// Its state.
+    pub state: String,
+    /// Names with a result.
+    pub checked: i64,
+    /// Distinct valid names.
+    pub total: i64,
+    /// Credits charged.
+    pub charged: i64,
+}
+
+/// The latest jobs of a server key (at most 10) for the portal; none for an embed key, or when
+/// the store cannot be read (the page still shows).
+pub async fn recent_jobs(state: &AppState, key: &KeyRecord) -> Vec<JobSummary> {
+    if key.kind != KeyKind::Server {
+        return Vec::new();
+    }
+    let Some(jobs) = state.store().bulk_jobs() else { return Vec::new() };
+    match jobs.jobs_of_key(&key.id, 10).await {
+        Ok(list) => list
+            .into_iter()
+            .map(|j| JobSummary {
+                submitted: rfc3339(j.created_at).chars().take(19).collect::<String>().replace('T', " "),
+                id: j.id,
+                state: j.state,
+                checked: j.checked,
+                total: j.total,
+                charged: j.charged,
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = ?e, "bulk jobs not read for the portal");
+            Vec::new()
+        }
+    }
+}
