@@ -210,11 +210,12 @@ impl Runner {
             for i in 0..ids.len() {
                 let id = &ids[(*turn + i) % ids.len()];
                 let Some(work) = self.jobs.get_mut(id) else { continue };
-                if work.buffer.is_empty() && !work.drained {
-                    if let Err(e) = refill(self.store.as_ref(), work).await {
-                        tracing::warn!(error = ?e, job = %id, "bulk jobs: pending names not read");
-                        continue;
-                    }
+                if work.buffer.is_empty()
+                    && !work.drained
+                    && let Err(e) = refill(self.store.as_ref(), work).await
+                {
+                    tracing::warn!(error = ?e, job = %id, "bulk jobs: pending names not read");
+                    continue;
                 }
                 let Some(item) = work.buffer.pop_front() else { continue };
                 let permit = match tokio::time::timeout(TICK, self.slots.clone().acquire_owned()).await {
