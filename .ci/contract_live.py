@@ -214,6 +214,45 @@ call("post", "/v1/domains/bulk", params=K, data="domains=example.com", headers={
 call("post", "/v1/domains/bulk", params=K, json_body={"names": []}, expect=400)
 call("post", "/v1/domains/bulk", json_body={"domains": ["example.com"]}, expect=400)
 
+# --- Bulk jobs (issue 26): a submission in every format, the job followed to its end, its results
+# in both forms, a cancel, the list; and the refusals.
+r = call("post", "/v1/jobs/bulk-check", params=K, json_body=["example.com", "dsa-demo-available.com", "exa_mple.com",
+                                                              "EXAMPLE.com"], expect=202)
+job = r.json().get("id", "missing") if r.status_code == 202 else "missing"
+for media, text in [("text/plain", "example.com\n"), ("application/x-ndjson", '"example.com"\n{"domain": "dsa-demo-available.net"}\n'),
+                    ("text/csv", "domain\nexample.com\n")]:
+    call("post", "/v1/jobs/bulk-check", params=K, data=text, headers={"Content-Type": media}, expect=202)
+call("post", "/v1/jobs/bulk-check", params=K, data="<a/>", headers={"Content-Type": "application/xml"}, expect=415)
+call("post", "/v1/jobs/bulk-check", params=K, data="[1]", headers={"Content-Type": "application/json"}, expect=400)
+call("post", "/v1/jobs/bulk-check", json_body=["example.com"], expect=400)
+call("post", "/v1/jobs/bulk-check", params={"client_key": "dsa_server_nope"}, json_body=["example.com"], expect=403)
+JOB, RESULTS = "/v1/jobs/{id}", "/v1/jobs/{id}/results"
+for _ in range(200):
+    r = call("get", f"/v1/jobs/{job}", template=JOB, params=K, expect=200)
+    if r.status_code != 200 or r.json().get("state") == "done":
+        break
+    time.sleep(0.1)
+call("get", f"/v1/jobs/{job}/results", template=RESULTS, params=K, expect=200)
+call("get", f"/v1/jobs/{job}/results", template=RESULTS, params={**K, "format": "csv", "limit": 2}, expect=200)
+call("get", f"/v1/jobs/{job}/results", template=RESULTS, params={**K, "limit": 0}, expect=400)
+call("get", f"/v1/jobs/{job}/results", template=RESULTS, expect=400)
+call("get", "/v1/jobs/no-such-job/results", template=RESULTS, params=K, expect=404)
+call("get", f"/v1/jobs/{job}/results", template=RESULTS, params={"client_key": "dsa_server_nope"}, expect=403)
+call("get", "/v1/jobs/no-such-job", template=JOB, params=K, expect=404)
+call("get", f"/v1/jobs/{job}", template=JOB, expect=400)
+call("get", f"/v1/jobs/{job}", template=JOB, params={"client_key": "dsa_server_nope"}, expect=403)
+r = call("post", "/v1/jobs/bulk-check", params=K, data="".join(f"dsa-contract-cancel-{i}.com\n" for i in range(50)),
+         headers={"Content-Type": "text/plain"}, expect=202)
+cancel = r.json().get("id", "missing") if r.status_code == 202 else "missing"
+call("delete", f"/v1/jobs/{cancel}", template=JOB, params=K, expect=200)
+call("delete", "/v1/jobs/no-such-job", template=JOB, params=K, expect=404)
+call("delete", f"/v1/jobs/{cancel}", template=JOB, expect=400)
+call("delete", f"/v1/jobs/{cancel}", template=JOB, params={"client_key": "dsa_server_nope"}, expect=403)
+call("get", "/v1/jobs", params=K, expect=200)
+call("get", "/v1/jobs", params={**K, "limit": "x"}, expect=400)
+call("get", "/v1/jobs", expect=400)
+call("get", "/v1/jobs", params={"client_key": "dsa_server_nope"}, expect=403)
+
 # --- WHOIS, DNS, suggestions, catalogue, operations.
 for domain in ["example.com", "google.com", "private-shop.com", "wikipedia.org", "dsa-demo-available.net", "nic.af"]:
     call("get", "/v1/whois", params={**K, "domain": domain})
@@ -338,6 +377,11 @@ metered = [
     ("get", "/v1/watches/wch_nope", "/v1/watches/{id}", {}, None),
     ("delete", "/v1/watches/wch_nope", "/v1/watches/{id}", {}, None),
     ("get", "/v1/watches/wch_nope/events", "/v1/watches/{id}/events", {}, None),
+    ("get", "/v1/jobs", None, {}, None),
+    ("get", "/v1/jobs/no-such-job", "/v1/jobs/{id}", {}, None),
+    ("get", "/v1/jobs/no-such-job/results", "/v1/jobs/{id}/results", {}, None),
+    ("delete", "/v1/jobs/no-such-job", "/v1/jobs/{id}", {}, None),
+    ("post", "/v1/jobs/bulk-check", None, {}, ["example.com"]),
 ]
 for method, path, template, params, body in metered:
     for attempt in range(12):

@@ -218,6 +218,7 @@ pub async fn front(settings: &Settings, clock: Clock) -> anyhow::Result<FleetFro
     // Webhook deliveries (issue 25): every front runs the loop; leases in Postgres share the work.
     crate::webhooks::deliver::spawn(&store, settings.webhooks.clone(), state.clock());
     state.set_watches_config(settings.watches.clone());
+    crate::front::bulk_jobs::runner::spawn(&state, &front_id);
     Ok(FleetFront { state, forwarder, store, nats })
 }
 

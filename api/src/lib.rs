@@ -137,6 +137,19 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
             get(routes::watches::get_one).delete(routes::watches::delete).fallback(method_not_allowed),
         )
         .route("/v1/watches/{id}/events", get(routes::watches::events).fallback(method_not_allowed))
+        // Bulk jobs (issue 26): server keys only, checked in the handlers.
+        .route("/v1/jobs", get(front::bulk_jobs::routes::list).fallback(method_not_allowed))
+        .route(
+            "/v1/jobs/bulk-check",
+            axum::routing::post(front::bulk_jobs::routes::submit).fallback(method_not_allowed),
+        )
+        .route(
+            "/v1/jobs/{id}",
+            get(front::bulk_jobs::routes::get_job)
+                .delete(front::bulk_jobs::routes::cancel)
+                .fallback(method_not_allowed),
+        )
+        .route("/v1/jobs/{id}/results", get(front::bulk_jobs::routes::results).fallback(method_not_allowed))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), routes::keyed::require_key));
     let docs: Router<AppState> =
         utoipa_swagger_ui::SwaggerUi::new("/docs").url("/v1/openapi.json", openapi::document().clone()).into();
@@ -324,6 +337,7 @@ async fn assemble(
     // Webhook deliveries (issue 25): the loop ends when the store is dropped.
     webhooks::deliver::spawn(&store, settings.webhooks.clone(), state.clock());
     state.set_watches_config(settings.watches.clone());
+    front::bulk_jobs::runner::spawn(&state, state.credits().front());
     Ok(Standalone { state, ledger, store })
 }
 

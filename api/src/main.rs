@@ -52,7 +52,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(url) => cli::mcp::relay(url).await.map(success),
             None => cli::mcp::run(settings).await.map(success),
         },
-        Command::Check { domains, file, concurrency, json } => {
+        Command::Check { domains, file, json, server: Some(server), key: Some(key), .. } => {
+            cli::bulk_job::run(server, key, domains, file, json).await
+        }
+        Command::Check { domains, file, concurrency, json, .. } => {
             cli::check::run(settings, domains, file, concurrency, json).await
         }
         Command::Explain { what } => cli::explain::run(what).map(success),

@@ -13,6 +13,7 @@
 //! - [`prices`]: `dsa prices`, the price table.
 
 pub(crate) mod accounts;
+pub(crate) mod bulk_job;
 pub(crate) mod check;
 pub(crate) mod explain;
 pub(crate) mod keys;
@@ -92,6 +93,13 @@ pub(crate) enum Command {
         /// Print JSON lines instead of text.
         #[arg(long)]
         json: bool,
+        /// Submit the names as a bulk job to this running dsa (`http://host:port`) instead of
+        /// checking them here; results are printed as they arrive, progress on standard error.
+        #[arg(long, requires = "key")]
+        server: Option<url::Url>,
+        /// The server key the job is charged to (with `--server`).
+        #[arg(long, requires = "server")]
+        key: Option<String>,
     },
     /// Reads a saved raw registry answer and prints its classification and the fields read (JSON).
     Explain {

@@ -257,6 +257,26 @@ impl Credits {
         Ok(())
     }
 
+    /// Re-reads the other fronts' settled charges and the bulk jobs' holds of a key's month now,
+    /// waiting for it (a bulk job opened or ended: `crate::front::bulk_jobs`). A key this front
+    /// has not seen yet is left alone: its first request reads the store anyway.
+    ///
+    /// # Errors
+    /// When the store cannot be read (the last view stays).
+    pub async fn reread(&self, key_id: &str, period: &str) -> anyhow::Result<()> {
+        let account = {
+            let accounts = self.accounts.lock().unwrap_or_else(|p| p.into_inner());
+            accounts.get(&(key_id.to_owned(), period.to_owned())).cloned()
+        };
+        let Some(account) = account else { return Ok(()) };
+        let mut refreshed = account.refreshed.lock().await;
+        let others = read_others(self.store.as_ref(), key_id, period, &self.front).await?;
+        account.others.store(others, Ordering::Release);
+        *refreshed = Some(Instant::now());
+        account.ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
     /// Holds `credits` of `key`'s allowance for the month of `now` (UTC).
     ///
     /// # Errors
@@ -330,8 +350,16 @@ impl Credits {
 /// total minus this front's settled charges at one snapshot, so a batch of this front's charges
 /// settling meanwhile can never make the others' part come out short (which would let a front
 /// overspend) however busy the ledger is.
+///
+/// Credits held by the key's open bulk jobs count as the others' too (`crate::front::bulk_jobs`):
+/// every front sees a job's hold, whichever front took it.
 async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str) -> anyhow::Result<i64> {
-    store.settled_by_others(key_id, period, front).await
+    let settled = store.settled_by_others(key_id, period, front).await?;
+    let held = match store.bulk_jobs() {
+        Some(jobs) => jobs.held_credits(key_id, period).await?,
+        None => 0,
+    };
+    Ok(settled + held)
 }
 
 #[cfg(test)]

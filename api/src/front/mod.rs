@@ -5,6 +5,7 @@
 //! settled events the [`ledger`] side records (standalone) or forwards (fleet). [`error`] is the
 //! one error type of an answer; [`openapi`] describes the routes; [`telemetry`] logs and counts.
 
+pub mod bulk_jobs;
 pub mod credits;
 pub mod dispatch;
 pub mod error;

@@ -67,6 +67,23 @@ struct Inner {
     watches: std::sync::OnceLock<crate::watches::WatchesConfig>,
 }
 
+/// An [`AppState`] that does not keep it alive ([`AppState::downgrade`]).
+#[derive(Clone)]
+pub struct WeakAppState(std::sync::Weak<Inner>);
+
+impl WeakAppState {
+    /// The state, while some part of the application still holds it.
+    pub fn upgrade(&self) -> Option<AppState> {
+        self.0.upgrade().map(|inner| AppState { inner })
+    }
+}
+
+impl std::fmt::Debug for WeakAppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakAppState").finish_non_exhaustive()
+    }
+}
+
 /// The time source (UTC). Tests inject a controllable one to cross month and minute boundaries.
 pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;
 
@@ -158,6 +175,12 @@ impl AppState {
                 watches: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// A handle that does not keep the state alive (a background task such as the bulk job
+    /// runner stops when the state is gone, so it never holds the ledger channel open).
+    pub fn downgrade(&self) -> WeakAppState {
+        WeakAppState(Arc::downgrade(&self.inner))
     }
 
     /// The account portal's settings and sign-in limiters.

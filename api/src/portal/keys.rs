@@ -244,6 +244,8 @@ pub(super) struct KeyView<'a> {
     errors: &'a [String],
     saved: bool,
     watches: Vec<WatchRow>,
+    /// The key's latest bulk jobs (server keys), a read-only list.
+    jobs: Vec<crate::front::bulk_jobs::routes::JobSummary>,
 }
 
 pub(super) fn key_page_render(
@@ -253,7 +255,7 @@ pub(super) fn key_page_render(
     (key, created_at): (&KeyRow, &str),
     view: KeyView<'_>,
 ) -> PortalResult {
-    let KeyView { form, status, errors, saved, watches } = view;
+    let KeyView { form, status, errors, saved, watches, .. } = view;
     render(
         "portal/key.html",
         status,
@@ -269,6 +271,7 @@ pub(super) fn key_page_render(
             snippet => (key.kind == "embed").then(|| snippet(state, headers, None)),
             watches => ser(&watches),
             watch_fee => state.watches_config().monthly_fee,
+            jobs => ser(&view.jobs),
         },
     )
 }
@@ -336,7 +339,8 @@ pub(super) async fn key_page(
     let saved = q.contains_key("saved");
     let form = SettingsForm::of(&key);
     let watches = watch_rows(&state, &key).await?;
-    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, watches };
+    let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, watches, jobs };
     key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
 }
 
@@ -358,8 +362,15 @@ pub(super) async fn save_settings(
         Err(errors) => {
             let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
             let watches = watch_rows(&state, &key).await?;
-            let view =
-                KeyView { form: &values, status: StatusCode::BAD_REQUEST, errors: &errors, saved: false, watches };
+            let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
+            let view = KeyView {
+                form: &values,
+                status: StatusCode::BAD_REQUEST,
+                errors: &errors,
+                saved: false,
+                watches,
+                jobs,
+            };
             key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
         }
     }

@@ -9,6 +9,7 @@
 //! `migrations/sqlite` and `migrations/postgres`, with the same tables and columns (a test
 //! compares them).
 
+pub mod bulk_jobs;
 pub mod postgres;
 pub mod webhooks;
 
@@ -123,6 +124,13 @@ pub trait Store: Send + Sync + 'static {
     /// Credits a key was charged in a period (`YYYY-MM`) per endpoint, from the ledger entries,
     /// by endpoint name.
     fn usage_by_endpoint(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<Vec<(String, i64)>>>;
+
+    // ---- Bulk jobs (issue 26, [`bulk_jobs`]): one accessor, the methods are its trait's.
+
+    /// The store's bulk jobs; `None` for a store that keeps none (test doubles).
+    fn bulk_jobs(&self) -> Option<&dyn bulk_jobs::BulkJobStore> {
+        None
+    }
 
     // ---- The account portal (`crate::portal`). Every method has a default that fails, so test
     // doubles that wrap a store for the metered path need not implement them.
@@ -872,6 +880,10 @@ where
 {
     fn migrate(&self) -> BoxFuture<'_, anyhow::Result<()>> {
         DB::migrate(&self.pool)
+    }
+
+    fn bulk_jobs(&self) -> Option<&dyn bulk_jobs::BulkJobStore> {
+        Some(self)
     }
 
     fn find_key(&self, key_hash: &str) -> BoxFuture<'_, anyhow::Result<Option<KeyRecord>>> {

@@ -210,13 +210,31 @@ fn the_document_is_self_consistent_and_describes_the_conventions() {
                 "{name}: a metered operation documents its success"
             );
             let webhooks = op["tags"].as_array().is_some_and(|t| t.iter().any(|t| t == "webhooks"));
+            // 202 for an operation that starts a job (a bulk job's submission).
+            assert!(
+                responses.contains_key("200") || responses.contains_key("202"),
+                "{name}: a metered operation documents 200 (or 202)"
+            );
             // Every metered operation but the suggestions (pure computation; its optional DNS
             // pre-check degrades to `checked_by: none`) waits on an upstream: 502 when it fails.
             // The MCP endpoint answers a tool's upstream failure inside its JSON-RPC result
-            // (`isError`), never as an HTTP 502. Webhook management and the watches are read and
-            // written in the store (re-checks and deliveries run in the background).
-            let own =
-                ["suggestDomains", "mcp", "createWatch", "listWatches", "getWatch", "deleteWatch", "listWatchEvents"];
+            // (`isError`), never as an HTTP 502. Webhook management, the watches and bulk jobs are
+            // read and written in the store (re-checks, deliveries and a job's checks run in the
+            // background).
+            let own = [
+                "suggestDomains",
+                "mcp",
+                "createWatch",
+                "listWatches",
+                "getWatch",
+                "deleteWatch",
+                "listWatchEvents",
+                "submitBulkJob",
+                "listBulkJobs",
+                "getBulkJob",
+                "cancelBulkJob",
+                "getBulkJobResults",
+            ];
             if !own.iter().any(|id| op["operationId"] == *id) && !webhooks {
                 assert!(responses.contains_key("502"), "{name}: an operation that asks upstreams documents 502");
             }

@@ -23,6 +23,7 @@
 //! Run one module with a filter: `cargo test -p dsa-tests --test app -- bulk::`.
 
 mod bulk;
+mod bulk_jobs;
 mod check;
 mod cli;
 mod consensus;

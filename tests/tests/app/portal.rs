@@ -994,3 +994,32 @@ async fn the_key_page_lists_and_adds_watches_sqlite() {
     assert!(!embed_page.body.contains("id=\"add-watch\""), "embed keys hold no watches");
     portal.finish().await;
 }
+
+/// The page of a server key lists the key's bulk jobs (issue 26), read-only; an embed key's page
+/// has no such section.
+#[tokio::test]
+async fn a_server_keys_page_lists_its_bulk_jobs() {
+    let portal = Portal::sqlite(|_| {}).await;
+    let mut b = portal.browser();
+    let shown = b.sign_up("jobs@example.com", PASSWORD).await;
+    let keys = shown.keys();
+    let server = keys.iter().find(|k| k.starts_with("dsa_server_")).expect("a server key").clone();
+    let embed = keys.iter().find(|k| k.starts_with("dsa_embed_")).expect("an embed key").clone();
+    let server_id = portal.store.find_key(&hash_key(&server)).await.expect("store").expect("key").id;
+    let embed_id = portal.store.find_key(&hash_key(&embed)).await.expect("store").expect("key").id;
+    let page = b.get(&format!("/account/keys/{server_id}")).await;
+    assert!(page.body.contains("Bulk jobs") && page.body.contains("No bulk job yet."), "{}", page.body);
+    let submitted = reqwest::Client::new()
+        .post(format!("{}/v1/jobs/bulk-check?client_key={server}", portal.base))
+        .header("content-type", "text/plain")
+        .body("example.com\ndsa-portal-job.com\n")
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(submitted.status().as_u16(), 202);
+    let page = b.get(&format!("/account/keys/{server_id}")).await;
+    assert!(page.body.contains("id=\"jobs\"") && page.body.contains(" / 2</td>"), "{}", page.body);
+    let page = b.get(&format!("/account/keys/{embed_id}")).await;
+    assert!(!page.body.contains("Bulk jobs"), "{}", page.body);
+    portal.finish().await;
+}

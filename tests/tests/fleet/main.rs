@@ -5,6 +5,7 @@
 //! run beside these; both use the harness in [`dsa_tests::harness::fleet`]: every test starts a
 //! [`Fleet`] and ends with `fleet.stop().await`, which asserts the job and ledger queues drained.
 
+mod bulk_jobs;
 mod cluster;
 mod consensus;
 mod lookups;

@@ -61,6 +61,8 @@ pub struct PolicyConfig {
     pub shed_min_in_flight: usize,
     /// The account portal (`/account`): sessions, sign-in limits, key roll grace, password cost.
     pub portal: PortalConfig,
+    /// Bulk jobs (`/v1/jobs`): size limits, the runner's share of the checks, result retention.
+    pub bulk_jobs: crate::front::bulk_jobs::BulkJobsConfig,
 }
 
 /// Account portal settings (`[policy.portal]`).
@@ -278,6 +280,7 @@ impl Default for PolicyConfig {
             shed_scheduling_lag_ms: pressure::DEFAULT_SHED_SCHEDULING_LAG_MS,
             shed_min_in_flight: pressure::DEFAULT_SHED_MIN_IN_FLIGHT,
             portal: PortalConfig::default(),
+            bulk_jobs: crate::front::bulk_jobs::BulkJobsConfig::default(),
         }
     }
 }
