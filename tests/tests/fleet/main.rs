@@ -12,6 +12,7 @@ mod outages;
 mod teardown;
 mod trace;
 mod verify;
+mod webhooks;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
