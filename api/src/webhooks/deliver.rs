@@ -152,25 +152,23 @@ impl Deliverer {
     /// Tells the owner that a webhook was disabled: a `webhook.disabled` event (stable id per
     /// failing streak).
     async fn disabled(&self, store: &dyn Store, delivery: &ClaimedDelivery, since: i64) -> anyhow::Result<()> {
-        {
-            let hook = &delivery.webhook;
-            tracing::warn!(webhook = %hook.id, key = %hook.key_id, "webhook disabled: its endpoint failed for too long");
-            store
-                .emit_event(NewEvent {
-                    id: event_id(&["webhook.disabled", &hook.id, &since.to_string()]),
-                    key_id: hook.key_id.clone(),
-                    event_type: "webhook.disabled".into(),
-                    subject: Some(hook.id.clone()),
-                    occurred_at: (self.clock)(),
-                    data: serde_json::json!({
-                        "webhook_id": hook.id,
-                        "url": hook.url,
-                        "failing_since": super::rfc3339_ms(since),
-                        "reason": "Every delivery attempt failed for longer than the allowed time.",
-                    }),
-                })
-                .await?;
-        }
+        let hook = &delivery.webhook;
+        tracing::warn!(webhook = %hook.id, key = %hook.key_id, "webhook disabled: its endpoint failed for too long");
+        store
+            .emit_event(NewEvent {
+                id: event_id(&["webhook.disabled", &hook.id, &since.to_string()]),
+                key_id: hook.key_id.clone(),
+                event_type: "webhook.disabled".into(),
+                subject: Some(hook.id.clone()),
+                occurred_at: (self.clock)(),
+                data: serde_json::json!({
+                    "webhook_id": hook.id,
+                    "url": hook.url,
+                    "failing_since": super::rfc3339_ms(since),
+                    "reason": "Every delivery attempt failed for longer than the allowed time.",
+                }),
+            })
+            .await?;
         Ok(())
     }
 
