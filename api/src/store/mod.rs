@@ -363,16 +363,29 @@ pub trait Store: Send + Sync + 'static {
         unsupported()
     }
 
-    /// Records an attempt and moves its delivery on (when the claim is still the attempt's); a
-    /// webhook failing for `disable_after_ms` is disabled.
+    /// Records attempts (webhook id, outcome) in one transaction and moves each delivery on (when
+    /// the claim is still the attempt's); a webhook failing for `disable_after_ms` is disabled.
+    fn record_attempts(
+        &self,
+        outcomes: Vec<(String, AttemptOutcome)>,
+        disable_after_ms: i64,
+    ) -> BoxFuture<'_, anyhow::Result<Vec<webhooks::Recorded>>> {
+        let _ = (outcomes, disable_after_ms);
+        unsupported()
+    }
+
+    /// [`Store::record_attempts`] for one attempt.
     fn record_attempt(
         &self,
         webhook_id: &str,
         outcome: AttemptOutcome,
         disable_after_ms: i64,
     ) -> BoxFuture<'_, anyhow::Result<webhooks::Recorded>> {
-        let _ = (webhook_id, outcome, disable_after_ms);
-        unsupported()
+        let batch = vec![(webhook_id.to_owned(), outcome)];
+        Box::pin(async move {
+            let recorded = self.record_attempts(batch, disable_after_ms).await?;
+            recorded.into_iter().next().ok_or_else(|| anyhow::anyhow!("no attempt recorded"))
+        })
     }
 
     // --- watches (issue 25): watched names, their due times and the scheduler's leases ---------
@@ -1456,13 +1469,12 @@ where
         Box::pin(self.wh_claim(owner.to_owned(), now_ms, lease_until_ms, limit))
     }
 
-    fn record_attempt(
+    fn record_attempts(
         &self,
-        webhook_id: &str,
-        outcome: AttemptOutcome,
+        outcomes: Vec<(String, AttemptOutcome)>,
         disable_after_ms: i64,
-    ) -> BoxFuture<'_, anyhow::Result<webhooks::Recorded>> {
-        Box::pin(self.wh_record(webhook_id.to_owned(), outcome, disable_after_ms))
+    ) -> BoxFuture<'_, anyhow::Result<Vec<webhooks::Recorded>>> {
+        Box::pin(self.wh_record(outcomes, disable_after_ms))
     }
 
     fn create_watch(&self, watch: NewWatch) -> BoxFuture<'_, anyhow::Result<Option<WatchRecord>>> {

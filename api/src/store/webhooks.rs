@@ -223,6 +223,11 @@ where
     }
 
     pub(super) async fn wh_fan_out(&self, now_ms: i64, limit: i64) -> anyhow::Result<u64> {
+        // A read first: an idle loop takes no write lock (SQLite has one writer at a time).
+        let probe = format!("SELECT seq FROM events WHERE {} LIMIT 1", DB::UNDISPATCHED);
+        if sqlx::query(sqlx::AssertSqlSafe(probe)).fetch_optional(&self.pool).await?.is_none() {
+            return Ok(0);
+        }
         let mut tx = self.pool.begin().await?;
         let sql = format!(
             "UPDATE events SET dispatched = TRUE WHERE seq IN \
@@ -272,6 +277,16 @@ where
         lease_until_ms: i64,
         limit: i64,
     ) -> anyhow::Result<Vec<ClaimedDelivery>> {
+        let due = sqlx::query(
+            "SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_ms <= $1 \
+             AND lease_until_ms <= $1 LIMIT 1",
+        )
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        if due.is_none() {
+            return Ok(Vec::new());
+        }
         let sql = format!(
             "UPDATE webhook_deliveries SET lease_owner = $1, lease_until_ms = $2 WHERE id IN \
              (SELECT d.id FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id \
@@ -315,11 +330,25 @@ where
 
     pub(super) async fn wh_record(
         &self,
+        outcomes: Vec<(String, AttemptOutcome)>,
+        disable_after_ms: i64,
+    ) -> anyhow::Result<Vec<Recorded>> {
+        // One transaction for a round's attempts: one commit (one fsync on SQLite) for all.
+        let mut tx = self.pool.begin().await?;
+        let mut out = Vec::with_capacity(outcomes.len());
+        for (webhook_id, outcome) in outcomes {
+            out.push(Self::wh_record_one(&mut tx, webhook_id, outcome, disable_after_ms).await?);
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    async fn wh_record_one(
+        tx: &mut DB::Connection,
         webhook_id: String,
         outcome: AttemptOutcome,
         disable_after_ms: i64,
     ) -> anyhow::Result<Recorded> {
-        let mut tx = self.pool.begin().await?;
         sqlx::query(
             // Numbered in the order recorded: a result that lost its claim (a process that was
             // thought dead) is kept beside the one that counts.
@@ -393,7 +422,6 @@ where
                 }
             }
         }
-        tx.commit().await?;
         Ok(recorded)
     }
 }

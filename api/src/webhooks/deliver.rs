@@ -97,19 +97,30 @@ impl Deliverer {
         let batch = self.config.batch.max(1);
         let claimed = store.claim_deliveries(&token, now, now + lease_ms, batch as i64).await?;
         let full = claimed.len() >= batch;
-        let results: Vec<anyhow::Result<()>> = futures::stream::iter(claimed)
-            .map(|delivery| self.deliver(store, &token, delivery))
+        // Every attempt of the round, then one transaction recording them all (one commit, not
+        // one per attempt: SQLite's synchronous commits bound the rate otherwise). The lease
+        // outlasts the round (`lease_secs` > `timeout_secs`).
+        let attempts: Vec<(ClaimedDelivery, AttemptOutcome)> = futures::stream::iter(claimed)
+            .map(|delivery| self.attempt(&token, delivery))
             .buffer_unordered(self.config.concurrency.max(1))
             .collect()
             .await;
-        for result in results {
-            result?;
+        if attempts.is_empty() {
+            return Ok(full || fanned >= FAN_OUT_BATCH as u64);
+        }
+        let disable_after_ms = (self.config.disable_after_hours * 3_600_000.0) as i64;
+        let batch = attempts.iter().map(|(d, o)| (d.webhook.id.clone(), o.clone())).collect();
+        let recorded = store.record_attempts(batch, disable_after_ms).await?;
+        for ((delivery, _), recorded) in attempts.iter().zip(recorded) {
+            if let Some(since) = recorded.disabled_failing_since_ms {
+                self.disabled(store, delivery, since).await?;
+            }
         }
         Ok(full || fanned >= FAN_OUT_BATCH as u64)
     }
 
-    /// Attempts one delivery and records the attempt.
-    async fn deliver(&self, store: &dyn Store, token: &str, delivery: ClaimedDelivery) -> anyhow::Result<()> {
+    /// Attempts one delivery; what the attempt came to.
+    async fn attempt(&self, token: &str, delivery: ClaimedDelivery) -> (ClaimedDelivery, AttemptOutcome) {
         let at_ms = self.now_ms();
         let started = std::time::Instant::now();
         let attempt = delivery.attempts + 1;
@@ -135,27 +146,29 @@ impl Deliverer {
             delivered,
             next_attempt_ms,
         };
-        let disable_after_ms = (self.config.disable_after_hours * 3_600_000.0) as i64;
-        let recorded = store.record_attempt(&delivery.webhook.id, outcome, disable_after_ms).await?;
-        if let Some(since) = recorded.disabled_failing_since_ms {
-            let hook = &delivery.webhook;
-            tracing::warn!(webhook = %hook.id, key = %hook.key_id, "webhook disabled: its endpoint failed for too long");
-            store
-                .emit_event(NewEvent {
-                    id: event_id(&["webhook.disabled", &hook.id, &since.to_string()]),
-                    key_id: hook.key_id.clone(),
-                    event_type: "webhook.disabled".into(),
-                    subject: Some(hook.id.clone()),
-                    occurred_at: (self.clock)(),
-                    data: serde_json::json!({
-                        "webhook_id": hook.id,
-                        "url": hook.url,
-                        "failing_since": super::rfc3339_ms(since),
-                        "reason": "Every delivery attempt failed for longer than the allowed time.",
-                    }),
-                })
-                .await?;
-        }
+        (delivery, outcome)
+    }
+
+    /// Tells the owner that a webhook was disabled: a `webhook.disabled` event (stable id per
+    /// failing streak).
+    async fn disabled(&self, store: &dyn Store, delivery: &ClaimedDelivery, since: i64) -> anyhow::Result<()> {
+        let hook = &delivery.webhook;
+        tracing::warn!(webhook = %hook.id, key = %hook.key_id, "webhook disabled: its endpoint failed for too long");
+        store
+            .emit_event(NewEvent {
+                id: event_id(&["webhook.disabled", &hook.id, &since.to_string()]),
+                key_id: hook.key_id.clone(),
+                event_type: "webhook.disabled".into(),
+                subject: Some(hook.id.clone()),
+                occurred_at: (self.clock)(),
+                data: serde_json::json!({
+                    "webhook_id": hook.id,
+                    "url": hook.url,
+                    "failing_since": super::rfc3339_ms(since),
+                    "reason": "Every delivery attempt failed for longer than the allowed time.",
+                }),
+            })
+            .await?;
         Ok(())
     }
 

@@ -24,6 +24,7 @@ pub mod app;
 pub mod bench;
 pub mod binary;
 pub mod fleet;
+pub mod webhooks;
 
 use workers::config::EngineConfig;
 

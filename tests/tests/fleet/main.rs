@@ -14,6 +14,7 @@ mod teardown;
 mod trace;
 mod verify;
 mod watches;
+mod webhooks;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
