@@ -93,9 +93,22 @@ async fn settle(app: &TestApp, key_id: &str, id: &str, now: OffsetDateTime) {
 
 /// Moves both clocks from `from` to `to` a day at a time, letting the scheduler catch up at each.
 async fn advance(app: &TestApp, clock: &TestClock, key_id: &str, id: &str, from: OffsetDateTime, to: OffsetDateTime) {
+    advance_by(app, clock, key_id, id, from, to, time::Duration::days(1)).await;
+}
+
+/// [`advance`] in steps of `step`.
+async fn advance_by(
+    app: &TestApp,
+    clock: &TestClock,
+    key_id: &str,
+    id: &str,
+    from: OffsetDateTime,
+    to: OffsetDateTime,
+    step: time::Duration,
+) {
     let mut now = from;
     while now < to {
-        now = (now + time::Duration::days(1)).min(to);
+        now = (now + step).min(to);
         clock.set(now);
         app.sim.set_now(Some(now));
         settle(app, key_id, id, now).await;
@@ -283,9 +296,43 @@ async fn a_names_whole_life_gives_each_event_once_in_order() {
     assert!(stored.failures > 0, "the failed re-checks are counted: {stored:?}");
     app.sim.set_knobs(Knobs::default());
 
-    advance(&app, &clock, &key_id, &id, datetime!(2026-04-23 00:00 UTC), datetime!(2026-05-22 00:00 UTC)).await;
+    // Redemption, far from the drop: the name's registry is asked about twice a day (the clock
+    // moves 3 h at a time over 10 days, so every due check runs).
+    let rdap_before = app.sim.stats().rdap.queries;
+    let (pace_from, pace_to) = (datetime!(2026-04-23 00:00 UTC), datetime!(2026-05-03 00:00 UTC));
+    advance_by(&app, &clock, &key_id, &id, pace_from, pace_to, time::Duration::hours(3)).await;
+    let per_day = (app.sim.stats().rdap.queries - rdap_before) as f64 / 10.0;
+    assert!((1.0..=2.0).contains(&per_day), "registry queries per day in redemption: {per_day}");
+    eprintln!("watches: {per_day} registry queries per day in redemption (outside the drop window)");
+
+    advance(&app, &clock, &key_id, &id, pace_to, datetime!(2026-05-19 23:59 UTC)).await;
+    let shown = watch(&app, &key, &id).await;
+    assert_eq!(shown["state"], "pending_delete", "{shown}");
+    let predicted = shown["predicted_drop_at"].as_str().expect("a predicted drop in pending delete").to_owned();
+    assert!(predicted.as_str() <= "2026-05-20T00:00:00Z", "the prediction is the earliest drop: {predicted}");
+    // Around the drop the checks run every 30 s: the clock moves 10 s at a time.
+    advance_by(
+        &app,
+        &clock,
+        &key_id,
+        &id,
+        datetime!(2026-05-19 23:59 UTC),
+        datetime!(2026-05-20 00:03 UTC),
+        time::Duration::seconds(10),
+    )
+    .await;
     let shown = watch(&app, &key, &id).await;
     assert_eq!(shown["state"], "available", "{shown}");
+    let life = events(&app, &key, &id).await;
+    assert_life(&life);
+    let found = OffsetDateTime::parse(
+        life[5]["data"]["checked_at"].as_str().expect("checked_at"),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .expect("rfc3339");
+    assert!(found - FREE_AT <= time::Duration::seconds(60), "domain.available {} after the drop", found - FREE_AT);
+    eprintln!("watches: domain.available {} (simulated) after the registry freed the name", found - FREE_AT);
+    advance(&app, &clock, &key_id, &id, datetime!(2026-05-20 00:03 UTC), datetime!(2026-05-22 00:00 UTC)).await;
     assert_life(&events(&app, &key, &id).await);
 
     // The fee: once a month, January (creation) to May (resets), nothing more.
