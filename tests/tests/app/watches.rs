@@ -41,6 +41,14 @@ expires_at = "2026-03-01T00:00:00Z"
 redemption_at = "2026-04-15T00:00:00Z"
 pending_delete_at = "2026-05-15T00:00:00Z"
 free_at = "2026-05-20T00:00:00Z"
+
+[[timeline]]
+name = "claimed.org"
+expires_at = "2025-09-01T00:00:00Z"
+redemption_at = "2025-10-01T00:00:00Z"
+pending_delete_at = "2025-10-31T00:00:00Z"
+free_at = "2025-11-05T00:00:00Z"
+reregistered_at = "2026-01-10T00:00:00Z"
 "#,
     )
     .expect("scenario")
@@ -393,5 +401,32 @@ async fn a_front_killed_mid_life_emits_no_event_twice_and_loses_none() {
     let all = events(&app, &key, &id).await;
     assert_life(&all);
     assert_eq!(&all[..3], &before[..], "the events before the crash are the same records");
+    app.finish(None).await;
+}
+
+#[tokio::test]
+async fn a_free_name_registered_by_someone_gives_domain_registered() {
+    let clock = TestClock::at(T0);
+    let app = spawn(&clock).await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (status, body) = post(&app, &key, json!({"domain": "claimed.org"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["watch"]["id"].as_str().expect("id").to_owned();
+    settle(&app, &key_id, &id, T0).await;
+    assert_eq!(watch(&app, &key, &id).await["state"], "available", "free when the watch starts");
+    assert!(events(&app, &key, &id).await.is_empty(), "the first look is the baseline");
+    advance(&app, &clock, &key_id, &id, T0, datetime!(2026-01-13 00:00 UTC)).await;
+    let shown = watch(&app, &key, &id).await;
+    assert_eq!(
+        (shown["state"].as_str(), shown["expires_at"].as_str()),
+        (Some("registered"), Some("2027-01-10T00:00:00Z"))
+    );
+    let seen: Vec<(Value, Value)> =
+        events(&app, &key, &id).await.iter().map(|e| (e["type"].clone(), e["data"]["to"].clone())).collect();
+    assert_eq!(
+        seen,
+        vec![(json!("domain.state_changed"), json!("registered")), (json!("domain.registered"), json!("registered"))]
+    );
     app.finish(None).await;
 }
