@@ -38,6 +38,10 @@
 //! names at once: one credit hold for all of them, then every check concurrently, each charged
 //! only for a definitive verdict.
 //!
+//! Watches (`/v1/watches`, [`routes::watches`], [`watches`]) follow a name's lifecycle: a
+//! scheduler in `dsa serve` and every `dsa front` leases due watches in the store, re-checks them
+//! as `watch` jobs on the bus and records one event per change ([`events`]).
+//!
 //! Owners manage their keys in the account portal (`/account`, [`portal`]): accounts and sessions
 //! in the same store ([`accounts`]), pages rendered on the server, no metered call.
 //!

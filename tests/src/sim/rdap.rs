@@ -248,7 +248,11 @@ fn answer(state: &RdapState, suffix: &str, raw_name: &str) -> Response {
 /// `pending delete` in redemption, `pending delete` alone afterwards).
 fn timeline_facts(object: &mut Value, timeline: &super::scenario::Timeline, now: time::OffsetDateTime) {
     use super::scenario::Phase;
-    let expiry = timeline.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+    let expires_at = match timeline.reregistered_at {
+        Some(at) if now >= at => at + time::Duration::days(365),
+        _ => timeline.expires_at,
+    };
+    let expiry = expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
     if let Some(events) = object["events"].as_array_mut() {
         events.retain(|e| e["eventAction"] != "expiration");
         events.push(json!({"eventAction": "expiration", "eventDate": expiry}));

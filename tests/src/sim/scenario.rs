@@ -175,7 +175,8 @@ pub struct DomainSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timeline {
-    /// The registry's expiry date (published in RDAP while registered).
+    /// The registry's expiry date (published in RDAP while registered; a year after
+    /// `reregistered_at` once registered again).
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: time::OffsetDateTime,
     /// Deleted by the registrar: the redemption grace period starts.
@@ -187,6 +188,9 @@ pub struct Timeline {
     /// Purged: the name is free.
     #[serde(with = "time::serde::rfc3339")]
     pub free_at: time::OffsetDateTime,
+    /// Registered again by someone (optional): registered from then on, expiring a year later.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub reregistered_at: Option<time::OffsetDateTime>,
 }
 
 /// Where a timeline name is at one instant.
@@ -205,7 +209,9 @@ pub enum Phase {
 impl Timeline {
     /// The phase at `now`.
     pub fn phase(&self, now: time::OffsetDateTime) -> Phase {
-        if now >= self.free_at {
+        if self.reregistered_at.is_some_and(|at| now >= at) {
+            Phase::Registered
+        } else if now >= self.free_at {
             Phase::Free
         } else if now >= self.pending_delete_at {
             Phase::PendingDelete
@@ -402,8 +408,11 @@ impl Scenario {
                 _ => bail!("[[timeline]] {name:?} is not below any [[tld]] suffix"),
             }
             let t = spec.timeline;
-            if !(t.redemption_at <= t.pending_delete_at && t.pending_delete_at <= t.free_at) {
-                bail!("[[timeline]] {name:?}: redemption_at ≤ pending_delete_at ≤ free_at must hold");
+            if !(t.redemption_at <= t.pending_delete_at
+                && t.pending_delete_at <= t.free_at
+                && t.reregistered_at.is_none_or(|at| t.free_at <= at))
+            {
+                bail!("[[timeline]] {name:?}: redemption_at ≤ pending_delete_at ≤ free_at ≤ reregistered_at must hold");
             }
             if self.truths.contains_key(&name) || self.timelines.insert(name.clone(), t).is_some() {
                 bail!("[[timeline]] {name:?} is listed twice");

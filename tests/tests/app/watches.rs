@@ -41,6 +41,14 @@ expires_at = "2026-03-01T00:00:00Z"
 redemption_at = "2026-04-15T00:00:00Z"
 pending_delete_at = "2026-05-15T00:00:00Z"
 free_at = "2026-05-20T00:00:00Z"
+
+[[timeline]]
+name = "claimed.org"
+expires_at = "2025-09-01T00:00:00Z"
+redemption_at = "2025-10-01T00:00:00Z"
+pending_delete_at = "2025-10-31T00:00:00Z"
+free_at = "2025-11-05T00:00:00Z"
+reregistered_at = "2026-01-10T00:00:00Z"
 "#,
     )
     .expect("scenario")
@@ -93,9 +101,22 @@ async fn settle(app: &TestApp, key_id: &str, id: &str, now: OffsetDateTime) {
 
 /// Moves both clocks from `from` to `to` a day at a time, letting the scheduler catch up at each.
 async fn advance(app: &TestApp, clock: &TestClock, key_id: &str, id: &str, from: OffsetDateTime, to: OffsetDateTime) {
+    advance_by(app, clock, key_id, id, from, to, time::Duration::days(1)).await;
+}
+
+/// [`advance`] in steps of `step`.
+async fn advance_by(
+    app: &TestApp,
+    clock: &TestClock,
+    key_id: &str,
+    id: &str,
+    from: OffsetDateTime,
+    to: OffsetDateTime,
+    step: time::Duration,
+) {
     let mut now = from;
     while now < to {
-        now = (now + time::Duration::days(1)).min(to);
+        now = (now + step).min(to);
         clock.set(now);
         app.sim.set_now(Some(now));
         settle(app, key_id, id, now).await;
@@ -283,9 +304,43 @@ async fn a_names_whole_life_gives_each_event_once_in_order() {
     assert!(stored.failures > 0, "the failed re-checks are counted: {stored:?}");
     app.sim.set_knobs(Knobs::default());
 
-    advance(&app, &clock, &key_id, &id, datetime!(2026-04-23 00:00 UTC), datetime!(2026-05-22 00:00 UTC)).await;
+    // Redemption, far from the drop: the name's registry is asked about twice a day (the clock
+    // moves 3 h at a time over 10 days, so every due check runs).
+    let rdap_before = app.sim.stats().rdap.queries;
+    let (pace_from, pace_to) = (datetime!(2026-04-23 00:00 UTC), datetime!(2026-05-03 00:00 UTC));
+    advance_by(&app, &clock, &key_id, &id, pace_from, pace_to, time::Duration::hours(3)).await;
+    let per_day = (app.sim.stats().rdap.queries - rdap_before) as f64 / 10.0;
+    assert!((1.0..=2.0).contains(&per_day), "registry queries per day in redemption: {per_day}");
+    eprintln!("watches: {per_day} registry queries per day in redemption (outside the drop window)");
+
+    advance(&app, &clock, &key_id, &id, pace_to, datetime!(2026-05-19 23:59 UTC)).await;
+    let shown = watch(&app, &key, &id).await;
+    assert_eq!(shown["state"], "pending_delete", "{shown}");
+    let predicted = shown["predicted_drop_at"].as_str().expect("a predicted drop in pending delete").to_owned();
+    assert!(predicted.as_str() <= "2026-05-20T00:00:00Z", "the prediction is the earliest drop: {predicted}");
+    // Around the drop the checks run every 30 s: the clock moves 10 s at a time.
+    advance_by(
+        &app,
+        &clock,
+        &key_id,
+        &id,
+        datetime!(2026-05-19 23:59 UTC),
+        datetime!(2026-05-20 00:03 UTC),
+        time::Duration::seconds(10),
+    )
+    .await;
     let shown = watch(&app, &key, &id).await;
     assert_eq!(shown["state"], "available", "{shown}");
+    let life = events(&app, &key, &id).await;
+    assert_life(&life);
+    let found = OffsetDateTime::parse(
+        life[5]["data"]["checked_at"].as_str().expect("checked_at"),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .expect("rfc3339");
+    assert!(found - FREE_AT <= time::Duration::seconds(60), "domain.available {} after the drop", found - FREE_AT);
+    eprintln!("watches: domain.available {} (simulated) after the registry freed the name", found - FREE_AT);
+    advance(&app, &clock, &key_id, &id, datetime!(2026-05-20 00:03 UTC), datetime!(2026-05-22 00:00 UTC)).await;
     assert_life(&events(&app, &key, &id).await);
 
     // The fee: once a month, January (creation) to May (resets), nothing more.
@@ -346,5 +401,32 @@ async fn a_front_killed_mid_life_emits_no_event_twice_and_loses_none() {
     let all = events(&app, &key, &id).await;
     assert_life(&all);
     assert_eq!(&all[..3], &before[..], "the events before the crash are the same records");
+    app.finish(None).await;
+}
+
+#[tokio::test]
+async fn a_free_name_registered_by_someone_gives_domain_registered() {
+    let clock = TestClock::at(T0);
+    let app = spawn(&clock).await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (status, body) = post(&app, &key, json!({"domain": "claimed.org"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["watch"]["id"].as_str().expect("id").to_owned();
+    settle(&app, &key_id, &id, T0).await;
+    assert_eq!(watch(&app, &key, &id).await["state"], "available", "free when the watch starts");
+    assert!(events(&app, &key, &id).await.is_empty(), "the first look is the baseline");
+    advance(&app, &clock, &key_id, &id, T0, datetime!(2026-01-13 00:00 UTC)).await;
+    let shown = watch(&app, &key, &id).await;
+    assert_eq!(
+        (shown["state"].as_str(), shown["expires_at"].as_str()),
+        (Some("registered"), Some("2027-01-10T00:00:00Z"))
+    );
+    let seen: Vec<(Value, Value)> =
+        events(&app, &key, &id).await.iter().map(|e| (e["type"].clone(), e["data"]["to"].clone())).collect();
+    assert_eq!(
+        seen,
+        vec![(json!("domain.state_changed"), json!("registered")), (json!("domain.registered"), json!("registered"))]
+    );
     app.finish(None).await;
 }
