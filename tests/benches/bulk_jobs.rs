@@ -9,7 +9,9 @@
 //! * **wall time** from the submission to `done`, and the **minimum** the politeness budget allows:
 //!   the registry queries needed (names not delegated) over the RDAP host's queries per second
 //!   (`BENCH_RDAP_PER_SECOND`, default 500; the simulator serves every registry from one host,
-//!   so one budget bounds them all) — and their ratio;
+//!   so one budget bounds them all), or every name's DNS pre-check over the name servers' budget
+//!   (`BENCH_DNS_PER_SECOND`, default 500; the shipped default is 50), whichever is longer — and
+//!   the ratio of the two;
 //! * **registry queries per name** (RDAP + WHOIS queries the simulator saw, over the names);
 //! * the process's **RSS** after the job (and its peak), to compare sizes: the front's memory must
 //!   not grow with the job (the upload is streamed into the store, results are paged).
@@ -43,7 +45,7 @@ fn name(size: usize, i: usize) -> String {
     format!("dsa-bench-{size}-{i}.{}", TLDS[i % TLDS.len()])
 }
 
-async fn run(size: usize, taken_every: usize, per_second: f64, rtt: u64, concurrency: usize) {
+async fn run(size: usize, taken_every: usize, per_second: f64, dns_per_second: f64, rtt: u64, concurrency: usize) {
     let domains: Vec<DomainSpec> = (0..size)
         .filter(|i| i % taken_every == 0)
         .map(|i| DomainSpec { name: name(size, i), truth: Truth::Registered })
@@ -56,6 +58,9 @@ async fn run(size: usize, taken_every: usize, per_second: f64, rtt: u64, concurr
             s.engine.limits.rdap.per_second = per_second;
             s.engine.limits.rdap.burst = 1;
             s.engine.limits.rdap.concurrency = concurrency.max(1);
+            s.engine.limits.dns.per_second = dns_per_second;
+            s.engine.limits.dns.burst = 1;
+            s.engine.limits.dns.concurrency = concurrency.max(1);
             s.engine.check_deadline_secs = 10.0;
             s.engine.limits.max_queue_wait_secs = 10.0;
             s.policy.bulk_jobs.concurrency = concurrency;
@@ -95,9 +100,11 @@ async fn run(size: usize, taken_every: usize, per_second: f64, rtt: u64, concurr
     let (rss_after, rss_peak) = rss_kib();
     let registry = (after.rdap.queries - before.rdap.queries) + (after.whois.queries - before.whois.queries);
     let needed = size - delegated;
-    let minimum = needed as f64 / per_second;
+    // Every name's DNS pre-check asks the TLD's name servers (one host in the simulator), and
+    // each name not delegated one RDAP query: the slower of the two budgets bounds the job.
+    let minimum = (needed as f64 / per_second).max(size as f64 / dns_per_second);
     println!(
-        "bulk job of {size} names ({delegated} delegated): upload {:.2} s, wall {:.1} s, budget minimum {:.1} s ({needed} registry queries at {per_second}/s), wall/minimum {:.2}; \
+        "bulk job of {size} names ({delegated} delegated): upload {:.2} s, wall {:.1} s, budget minimum {:.1} s ({needed} registry queries at {per_second}/s, {size} DNS pre-checks at {dns_per_second}/s), wall/minimum {:.2}; \
          registry queries per name {:.3} ({registry} for {size}); unknown {}; RSS before {} MiB, after {} MiB, peak {} MiB",
         uploaded.as_secs_f64(),
         wall.as_secs_f64(),
@@ -118,9 +125,10 @@ async fn main() {
     let sizes: String = env_or("BENCH_SIZES", "2000,10000".to_owned());
     let taken_every: usize = env_or("BENCH_TAKEN_EVERY", 5);
     let per_second: f64 = env_or("BENCH_RDAP_PER_SECOND", 500.0);
+    let dns_per_second: f64 = env_or("BENCH_DNS_PER_SECOND", 500.0);
     let rtt: u64 = env_or("BENCH_RTT_MS", 20);
     let concurrency: usize = env_or("BENCH_CONCURRENCY", 64);
     for size in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {
-        run(size, taken_every.max(1), per_second, rtt, concurrency).await;
+        run(size, taken_every.max(1), per_second, dns_per_second, rtt, concurrency).await;
     }
 }

@@ -375,12 +375,9 @@ fn registry_rate(state: &AppState, registry: &str) -> f64 {
     summary = "Check a long list of domain names as a job (up to 100,000)",
     description = "Starts an asynchronous check of up to 100,000 names (a dsa extension; the operator may set a lower limit). Send the names as a JSON array of strings (`application/json`), one JSON string or `{\"domain\": …}` per line (`application/x-ndjson`), or one name per line (`text/csv`, first column, an optional `domain` header; `text/plain`). Entries are normalised as for a single check; duplicates after normalisation are checked once; entries that are not valid names are reported in the answer and are not fatal.\n\nThe whole cost (1 credit per distinct valid name) is held at submission: 429 when this month's credits cannot cover it. Each name is charged once, when it gets a definitive verdict; a name the registries could not answer after several tries is reported unknown and not charged; whatever was not charged is released when the job ends. Server keys only. Follow the job at `Location`.",
     params(SubmitQuery),
-    request_body(description = "The names: a JSON array of strings, NDJSON, CSV or plain text.", content(
-        (Vec<String> = "application/json", example = json!(["example.com", "dsa-demo-available.net"])),
-        (String = "application/x-ndjson", example = "\"example.com\"\n{\"domain\": \"dsa-demo-available.net\"}\n"),
-        (String = "text/csv", example = "domain\nexample.com\ndsa-demo-available.net\n"),
-        (String = "text/plain", example = "example.com\ndsa-demo-available.net\n"),
-    )),
+    request_body(content = Vec<String>, content_type = "application/json",
+        description = "The names as a JSON array of strings. The same list is also accepted as `application/x-ndjson` (one JSON string or `{\"domain\": …}` per line), `text/csv` (first column, optional `domain` header) or `text/plain` (one name per line), with that `Content-Type`.",
+        example = json!(["example.com", "dsa-demo-available.net"])),
     security(("client_key" = [])),
     responses(
         (status = 202, description = "Accepted: the job is queued. `invalid_entries` lists the first rejected entries.", body = JobAccepted,

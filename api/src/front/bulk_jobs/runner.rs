@@ -45,6 +45,9 @@ const TICK: Duration = Duration::from_millis(100);
 const WRITE_BATCH: usize = 256;
 /// How often the runner renews its leases and looks for new jobs and cancels at most.
 const CLAIM_EVERY: Duration = Duration::from_millis(500);
+/// How often a job's state is read again before a charge (a cancel through another front is
+/// seen within this).
+const OPEN_RECHECK: Duration = Duration::from_millis(200);
 /// How often expired jobs are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// An upload that has not finished after this long was abandoned (its front died).
@@ -75,6 +78,8 @@ struct Work {
     options: Arc<CheckOptions>,
     /// Cleared when the job is no longer ours (cancelled, done, taken over): no new charge.
     open: Arc<AtomicBool>,
+    /// When the job's stored state was last read by one of its checks.
+    rechecked: Arc<tokio::sync::Mutex<Option<Instant>>>,
     /// Registries with names pending, and the last seq read of each.
     registries: Vec<(String, i64)>,
     /// Registries read to the end once this round (a retry may still be below their cursor).
@@ -173,6 +178,7 @@ impl Runner {
                     key,
                     options: Arc::new(options),
                     open: Arc::new(AtomicBool::new(true)),
+                    rechecked: Arc::new(tokio::sync::Mutex::new(None)),
                     registries: Vec::new(),
                     buffer: VecDeque::new(),
                     in_flight: Arc::new(Mutex::new(HashSet::new())),
@@ -234,6 +240,7 @@ impl Runner {
                     key: work.key.clone(),
                     options: work.options.clone(),
                     open: work.open.clone(),
+                    rechecked: work.rechecked.clone(),
                     in_flight: work.in_flight.clone(),
                     attempts: self.config.attempts.max(1),
                     writer: writer.clone(),
@@ -345,6 +352,8 @@ struct Check {
     key: Arc<KeyRecord>,
     options: Arc<CheckOptions>,
     open: Arc<AtomicBool>,
+    /// When the job's stored state was last read (shared by the job's checks).
+    rechecked: Arc<tokio::sync::Mutex<Option<Instant>>>,
     in_flight: Arc<Mutex<HashSet<i64>>>,
     attempts: u32,
     writer: mpsc::Sender<Written>,
@@ -418,15 +427,27 @@ impl Check {
 }
 
 impl Check {
-    /// Whether the job is still open in the store (a store error counts as open: the runner's
-    /// flag still guards, and the lease decides who works on it).
+    /// Whether the job is still open in the store, read at most every [`OPEN_RECHECK`] per job
+    /// (one read per name would queue every check behind the store); a store error counts as
+    /// open (the runner's flag still guards, and the lease decides who works on it).
     async fn still_open(&self) -> bool {
+        let Ok(mut checked) = self.rechecked.try_lock() else {
+            return self.open.load(Ordering::Acquire);
+        };
+        if checked.is_some_and(|at| at.elapsed() < OPEN_RECHECK) {
+            return self.open.load(Ordering::Acquire);
+        }
         let Some(jobs) = self.state.store().bulk_jobs() else { return false };
-        match jobs.job(&self.job_id).await {
+        let open = match jobs.job(&self.job_id).await {
             Ok(Some(job)) => job.is_open(),
             Ok(None) => false,
             Err(_) => true,
+        };
+        if !open {
+            self.open.store(false, Ordering::Release);
         }
+        *checked = Some(Instant::now());
+        open
     }
 }
 
