@@ -290,12 +290,18 @@ impl Settings {
             None => {}
         }
         // Only variables naming a section are settings; DSA_CONFIG, DSA_LOG, DSA_LOG_FORMAT and
-        // DSA_TEST_DATA (tests) are read elsewhere.
-        const SECTIONS: [&str; 9] =
-            ["server", "database", "engine", "pricing", "jobs", "bootstrap", "policy", "fleet", "webhooks"];
+        // DSA_TEST_DATA (tests) are read elsewhere. The sections are the struct's own fields, so a
+        // new one is reachable from the environment without a list to keep in step.
+        let sections: Vec<String> = match serde_json::to_value(Settings::default()) {
+            Ok(serde_json::Value::Object(fields)) => fields.keys().map(|s| format!("{s}__")).collect(),
+            _ => Vec::new(),
+        };
         figment = figment.merge(
             Env::prefixed("DSA_")
-                .filter(|key| SECTIONS.iter().any(|s| key.as_str().to_ascii_lowercase().starts_with(&format!("{s}__"))))
+                .filter(move |key| {
+                    let key = key.as_str().to_ascii_lowercase();
+                    sections.iter().any(|s| key.starts_with(s.as_str()))
+                })
                 .split("__"),
         );
         figment.extract().map_err(|e| anyhow::anyhow!("bad configuration: {e}"))

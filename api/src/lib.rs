@@ -60,8 +60,8 @@ pub mod secret;
 pub use workers::singleflight;
 pub mod store;
 pub mod suggest;
-pub mod webhooks;
 pub mod watches;
+pub mod webhooks;
 
 // The paths of the modules before they were grouped (issue 24), kept for the crate's users.
 pub use front::{credits, dispatch, error, keys, ledger, openapi, origin, policy, routes, state, telemetry};

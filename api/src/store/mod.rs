@@ -27,8 +27,8 @@ use workers::ledger::SettleError;
 use crate::events::{EventRecord, NewEvent};
 use crate::front::keys::{KeyKind, KeyRecord, KeyState, Plan, fingerprint};
 use crate::portal::accounts::{Account, AccountState, Charge, NewAccount, SessionRecord};
-use crate::webhooks::{AttemptOutcome, ClaimedDelivery, DeliveryRecord, NewWebhook, WebhookRecord};
 use crate::watches::{Lifecycle, NewWatch, WatchCheck, WatchRecord};
+use crate::webhooks::{AttemptOutcome, ClaimedDelivery, DeliveryRecord, NewWebhook, WebhookRecord};
 use common::messages::LedgerEvent;
 
 /// The error of an account method a store does not implement (test doubles).

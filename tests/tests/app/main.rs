@@ -42,5 +42,5 @@ mod store_pg;
 mod suggest;
 mod tlds;
 mod verify;
-mod webhooks;
 mod watches;
+mod webhooks;

@@ -10,8 +10,8 @@ pub mod health;
 pub mod keyed;
 pub mod suggest;
 pub mod tlds;
-pub mod webhooks;
 pub mod watches;
+pub mod webhooks;
 pub mod whois;
 
 use std::collections::HashMap;
