@@ -27,5 +27,10 @@ ensure_services() {
   if ! python3 -c 'import aiosmtpd' 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6
   fi
+  # The webhook tests' receiver (tests/webhooks/receiver.py) verifies every delivery with the
+  # standardwebhooks package (pinned in tests/webhooks/requirements.txt).
+  if ! python3 -c 'import standardwebhooks' 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check -r "$(dirname "${BASH_SOURCE[0]}")/../tests/webhooks/requirements.txt"
+  fi
   "$DSA_TEST_NATS_SERVER" --version
 }

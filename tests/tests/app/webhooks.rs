@@ -1,8 +1,9 @@
 //! Webhooks (issue 25) end to end: a standalone dsa delivers a key's events to a receiver in
 //! Python that verifies every delivery with the `standardwebhooks` package from PyPI (the
-//! Standard Webhooks reference library, pinned in `tests/webhooks/requirements.txt`; CI sets
-//! `DSA_TEST_WEBHOOK_PYTHON` to a venv that has it). Events are emitted into the store directly,
-//! as the watches will; time in the delivery loop is the app's injected clock.
+//! Standard Webhooks reference library, pinned in `tests/webhooks/requirements.txt`, installed by
+//! `scripts/test-setup.sh` and `.ci/run`; `DSA_TEST_WEBHOOK_PYTHON` may name another Python that
+//! has it). Events are emitted into the store directly, as the watches do; time in the delivery
+//! loop is the app's injected clock.
 //!
 //! Run: `cargo test -p dsa-tests --test app -- webhooks::`.
 
