@@ -69,18 +69,37 @@ impl Deliverer {
         let concurrency = self.config.concurrency.max(1);
         let mut in_flight: tokio::task::JoinSet<(ClaimedDelivery, AttemptOutcome)> = tokio::task::JoinSet::new();
         let mut next_look = tokio::time::Instant::now();
+        // The claim token of each delivery whose attempt is in flight.
+        let mut claims: HashMap<String, String> = HashMap::new();
+        // The delivery of each attempt task.
+        let mut tasks: HashMap<tokio::task::Id, String> = HashMap::new();
         loop {
             let Some(strong) = store.upgrade() else { return };
             let room = concurrency.saturating_sub(in_flight.len());
             if room > 0 && tokio::time::Instant::now() >= next_look {
                 match self.claim(&*strong, room).await {
                     Ok((token, claimed, more)) => {
-                        next_look = if more { tokio::time::Instant::now() } else { tokio::time::Instant::now() + idle };
+                        let total = claimed.len();
+                        let mut fresh = 0;
                         for delivery in claimed {
+                            // Claimed again while its attempt is in flight here (the lease ran out
+                            // on the clock: tests move it by hours): the attempt goes on, and is
+                            // recorded under the newest claim; no second attempt.
+                            if let Some(current) = claims.get_mut(&delivery.id) {
+                                current.clone_from(&token);
+                                continue;
+                            }
+                            fresh += 1;
+                            claims.insert(delivery.id.clone(), token.clone());
                             let this = self.clone();
                             let token = token.clone();
-                            in_flight.spawn(async move { this.attempt(&token, delivery).await });
+                            let id = delivery.id.clone();
+                            let task = in_flight.spawn(async move { this.attempt(&token, delivery).await });
+                            tasks.insert(task.id(), id);
                         }
+                        // More may be due at once only when the claim was full of new ones.
+                        let now = tokio::time::Instant::now();
+                        next_look = if more && fresh == total { now } else { now + idle };
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "webhook delivery loop");
@@ -94,20 +113,31 @@ impl Deliverer {
                 tokio::time::sleep_until(next_look).await;
                 continue;
             } else if room == 0 {
-                in_flight.join_next().await
+                in_flight.join_next_with_id().await
             } else {
                 tokio::select! {
-                    done = in_flight.join_next() => done,
+                    done = in_flight.join_next_with_id() => done,
                     () = tokio::time::sleep_until(next_look) => continue,
                 }
             };
             // The attempts done by now, recorded together.
             let mut done = Vec::new();
-            for joined in first.into_iter().chain(std::iter::from_fn(|| in_flight.try_join_next())) {
+            for joined in first.into_iter().chain(std::iter::from_fn(|| in_flight.try_join_next_with_id())) {
                 match joined {
-                    Ok(attempt) => done.push(attempt),
+                    Ok((task, (delivery, mut outcome))) => {
+                        tasks.remove(&task);
+                        if let Some(token) = claims.remove(&delivery.id) {
+                            outcome.lease_owner = token;
+                        }
+                        done.push((delivery, outcome));
+                    }
                     // Its claim expires; the delivery is attempted again.
-                    Err(e) => tracing::warn!(error = %e, "webhook attempt task"),
+                    Err(e) => {
+                        if let Some(delivery) = tasks.remove(&e.id()) {
+                            claims.remove(&delivery);
+                        }
+                        tracing::warn!(error = %e, "webhook attempt task");
+                    }
                 }
             }
             let Some(strong) = store.upgrade() else { return };

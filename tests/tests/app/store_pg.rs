@@ -806,11 +806,8 @@ async fn webhook_claims_keep_the_order_of_each_subjects_events() {
 
         // Many events over a few subjects, four claimers at once.
         let key2 = store.create_key(new_key("ordered-many")).await.expect("create");
-        let c = store
-            .create_webhook(NewWebhook { key_id: key2.id.clone(), ..hook() })
-            .await
-            .expect("create")
-            .expect("ok");
+        let c =
+            store.create_webhook(NewWebhook { key_id: key2.id.clone(), ..hook() }).await.expect("create").expect("ok");
         for n in 0..60 {
             let subject = format!("s{}", n % 5);
             let new = api::events::NewEvent {

@@ -50,6 +50,11 @@ async fn create(app: &TestApp, key: &str, url: &str, types: &[&str]) -> (String,
 }
 
 async fn emit(app: &TestApp, key_id: &str, kind: &str, n: usize, clock: &TestClock) -> String {
+    emit_about(app, key_id, kind, n, clock, "watch-1").await
+}
+
+/// [`emit`] about `subject` (a key's deliveries keep the order of each subject's events).
+async fn emit_about(app: &TestApp, key_id: &str, kind: &str, n: usize, clock: &TestClock, subject: &str) -> String {
     let id = event_id(&["test", key_id, kind, &n.to_string(), &uuid::Uuid::now_v7().to_string()]);
     let now = clock.clock()();
     let new = app
@@ -58,7 +63,7 @@ async fn emit(app: &TestApp, key_id: &str, kind: &str, n: usize, clock: &TestClo
             id: id.clone(),
             key_id: key_id.to_owned(),
             event_type: kind.to_owned(),
-            subject: Some("watch-1".into()),
+            subject: Some(subject.into()),
             occurred_at: now,
             data: json!({"domain": format!("name{n}.com"), "n": n}),
         })
@@ -492,7 +497,7 @@ async fn a_stalled_endpoint_does_not_hold_up_deliveries_to_other_webhooks() {
     stalled.config(json!({"secrets": [slow_secret], "mode": "slow", "delay": 10})).await;
     healthy.config(json!({"secrets": [secret], "mode": "ok"})).await;
     for n in 0..5 {
-        emit(&app, &key_id, "domain.expiring", n, &clock).await;
+        emit_about(&app, &key_id, "domain.expiring", n, &clock, &format!("slow-{n}")).await;
     }
     // All five in flight at the stalled endpoint.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
