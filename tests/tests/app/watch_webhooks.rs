@@ -165,7 +165,7 @@ impl World {
     /// them: once each, verified, in order per watch, with the documented data.
     async fn assert_everything_arrived(&self, data_fields: &BTreeSet<String>) -> Vec<Value> {
         let mut expected = Vec::new();
-        for i in 0..self.watches.len() {
+        for (i, name) in NAMES.iter().enumerate() {
             let events = self.events(i).await;
             let seen: Vec<(String, String, String)> = events
                 .iter()
@@ -176,7 +176,7 @@ impl World {
                 .collect();
             let want: Vec<(String, String, String)> =
                 LIFE.iter().map(|(t, f, to)| ((*t).to_owned(), (*f).to_owned(), (*to).to_owned())).collect();
-            assert_eq!(seen, want, "{}: {events:#?}", NAMES[i]);
+            assert_eq!(seen, want, "{name}: {events:#?}");
             expected.push(events);
         }
         let total: usize = expected.iter().map(Vec::len).sum();
