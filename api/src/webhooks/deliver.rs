@@ -8,6 +8,12 @@
 //! `webhooks.lease_secs`; then the delivery is attempted again, with the same `webhook-id` (the
 //! event id). Receivers deduplicate by `webhook-id`, as Standard Webhooks asks.
 //!
+//! Order: a webhook gets each subject's events (a watch's) in the order they were recorded — the
+//! claim skips a delivery while the same webhook's delivery of an earlier event about the same
+//! subject is still pending (`store/webhooks.rs`). Attempts run in their own tasks (at most
+//! `webhooks.concurrency`), each recorded when it ends, so a slow endpoint takes up slots of the
+//! loop, not the whole loop.
+//!
 //! Time: what is due, the retry schedule, the leases and disabling follow the injected
 //! [`Clock`]; `webhook-timestamp` is the system clock's, because the receiver checks it against
 //! its own clock (Standard Webhooks: tolerance of a few minutes).
