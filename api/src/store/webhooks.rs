@@ -287,11 +287,25 @@ where
         if due.is_none() {
             return Ok(Vec::new());
         }
+        // Order per subject (a watch's events arrive in the order they happened): a delivery is
+        // not claimed while the same webhook still has a pending delivery (due later, or being
+        // attempted under a lease) of an earlier event (by `events.seq`) about the same subject.
+        // A failed (given up) or delivered one no longer holds the later ones back; events
+        // without a subject are not ordered. On Postgres the pending row of another front's
+        // uncommitted claim or record is still seen as pending: the later delivery waits a round.
+        // An earlier event of the subject not fanned out yet (another front's fan-out still in
+        // its transaction) holds the later ones back too, until its deliveries exist.
         let sql = format!(
             "UPDATE webhook_deliveries SET lease_owner = $1, lease_until_ms = $2 WHERE id IN \
              (SELECT d.id FROM webhook_deliveries AS d JOIN webhooks AS w ON w.id = d.webhook_id \
+              JOIN events AS e ON e.id = d.event_id \
               WHERE d.state = 'pending' AND d.next_attempt_ms <= $3 AND d.lease_until_ms <= $3 AND w.state = 'active' \
-              ORDER BY d.next_attempt_ms LIMIT $4{})",
+              AND NOT EXISTS (SELECT 1 FROM events AS pe JOIN webhook_deliveries AS p \
+               ON p.event_id = pe.id AND p.webhook_id = d.webhook_id \
+               WHERE pe.subject = e.subject AND pe.seq < e.seq AND p.state = 'pending') \
+              AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.subject = e.subject AND u.seq < e.seq AND {}) \
+              ORDER BY d.next_attempt_ms, e.seq LIMIT $4{})",
+            DB::UNDISPATCHED,
             DB::SKIP_LOCKED_OF_D
         );
         let done = sqlx::query(sqlx::AssertSqlSafe(sql))

@@ -8,6 +8,12 @@
 //! `webhooks.lease_secs`; then the delivery is attempted again, with the same `webhook-id` (the
 //! event id). Receivers deduplicate by `webhook-id`, as Standard Webhooks asks.
 //!
+//! Order: a webhook gets each subject's events (a watch's) in the order they were recorded — the
+//! claim skips a delivery while the same webhook's delivery of an earlier event about the same
+//! subject is still pending (`store/webhooks.rs`). Attempts run in their own tasks (at most
+//! `webhooks.concurrency`), each recorded when it ends, so a slow endpoint takes up slots of the
+//! loop, not the whole loop.
+//!
 //! Time: what is due, the retry schedule, the leases and disabling follow the injected
 //! [`Clock`]; `webhook-timestamp` is the system clock's, because the receiver checks it against
 //! its own clock (Standard Webhooks: tolerance of a few minutes).
@@ -16,8 +22,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use futures::StreamExt;
 
 use super::guard::{Target, resolve};
 use super::{AttemptOutcome, ClaimedDelivery, Clock, WebhookConfig, payload, retry_delay_ms, sign, unix_ms};
@@ -60,22 +64,95 @@ impl Deliverer {
         }
     }
 
-    /// Runs until the store is dropped.
+    /// Runs until the store is dropped: claims due deliveries while fewer than
+    /// `webhooks.concurrency` attempts are in flight, each attempt in its own task, and records
+    /// attempts as they complete (those completed together in one transaction), so that a slow
+    /// endpoint holds up only its own attempts, never the claims and deliveries to other webhooks.
+    /// Once the store is gone it claims nothing more; the attempts in flight finish unrecorded
+    /// (their claims expire and the deliveries are attempted again, same `webhook-id`).
     pub async fn run(self: Arc<Self>, store: Weak<dyn Store>) {
         let idle = Duration::from_millis(self.config.poll_ms.max(10));
+        let concurrency = self.config.concurrency.max(1);
+        let mut in_flight: tokio::task::JoinSet<(ClaimedDelivery, AttemptOutcome)> = tokio::task::JoinSet::new();
+        let mut next_look = tokio::time::Instant::now();
+        // The claim token of each delivery whose attempt is in flight.
+        let mut claims: HashMap<String, String> = HashMap::new();
+        // The delivery of each attempt task.
+        let mut tasks: HashMap<tokio::task::Id, String> = HashMap::new();
         loop {
             let Some(strong) = store.upgrade() else { return };
-            let busy = match self.tick(&*strong).await {
-                Ok(busy) => busy,
-                Err(e) => {
-                    tracing::warn!(error = %e, "webhook delivery loop");
-                    false
+            let room = concurrency.saturating_sub(in_flight.len());
+            if room > 0 && tokio::time::Instant::now() >= next_look {
+                match self.claim(&*strong, room).await {
+                    Ok((token, claimed, more)) => {
+                        let total = claimed.len();
+                        let mut fresh = 0;
+                        for delivery in claimed {
+                            // Claimed again while its attempt is in flight here (the lease ran out
+                            // on the clock: tests move it by hours): the attempt goes on, and is
+                            // recorded under the newest claim; no second attempt.
+                            if let Some(current) = claims.get_mut(&delivery.id) {
+                                current.clone_from(&token);
+                                continue;
+                            }
+                            fresh += 1;
+                            claims.insert(delivery.id.clone(), token.clone());
+                            let this = self.clone();
+                            let token = token.clone();
+                            let id = delivery.id.clone();
+                            let task = in_flight.spawn(async move { this.attempt(&token, delivery).await });
+                            tasks.insert(task.id(), id);
+                        }
+                        // More may be due at once only when the claim was full of new ones.
+                        let now = tokio::time::Instant::now();
+                        next_look = if more && fresh == total { now } else { now + idle };
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "webhook delivery loop");
+                        next_look = tokio::time::Instant::now() + idle;
+                    }
+                }
+            }
+            drop(strong);
+            let room = concurrency.saturating_sub(in_flight.len());
+            let first = if in_flight.is_empty() {
+                tokio::time::sleep_until(next_look).await;
+                continue;
+            } else if room == 0 {
+                in_flight.join_next_with_id().await
+            } else {
+                tokio::select! {
+                    done = in_flight.join_next_with_id() => done,
+                    () = tokio::time::sleep_until(next_look) => continue,
                 }
             };
-            drop(strong);
-            if !busy {
-                tokio::time::sleep(idle).await;
+            // The attempts done by now, recorded together.
+            let mut done = Vec::new();
+            for joined in first.into_iter().chain(std::iter::from_fn(|| in_flight.try_join_next_with_id())) {
+                match joined {
+                    Ok((task, (delivery, mut outcome))) => {
+                        tasks.remove(&task);
+                        if let Some(token) = claims.remove(&delivery.id) {
+                            outcome.lease_owner = token;
+                        }
+                        done.push((delivery, outcome));
+                    }
+                    // Its claim expires; the delivery is attempted again.
+                    Err(e) => {
+                        if let Some(delivery) = tasks.remove(&e.id()) {
+                            claims.remove(&delivery);
+                        }
+                        tracing::warn!(error = %e, "webhook attempt task");
+                    }
+                }
             }
+            let Some(strong) = store.upgrade() else { return };
+            if let Err(e) = self.record(&*strong, done).await {
+                tracing::warn!(error = %e, "webhook delivery loop: recording attempts");
+            }
+            drop(strong);
+            // A delivery recorded may let the next event of its subject go: look again at once.
+            next_look = tokio::time::Instant::now();
         }
     }
 
@@ -83,30 +160,24 @@ impl Deliverer {
         unix_ms((self.clock)())
     }
 
-    /// One round: fan out new events, claim due deliveries, attempt them. Returns whether there
-    /// may be more to do at once (a full batch).
-    ///
-    /// # Errors
-    /// Store errors (the loop logs them and waits a round).
-    pub async fn tick(&self, store: &dyn Store) -> anyhow::Result<bool> {
+    /// Fans out new events and claims at most `room` due deliveries under a new claim token.
+    /// Returns the token, the deliveries, and whether there may be more to claim at once.
+    async fn claim(&self, store: &dyn Store, room: usize) -> anyhow::Result<(String, Vec<ClaimedDelivery>, bool)> {
         let fanned = store.fan_out_events(self.now_ms(), FAN_OUT_BATCH).await?;
         let now = self.now_ms();
         let lease_ms = (self.config.lease_secs.max(self.config.timeout_secs + 1.0) * 1000.0) as i64;
         let claim = self.claims.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let token = format!("{}-{claim}", self.owner);
-        let batch = self.config.batch.max(1);
-        let claimed = store.claim_deliveries(&token, now, now + lease_ms, batch as i64).await?;
-        let full = claimed.len() >= batch;
-        // Every attempt of the round, then one transaction recording them all (one commit, not
-        // one per attempt: SQLite's synchronous commits bound the rate otherwise). The lease
-        // outlasts the round (`lease_secs` > `timeout_secs`).
-        let attempts: Vec<(ClaimedDelivery, AttemptOutcome)> = futures::stream::iter(claimed)
-            .map(|delivery| self.attempt(&token, delivery))
-            .buffer_unordered(self.config.concurrency.max(1))
-            .collect()
-            .await;
+        let limit = self.config.batch.max(1).min(room.max(1));
+        let claimed = store.claim_deliveries(&token, now, now + lease_ms, limit as i64).await?;
+        let more = claimed.len() >= limit || fanned >= FAN_OUT_BATCH as u64;
+        Ok((token, claimed, more))
+    }
+
+    /// Records attempts (one transaction), and tells the owners of webhooks they disabled.
+    async fn record(&self, store: &dyn Store, attempts: Vec<(ClaimedDelivery, AttemptOutcome)>) -> anyhow::Result<()> {
         if attempts.is_empty() {
-            return Ok(full || fanned >= FAN_OUT_BATCH as u64);
+            return Ok(());
         }
         let disable_after_ms = (self.config.disable_after_hours * 3_600_000.0) as i64;
         let batch = attempts.iter().map(|(d, o)| (d.webhook.id.clone(), o.clone())).collect();
@@ -116,7 +187,7 @@ impl Deliverer {
                 self.disabled(store, delivery, since).await?;
             }
         }
-        Ok(full || fanned >= FAN_OUT_BATCH as u64)
+        Ok(())
     }
 
     /// Attempts one delivery; what the attempt came to.

@@ -76,9 +76,11 @@ pub struct WebhookConfig {
     pub max_response_bytes: usize,
     /// Milliseconds between two looks for due deliveries when there was nothing to do.
     pub poll_ms: u64,
-    /// Deliveries claimed at once by one loop.
+    /// Most deliveries claimed at once by one loop (also at most the free attempt slots).
     pub batch: usize,
-    /// Attempts in flight at once in one loop.
+    /// Attempts in flight at once in one loop. Each attempt is recorded as soon as it ends, and
+    /// the loop claims more while others are in flight, so a slow endpoint takes up slots, not
+    /// the whole loop.
     pub concurrency: usize,
     /// Seconds a claim on a delivery lasts; a process killed mid-attempt leaves a claim that
     /// expires after this, then another loop (or the restarted one) retries. Longer than

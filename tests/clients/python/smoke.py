@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any, TypeVar
 
 from dsa_client import AuthenticatedClient, Client
@@ -25,6 +26,17 @@ from dsa_client.api.dns import lookup_dns
 from dsa_client.api.front_page import domain_check_short, front_page, front_stylesheet, widget_script
 from dsa_client.api.operations import healthz, readyz
 from dsa_client.api.suggestions import suggest_domains
+from dsa_client.api.webhooks import (
+    create_webhook,
+    delete_webhook,
+    enable_webhook,
+    get_webhook,
+    list_webhook_deliveries,
+    list_webhooks,
+    retry_webhook_delivery,
+    rotate_webhook_secret,
+    test_webhook,
+)
 from dsa_client.api.watches import create_watch, delete_watch, get_watch, list_watch_events, list_watches
 from dsa_client.api.whois import lookup_whois
 from dsa_client.models import (
@@ -34,6 +46,10 @@ from dsa_client.models import (
     BulkSummary,
     CheckResponse,
     CheckResponseMessage,
+    CreatedWebhook,
+    CreateWebhook,
+    DeletedWebhook,
+    DeliveryList,
     DnsResponse,
     DnsType,
     DomainCheckResponse,
@@ -44,8 +60,11 @@ from dsa_client.models import (
     Purchase,
     Readiness,
     ReadyStatus,
+    RetryAnswer,
+    RotatedSecret,
     Status,
     SuggestResponse,
+    TestAnswer,
     TldDetail,
     TldList,
     WatchCreated,
@@ -54,6 +73,8 @@ from dsa_client.models import (
     WatchList,
     WatchRequest,
     WatchResponse,
+    WebhookAnswer,
+    WebhookList,
     WhoisResponse,
 )
 from dsa_client.types import Response
@@ -172,6 +193,46 @@ def main(base: str, key: str, free: str) -> int:
         check(events is not None and isinstance(events.events, list), "watch events")
         gone = typed(delete_watch.sync_detailed(wid, client=keyed), WatchDeleted, 200, "watch delete")
         check(gone is not None and gone.deleted, "watch deleted")
+
+    # Webhooks (our extension): register, read, list, a test event and its delivery, retry,
+    # rotate, enable, delete. The URL is a public address nothing answers at: the attempts fail,
+    # which the flow does not depend on.
+    hook = typed(create_webhook.sync_detailed(client=keyed, body=CreateWebhook(url="https://93.184.215.14/dsa-smoke",
+                                                                               event_types=["domain.available"])),
+                 CreatedWebhook, 201, "webhook create")
+    if hook:
+        hid = hook.webhook.id
+        check(hook.secret.startswith("whsec_") and hook.webhook.event_types == ["domain.available"],
+              f"webhook created: {hook.to_dict()}")
+        one_hook = typed(get_webhook.sync_detailed(hid, client=keyed), WebhookAnswer, 200, "webhook get")
+        check(one_hook is not None and one_hook.webhook.id == hid, "webhook get")
+        hooks = typed(list_webhooks.sync_detailed(client=keyed), WebhookList, 200, "webhook list")
+        check(hooks is not None and any(h.id == hid for h in hooks.webhooks), "webhook listed")
+        tested = typed(test_webhook.sync_detailed(hid, client=keyed), TestAnswer, 202, "webhook test")
+        check(tested is not None and tested.event_id.startswith("evt_"), f"webhook test: {tested}")
+        # The test event becomes a delivery once the delivery loop has fanned it out.
+        deliveries = None
+        for _ in range(40):
+            deliveries = typed(list_webhook_deliveries.sync_detailed(hid, client=keyed), DeliveryList, 200,
+                               "webhook deliveries")
+            if deliveries is None or deliveries.deliveries:
+                break
+            time.sleep(0.25)
+        if deliveries is not None:
+            check(len(deliveries.deliveries) == 1 and tested is not None
+                  and deliveries.deliveries[0].event_id == tested.event_id, f"deliveries: {deliveries.to_dict()}")
+            if deliveries.deliveries:
+                did = deliveries.deliveries[0].id
+                retried = typed(retry_webhook_delivery.sync_detailed(hid, did, client=keyed), RetryAnswer, 202,
+                                "webhook retry")
+                check(retried is not None and retried.delivery_id == did, f"retry: {retried}")
+        rotated = typed(rotate_webhook_secret.sync_detailed(hid, client=keyed), RotatedSecret, 200, "webhook rotate")
+        check(rotated is not None and rotated.secret.startswith("whsec_") and rotated.secret != hook.secret,
+              "webhook rotated")
+        enabled = typed(enable_webhook.sync_detailed(hid, client=keyed), WebhookAnswer, 200, "webhook enable")
+        check(enabled is not None and enabled.webhook.id == hid, "webhook enable")
+        dropped = typed(delete_webhook.sync_detailed(hid, client=keyed), DeletedWebhook, 200, "webhook delete")
+        check(dropped is not None and dropped.deleted, "webhook deleted")
 
     # Catalogue and operations (free operations: no key).
     tlds = typed(list_tlds.sync_detailed(client=anonymous), TldList, 200, "tlds")

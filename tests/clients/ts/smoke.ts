@@ -172,6 +172,43 @@ if (created) {
   check(gone?.deleted === true, `watch delete ${JSON.stringify(gone)}`);
 }
 
+// Webhooks (our extension): register, read, list, a test event and its delivery, retry, rotate,
+// enable, delete. The URL is a public address nothing answers at: the attempts fail, which the
+// flow does not depend on.
+const hook = ok("webhook create", 201, await keyed.POST("/v1/webhooks", {
+  body: { url: "https://93.184.215.14/dsa-smoke", event_types: ["domain.available"] },
+}));
+if (hook) {
+  const id = hook.webhook.id;
+  check(hook.secret.startsWith("whsec_") && hook.webhook.event_types.join() === "domain.available", `webhook ${JSON.stringify(hook)}`);
+  const one = ok("webhook get", 200, await keyed.GET("/v1/webhooks/{id}", { params: { path: { id } } }));
+  check(one?.webhook.id === id, `webhook get ${JSON.stringify(one)}`);
+  const listed = ok("webhook list", 200, await keyed.GET("/v1/webhooks"));
+  check(listed?.webhooks.some((w) => w.id === id) === true, `webhook list ${JSON.stringify(listed)}`);
+  const tested = ok("webhook test", 202, await keyed.POST("/v1/webhooks/{id}/test", { params: { path: { id } } }));
+  check(tested?.event_id.startsWith("evt_") === true, `webhook test ${JSON.stringify(tested)}`);
+  // The test event becomes a delivery once the delivery loop has fanned it out.
+  let deliveries = ok("webhook deliveries", 200, await keyed.GET("/v1/webhooks/{id}/deliveries", { params: { path: { id } } }));
+  for (let i = 0; i < 40 && deliveries && deliveries.deliveries.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    deliveries = ok("webhook deliveries", 200, await keyed.GET("/v1/webhooks/{id}/deliveries", { params: { path: { id } } }));
+  }
+  const first = deliveries?.deliveries[0];
+  check(deliveries?.deliveries.length === 1 && first?.event_id === tested?.event_id, `deliveries ${JSON.stringify(deliveries)}`);
+  if (first) {
+    const retried = ok("webhook retry", 202, await keyed.POST("/v1/webhooks/{id}/deliveries/{delivery_id}/retry", {
+      params: { path: { id, delivery_id: first.id } },
+    }));
+    check(retried?.delivery_id === first.id, `retry ${JSON.stringify(retried)}`);
+  }
+  const rotated = ok("webhook rotate", 200, await keyed.POST("/v1/webhooks/{id}/rotate-secret", { params: { path: { id } } }));
+  check(rotated?.secret.startsWith("whsec_") === true && rotated.secret !== hook.secret, "webhook rotated");
+  const enabled = ok("webhook enable", 200, await keyed.POST("/v1/webhooks/{id}/enable", { params: { path: { id } } }));
+  check(enabled?.webhook.id === id, `webhook enable ${JSON.stringify(enabled)}`);
+  const dropped = ok("webhook delete", 200, await keyed.DELETE("/v1/webhooks/{id}", { params: { path: { id } } }));
+  check(dropped?.deleted === true, `webhook delete ${JSON.stringify(dropped)}`);
+}
+
 // Catalogue and operations: free, no key.
 const tlds = ok("tlds", 200, await anonymous.GET("/v1/tlds"));
 if (tlds) check(tlds.count === tlds.tlds.length && tlds.tlds.some((t) => t.tld === ".com"), "tld list");

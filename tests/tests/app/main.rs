@@ -42,5 +42,6 @@ mod store_pg;
 mod suggest;
 mod tlds;
 mod verify;
+mod watch_webhooks;
 mod watches;
 mod webhooks;

@@ -699,3 +699,145 @@ async fn webhook_fan_out_and_claims_share_the_work_without_duplicates() {
         assert!(seen.iter().all(|d| d.state == "delivered" && d.attempts == 1 && d.attempt_log.len() == 2), "{name}");
     }
 }
+
+/// Order per subject (a watch's events in the order they happened), on both stores: a delivery
+/// is not claimed while the same webhook has a pending delivery of an earlier event about the
+/// same subject, whether that one is due later or being attempted; a delivered or given-up one
+/// no longer holds the later ones back; other subjects, other webhooks and events without a
+/// subject are not held. On Postgres, four claimers at once never hold two deliveries of one
+/// subject for one webhook.
+#[tokio::test]
+async fn webhook_claims_keep_the_order_of_each_subjects_events() {
+    use api::webhooks::{AttemptOutcome, ClaimedDelivery, NewWebhook};
+    use std::collections::{HashMap, HashSet};
+
+    let pg = TestDb::with_pool(8).await;
+    let sqlite = api::store::SqliteStore::connect("sqlite::memory:", 1).await.expect("SQLite in memory");
+    sqlite.migrate().await.expect("SQLite migrations apply");
+    let stores: [(&str, std::sync::Arc<dyn Store>); 2] =
+        [("postgres", std::sync::Arc::new(pg.store.clone())), ("sqlite", std::sync::Arc::new(sqlite))];
+    for (name, store) in stores {
+        let key = store.create_key(new_key("ordered")).await.expect("create");
+        let hook = || NewWebhook {
+            key_id: key.id.clone(),
+            url: "https://hooks.example/x".into(),
+            event_types: Vec::new(),
+            description: String::new(),
+            secret: api::webhooks::new_secret(),
+            now_ms: 1,
+        };
+        let a = store.create_webhook(hook()).await.expect("create").expect("ok");
+        let b = store.create_webhook(hook()).await.expect("create").expect("ok");
+        let mut event_of: HashMap<String, &str> = HashMap::new();
+        let emit = |label: &'static str, subject: Option<&'static str>| {
+            let store = store.clone();
+            let key_id = key.id.clone();
+            async move {
+                let id = api::events::event_id(&[name, label]);
+                let new = api::events::NewEvent {
+                    id: id.clone(),
+                    key_id,
+                    event_type: "domain.state_changed".into(),
+                    subject: subject.map(str::to_owned),
+                    occurred_at: time::OffsetDateTime::now_utc(),
+                    data: serde_json::json!({"label": label}),
+                };
+                assert!(store.emit_event(new).await.expect("emit"));
+                (id, label)
+            }
+        };
+        for (label, subject) in [
+            ("w1-1", Some("w1")),
+            ("w1-2", Some("w1")),
+            ("w2-1", Some("w2")),
+            ("w1-3", Some("w1")),
+            ("none-1", None),
+            ("none-2", None),
+        ] {
+            let (id, label) = emit(label, subject).await;
+            event_of.insert(id, label);
+        }
+        while store.fan_out_events(1_000, 100).await.expect("fan out") > 0 {}
+        let labels = |got: &[ClaimedDelivery], hook: &str| {
+            let mut l: Vec<&str> =
+                got.iter().filter(|d| d.webhook.id == hook).map(|d| event_of[d.event_id.as_str()]).collect();
+            l.sort_unstable();
+            l
+        };
+        // The first of each subject, and the events without one; for each webhook.
+        let first = store.claim_deliveries("first", 2_000, 62_000, 100).await.expect("claim");
+        for hook in [&a.id, &b.id] {
+            assert_eq!(labels(&first, hook), ["none-1", "none-2", "w1-1", "w2-1"], "{name}");
+        }
+        // While w1-1 is being attempted (under its lease), w1-2 and w1-3 wait.
+        assert!(store.claim_deliveries("second", 3_000, 63_000, 100).await.expect("claim").is_empty(), "{name}");
+        let record = |d: &ClaimedDelivery, owner: &str, delivered: bool, next: Option<i64>| {
+            let store = store.clone();
+            let outcome = AttemptOutcome {
+                delivery_id: d.id.clone(),
+                lease_owner: owner.to_owned(),
+                attempt: d.attempts + 1,
+                at_ms: 2_500,
+                status: Some(if delivered { 204 } else { 503 }),
+                error: None,
+                latency_ms: 3,
+                delivered,
+                next_attempt_ms: next,
+            };
+            let hook = d.webhook.id.clone();
+            async move { assert!(store.record_attempt(&hook, outcome, i64::MAX).await.expect("record").applied) }
+        };
+        let find = |got: &[ClaimedDelivery], hook: &str, label: &str| {
+            got.iter().find(|d| d.webhook.id == hook && event_of[d.event_id.as_str()] == label).cloned().expect(label)
+        };
+        // a: w1-1 delivered → w1-2 next (not w1-3). b: w1-1 failed, retried later → w1-2 still waits.
+        record(&find(&first, &a.id, "w1-1"), "first", true, None).await;
+        record(&find(&first, &b.id, "w1-1"), "first", false, Some(100_000)).await;
+        let next = store.claim_deliveries("next", 4_000, 64_000, 100).await.expect("claim");
+        assert_eq!(labels(&next, &a.id), ["w1-2"], "{name}");
+        assert!(labels(&next, &b.id).is_empty(), "{name}: an earlier delivery due later holds the later ones");
+        // b: w1-1 given up (failed) → w1-2 goes.
+        let retried = store.claim_deliveries("retry", 100_000, 160_000, 100).await.expect("claim");
+        let of_b = labels(&retried, &b.id);
+        assert!(of_b.contains(&"w1-1") && !of_b.contains(&"w1-2"), "{name}: {of_b:?}");
+        record(&find(&retried, &b.id, "w1-1"), "retry", false, None).await;
+        let after = store.claim_deliveries("after", 100_001, 160_001, 100).await.expect("claim");
+        assert_eq!(labels(&after, &b.id), ["w1-2"], "{name}: a given-up delivery no longer holds the order");
+
+        // Many events over a few subjects, four claimers at once.
+        let key2 = store.create_key(new_key("ordered-many")).await.expect("create");
+        let c =
+            store.create_webhook(NewWebhook { key_id: key2.id.clone(), ..hook() }).await.expect("create").expect("ok");
+        for n in 0..60 {
+            let subject = format!("s{}", n % 5);
+            let new = api::events::NewEvent {
+                id: api::events::event_id(&[name, "many", &n.to_string()]),
+                key_id: key2.id.clone(),
+                event_type: "domain.state_changed".into(),
+                subject: Some(subject),
+                occurred_at: time::OffsetDateTime::now_utc(),
+                data: serde_json::json!({"n": n}),
+            };
+            assert!(store.emit_event(new).await.expect("emit"));
+        }
+        while store.fan_out_events(200_000, 100).await.expect("fan out") > 0 {}
+        let claim = |store: std::sync::Arc<dyn Store>, who: usize| async move {
+            let mut mine = Vec::new();
+            for round in 0.. {
+                let got =
+                    store.claim_deliveries(&format!("many-{who}-{round}"), 200_000, 260_000, 7).await.expect("claim");
+                if got.is_empty() {
+                    break;
+                }
+                mine.extend(got);
+            }
+            mine
+        };
+        let got: Vec<ClaimedDelivery> =
+            futures::future::join_all((0..4).map(|i| claim(store.clone(), i))).await.concat();
+        let mine: Vec<&ClaimedDelivery> = got.iter().filter(|d| d.webhook.id == c.id).collect();
+        let ns: HashSet<i64> = mine.iter().filter_map(|d| d.data["n"].as_i64()).collect();
+        assert_eq!(ns, (0..5).collect(), "{name}: the first event of each of the 5 subjects, once each: {ns:?}");
+        assert_eq!(mine.len(), 5, "{name}");
+    }
+}

@@ -51,6 +51,12 @@ async fn create(app: &TestApp, key: &str, url: &str, types: &[&str]) -> (String,
 }
 
 async fn emit(app: &TestApp, key_id: &str, kind: &str, n: usize, clock: &TestClock) -> String {
+    // One subject per event: these tests are not about the order of one subject's events.
+    emit_about(app, key_id, kind, n, clock, &format!("watch-{n}")).await
+}
+
+/// [`emit`] about `subject` (a key's deliveries keep the order of each subject's events).
+async fn emit_about(app: &TestApp, key_id: &str, kind: &str, n: usize, clock: &TestClock, subject: &str) -> String {
     let id = event_id(&["test", key_id, kind, &n.to_string(), &uuid::Uuid::now_v7().to_string()]);
     let now = clock.clock()();
     let new = app
@@ -59,7 +65,7 @@ async fn emit(app: &TestApp, key_id: &str, kind: &str, n: usize, clock: &TestClo
             id: id.clone(),
             key_id: key_id.to_owned(),
             event_type: kind.to_owned(),
-            subject: Some("watch-1".into()),
+            subject: Some(subject.into()),
             occurred_at: now,
             data: json!({"domain": format!("name{n}.com"), "n": n}),
         })
@@ -474,4 +480,46 @@ async fn a_process_killed_mid_delivery_loses_nothing_and_keeps_the_webhook_id() 
         assert!(got.iter().all(|r| r["verified"] == json!([0])), "{got:#?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One webhook whose endpoint stalls every attempt for the whole timeout (10 s) does not hold
+/// up another: while five attempts to the stalled one are in flight, each event for the healthy
+/// webhook reaches its receiver within a small bound (the old loop waited for its slowest
+/// attempt before claiming again: up to 10 s).
+#[tokio::test]
+async fn a_stalled_endpoint_does_not_hold_up_deliveries_to_other_webhooks() {
+    let stalled = Receiver::start().await;
+    let healthy = Receiver::start().await;
+    let clock = clock_now();
+    let app = app(&clock, |s| s.webhooks.timeout_secs = 10.0).await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (_, slow_secret) = create(&app, &key, &stalled.url("/hook"), &["domain.expiring"]).await;
+    let (_, secret) = create(&app, &key, &healthy.url("/hook"), &["domain.available"]).await;
+    stalled.config(json!({"secrets": [slow_secret], "mode": "slow", "delay": 10})).await;
+    healthy.config(json!({"secrets": [secret], "mode": "ok"})).await;
+    for n in 0..5 {
+        emit_about(&app, &key_id, "domain.expiring", n, &clock, &format!("slow-{n}")).await;
+    }
+    // All five in flight at the stalled endpoint.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while stalled.received().await.len() < 5 {
+        assert!(tokio::time::Instant::now() < deadline, "the stalled endpoint gets its attempts");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stalled_from = tokio::time::Instant::now();
+    let mut slowest = Duration::ZERO;
+    for n in 0..10 {
+        let sent = tokio::time::Instant::now();
+        emit(&app, &key_id, "domain.available", 100 + n, &clock).await;
+        let got = healthy.wait_for(n + 1).await;
+        slowest = slowest.max(sent.elapsed());
+        assert_eq!(got.len(), n + 1, "{got:#?}");
+        assert!(got.iter().all(|r| r["verified"] == json!([0])), "{got:#?}");
+    }
+    // The ten went through while the stalled attempts were still waiting for their answers.
+    assert!(stalled_from.elapsed() < Duration::from_secs(8), "took {:?}", stalled_from.elapsed());
+    assert!(slowest < Duration::from_secs(2), "an event to the healthy webhook took {slowest:?}");
+    eprintln!("webhooks: slowest delivery to a healthy webhook beside a stalled one: {slowest:?}");
+    app.finish(None).await;
 }
