@@ -8,6 +8,9 @@
 //! * a name's whole life, registered → expiring → redemption → pending delete → available, each
 //!   event once, in order, with its data; no `domain.available` while DNS alone says the name is
 //!   gone; the fee charged once a month;
+//! * DNS delegation as an early signal: a name registered far from expiry (weekly registry
+//!   checks) deleted early is seen within one DNS look (6 h), without extra registry queries
+//!   while it stays delegated;
 //! * a front killed mid-life and restarted on the same SQLite file: no event twice, none lost, a
 //!   dead process's lease respected until it runs out.
 
@@ -41,6 +44,13 @@ expires_at = "2026-03-01T00:00:00Z"
 redemption_at = "2026-04-15T00:00:00Z"
 pending_delete_at = "2026-05-15T00:00:00Z"
 free_at = "2026-05-20T00:00:00Z"
+
+[[timeline]]
+name = "deleted-early.org"
+expires_at = "2027-06-01T00:00:00Z"
+redemption_at = "2026-01-20T00:00:00Z"
+pending_delete_at = "2026-02-19T00:00:00Z"
+free_at = "2026-02-24T00:00:00Z"
 
 [[timeline]]
 name = "claimed.org"
@@ -428,5 +438,51 @@ async fn a_free_name_registered_by_someone_gives_domain_registered() {
         seen,
         vec![(json!("domain.state_changed"), json!("registered")), (json!("domain.registered"), json!("registered"))]
     );
+    app.finish(None).await;
+}
+
+/// A name registered far from expiry is checked at the registry weekly; in between the scheduler
+/// only asks DNS whether it is still delegated. The registrar deletes it long before its expiry
+/// date (the timeline's redemption starts 2026-01-20, its expiry date is 2027): the delegation
+/// disappears, and the next DNS look (every 6 h) sends it to the registry at once, instead of at
+/// its weekly check (2026-01-22).
+#[tokio::test]
+async fn a_delegation_that_disappears_gets_a_registered_name_rechecked_soon() {
+    let clock = TestClock::at(T0);
+    let app = spawn(&clock).await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (status, body) = post(&app, &key, json!({"domain": "deleted-early.org"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["watch"]["id"].as_str().expect("id").to_owned();
+    settle(&app, &key_id, &id, T0).await;
+    assert_eq!(watch(&app, &key, &id).await["state"], "registered");
+
+    // Delegated for 19 days: DNS looks only between the weekly registry checks (T0 + 7, + 14 d).
+    let (rdap, dns) = (app.sim.stats().rdap.queries, app.sim.stats().dns.queries);
+    let quiet_to = datetime!(2026-01-19 23:00 UTC);
+    advance_by(&app, &clock, &key_id, &id, T0, quiet_to, time::Duration::hours(1)).await;
+    let registry = app.sim.stats().rdap.queries - rdap;
+    let looks = app.sim.stats().dns.queries - dns;
+    assert!(registry <= 3, "registry queries while delegated: {registry}");
+    assert!(looks >= 19 * 3, "a DNS look about every 6 h: {looks} DNS queries in 19 days");
+    assert_eq!(watch(&app, &key, &id).await["state"], "registered");
+    eprintln!("watches: {registry} registry queries and {looks} DNS queries in 19 days for a delegated name");
+
+    // Deleted: the next DNS look finds no delegation and the registry says redemption.
+    advance_by(&app, &clock, &key_id, &id, quiet_to, datetime!(2026-01-20 07:00 UTC), time::Duration::minutes(30))
+        .await;
+    let shown = watch(&app, &key, &id).await;
+    assert_eq!(shown["state"], "redemption", "seen within one DNS look of the deletion: {shown}");
+    let seen = events(&app, &key, &id).await;
+    let change = seen.iter().find(|e| e["data"]["to"] == "redemption").expect("the state change");
+    let at = OffsetDateTime::parse(
+        change["data"]["checked_at"].as_str().expect("checked_at"),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .expect("rfc3339");
+    let after = at - datetime!(2026-01-20 00:00 UTC);
+    assert!(after <= time::Duration::hours(6), "redemption seen {after} after the deletion");
+    eprintln!("watches: a deletion far from expiry seen {after} (simulated) after it, through DNS");
     app.finish(None).await;
 }
