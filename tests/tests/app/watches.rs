@@ -506,7 +506,8 @@ async fn dsa_serve_sigkilled_while_rechecking_loses_no_event_and_emits_none_twic
 
     const NAMES: usize = 12;
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut toml = String::from("[[tld]]\nsuffix = \"org\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"centralnic\"\n");
+    let mut toml =
+        String::from("[[tld]]\nsuffix = \"org\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"centralnic\"\n");
     for n in 0..NAMES {
         // Far from expiry on the binary's (real) clock; the phases follow the simulator's.
         toml.push_str(&format!(
