@@ -39,7 +39,7 @@ fn scenario(n: usize, drop_every: usize) -> Scenario {
          [[tld]]\nsuffix = \"com\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"verisign\"\n",
     );
     for i in 0..n {
-        let (expires, redemption, pending, free) = if i % drop_every == 0 {
+        let (expires, redemption, pending, free) = if i.is_multiple_of(drop_every) {
             let free = free_at(i);
             let fmt = |t: OffsetDateTime| t.format(&time::format_description::well_known::Rfc3339).expect("rfc3339");
             (
@@ -212,7 +212,7 @@ async fn main() {
         let i: usize = w.domain.trim_start_matches("watched-").trim_end_matches(".org").parse().expect("index");
         let events = app.store.list_events(&key_id, Some(&w.id), 0, 1000).await.expect("events");
         let available: Vec<_> = events.iter().filter(|e| e.event_type == "domain.available").collect();
-        if i % drop_every != 0 {
+        if !i.is_multiple_of(drop_every) {
             false_available += available.len();
             continue;
         }
