@@ -66,6 +66,10 @@ pub enum JobWork {
     Watch {
         /// Normalised registrable domain (A-label).
         domain: String,
+        /// Only the DNS delegation (the engine's pre-check: no registry query); the observation
+        /// then has `status: None` and `delegated` set. Absent in older messages: a full check.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        delegation_only: bool,
     },
 }
 
@@ -83,7 +87,7 @@ impl JobWork {
     /// The name the job is about (a domain or a DNS name), for logs.
     pub fn name(&self) -> &str {
         match self {
-            JobWork::Check { domain } | JobWork::Whois { domain } | JobWork::Watch { domain } => domain,
+            JobWork::Check { domain } | JobWork::Whois { domain } | JobWork::Watch { domain, .. } => domain,
             JobWork::Dns { name, .. } => name,
         }
     }
@@ -176,9 +180,10 @@ mod tests {
             JobWork::Check { domain: "example.com".into() },
             JobWork::Whois { domain: "example.com".into() },
             JobWork::Dns { name: "_sip._tcp.example.com".into(), types: vec![DnsType::Srv, DnsType::A] },
-            JobWork::Watch { domain: "example.com".into() },
+            JobWork::Watch { domain: "example.com".into(), delegation_only: false },
+            JobWork::Watch { domain: "example.com".into(), delegation_only: true },
         ];
-        for (work, request_id) in works.into_iter().zip([Some(RequestId::generate()), None, None, None]) {
+        for (work, request_id) in works.into_iter().zip([Some(RequestId::generate()), None, None, None, None]) {
             let job = Job { job_id: Uuid::now_v7(), request_id, deadline, work };
             round_trip(&job);
             let json = serde_json::to_vec(&job).expect("serialise");

@@ -455,6 +455,27 @@ impl Engine {
         Report { retryable, ..done(v, steps, None) }
     }
 
+    /// Whether the registry's name servers delegate `domain` (its NS in the TLD zone), from the
+    /// same DNS pre-check a check starts with: no registry query, the DNS politeness limits and
+    /// the pre-check's budget. `None` when DNS is off for this process or the suffix, or no name
+    /// server answered in time. An early signal only (a held or deleted name is not delegated
+    /// either): watches use it to re-check at the registry sooner, never to decide a state.
+    ///
+    /// # Errors
+    /// [`EngineError`] for a suffix the catalogue does not serve.
+    pub async fn delegation(&self, domain: &DomainName) -> Result<Option<bool>, EngineError> {
+        let entry = self.entry(domain)?.clone();
+        if !self.config().dns.enabled {
+            return Ok(None);
+        }
+        let mut steps = Vec::new();
+        Ok(match tokio::time::timeout(self.dns_budget(), self.dns_precheck(domain, &entry, &mut steps)).await {
+            Ok(Precheck::Taken(_)) => Some(true),
+            Ok(Precheck::NotDelegated(_)) => Some(false),
+            Ok(Precheck::Nothing) | Err(_) => None,
+        })
+    }
+
     /// The DNS pre-check's own budget: a quarter of the check deadline, at most
     /// [`DNS_PRECHECK_MAX_SECS`].
     fn dns_budget(&self) -> Duration {

@@ -124,7 +124,29 @@ impl dyn JobBus {
     /// # Errors
     /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
     pub async fn watch(&self, domain: &str, wait: Duration) -> Result<common::lookup::WatchObservation, BusError> {
-        let work = JobWork::Watch { domain: domain.to_owned() };
+        self.watch_job(domain, false, wait).await
+    }
+
+    /// A watch's cheap look between registry checks: only whether `domain` is delegated in DNS
+    /// (the observation's `delegated`; its `status` is `None`), waiting at most `wait`.
+    ///
+    /// # Errors
+    /// As [`JobBus::ask`]; an answer of another kind is [`BusError::Unavailable`].
+    pub async fn watch_delegation(
+        &self,
+        domain: &str,
+        wait: Duration,
+    ) -> Result<common::lookup::WatchObservation, BusError> {
+        self.watch_job(domain, true, wait).await
+    }
+
+    async fn watch_job(
+        &self,
+        domain: &str,
+        delegation_only: bool,
+        wait: Duration,
+    ) -> Result<common::lookup::WatchObservation, BusError> {
+        let work = JobWork::Watch { domain: domain.to_owned(), delegation_only };
         match self.ask(job(work, wait), None).await? {
             JobAnswer::Watch { observation } => Ok(observation),
             other => Err(mismatch(&other)),

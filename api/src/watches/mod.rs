@@ -85,6 +85,12 @@ pub struct WatchesConfig {
     pub retry_secs: i64,
     /// Gap between checks of a reserved or restricted name.
     pub reserved_interval_secs: i64,
+    /// Gap between DNS looks at a registered name far from expiry, between its registry checks:
+    /// only whether the registry's name servers delegate it (no registry query). A delegation
+    /// that disappears sends the name to the registry at once, when its last registry check is at
+    /// least `near_interval_secs` old (so a name registered but never delegated stays within the
+    /// near pace). 0: no DNS looks.
+    pub delegation_interval_secs: i64,
 }
 
 impl Default for WatchesConfig {
@@ -106,6 +112,7 @@ impl Default for WatchesConfig {
             drop_window_after_secs: 2 * 86_400,
             retry_secs: 300,
             reserved_interval_secs: 7 * 86_400,
+            delegation_interval_secs: 6 * 3600,
         }
     }
 }
@@ -376,6 +383,36 @@ pub fn next_check(
         Lifecycle::Reserved | Lifecycle::Restricted => config.reserved_interval_secs.max(near),
     };
     now + gap.max(1)
+}
+
+/// Whether a registered name's due time at `now` is a DNS look rather than a registry check:
+/// its registry check (`next_check` from its last definitive check) is not due yet and DNS looks
+/// are on. Returns when the registry check is due.
+pub fn delegation_look(watch: &WatchRecord, now: i64, config: &WatchesConfig) -> Option<i64> {
+    if config.delegation_interval_secs <= 0 || watch.state != Lifecycle::Registered || watch.failures > 0 {
+        return None;
+    }
+    let last = watch.last_checked_at?;
+    let registry_due = next_check(watch.state, watch.expires_at, watch.predicted_drop_at, last, config);
+    (registry_due > now).then_some(registry_due)
+}
+
+/// When to look next at a watch whose registry check is due at `registry_due`: sooner, for a DNS
+/// look, when the name is registered far from expiry.
+pub fn next_look(state: Lifecycle, registry_due: i64, now: i64, config: &WatchesConfig) -> i64 {
+    if state == Lifecycle::Registered && config.delegation_interval_secs > 0 {
+        registry_due.min(now + config.delegation_interval_secs)
+    } else {
+        registry_due
+    }
+}
+
+/// Whether a DNS look's answer calls for a registry check now: the delegation contradicts the
+/// state (a registered name not delegated, or the reverse) and the last registry check is at
+/// least `near_interval_secs` old.
+pub fn delegation_changed(watch: &WatchRecord, delegated: Option<bool>, now: i64, config: &WatchesConfig) -> bool {
+    let contradicts = delegated.is_some_and(|d| d != watch.state.is_registered());
+    contradicts && watch.last_checked_at.is_none_or(|last| now - last >= config.near_interval_secs)
 }
 
 /// When to try again after a re-check without a definitive answer (`failures` in a row, this one

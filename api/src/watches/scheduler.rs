@@ -102,8 +102,36 @@ impl Context {
     async fn recheck(&self, watch: WatchRecord) -> anyhow::Result<()> {
         let now_at = (self.clock)();
         let now = now_at.unix_timestamp();
-        let charged_period = self.charge_month(&watch, now_at).await;
         let wait = Duration::from_secs_f64(self.config.job_wait_secs.max(0.1));
+        if let Some(registry_due) = super::delegation_look(&watch, now, &self.config) {
+            // Between registry checks: only the DNS delegation (no registry query, no fee).
+            let delegated = match self.bus.watch_delegation(&watch.domain, wait).await {
+                Ok(observation) => observation.delegated,
+                Err(_) => None,
+            };
+            if !super::delegation_changed(&watch, delegated, now, &self.config) {
+                let check = WatchCheck {
+                    state: watch.state,
+                    epp_status: watch.epp_status.clone(),
+                    expires_at: watch.expires_at,
+                    predicted_drop_at: watch.predicted_drop_at,
+                    evidence: watch.evidence.clone(),
+                    transitions: watch.transitions,
+                    expiring_for: watch.expiring_for,
+                    last_checked_at: watch.last_checked_at,
+                    next_check_at: super::next_look(watch.state, registry_due, now, &self.config),
+                    failures: watch.failures,
+                    charged_period: watch.charged_period.clone(),
+                };
+                if !self.store.finish_watch_check(&watch.id, &self.owner, check, Vec::new()).await? {
+                    tracing::info!(watch = %watch.id, "watch deleted or its lease taken over meanwhile; nothing written");
+                }
+                return Ok(());
+            }
+            metrics::counter!("dsa_watch_delegation_signals_total").increment(1);
+            tracing::info!(watch = %watch.id, domain = %watch.domain, ?delegated, "delegation changed; re-checking at the registry now");
+        }
+        let charged_period = self.charge_month(&watch, now_at).await;
         let observed = self.bus.watch(&watch.domain, wait).await;
         let assessed = match &observed {
             Ok(observation) => super::assess(observation, now_at, &self.config).map(|state| (observation, state)),
@@ -237,7 +265,12 @@ impl Context {
             transitions: if changed { ordinal } else { watch.transitions },
             expiring_for,
             last_checked_at: Some(now),
-            next_check_at: super::next_check(state, expires_at, predicted_drop_at, now, &self.config),
+            next_check_at: super::next_look(
+                state,
+                super::next_check(state, expires_at, predicted_drop_at, now, &self.config),
+                now,
+                &self.config,
+            ),
             failures: 0,
             charged_period,
         };

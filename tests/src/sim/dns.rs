@@ -66,6 +66,13 @@ pub(crate) fn zone_text(scenario: &Scenario, suffix: &str) -> String {
             let _ = writeln!(z, "ns1.{name}. IN A 127.0.0.1\nns2.{name}. IN A 127.0.0.1");
         }
     }
+    // Timeline names are in the zone; the server answers NXDOMAIN for them outside their
+    // registered phases ([`Counting`]).
+    for (name, _) in scenario.timelines() {
+        if scenario.tld_of(name).is_some_and(|t| t.suffix == suffix) {
+            let _ = writeln!(z, "{name}. IN NS ns1.{name}.\n{name}. IN NS ns2.{name}.");
+        }
+    }
     z
 }
 
@@ -175,10 +182,13 @@ fn catalog(scenario: &Scenario, key: &ZoneKey) -> anyhow::Result<Catalog> {
     Ok(catalog)
 }
 
-/// Wraps the catalog to count queries and add the configured latency.
+/// Wraps the catalog to count queries and add the configured latency, and to pull timeline
+/// names from the zone outside their registered phases (on the simulator's clock).
 struct Counting {
     catalog: Catalog,
     control: Arc<Control>,
+    /// Timeline names (lower case, no trailing dot) and their phases.
+    timelines: std::collections::HashMap<String, super::scenario::Timeline>,
 }
 
 // `RequestHandler` is declared with `#[async_trait]`; this is the signature the macro expands
@@ -214,6 +224,24 @@ impl RequestHandler for Counting {
                         Err(_) => {
                             let mut metadata = request.metadata;
                             metadata.response_code = ResponseCode::ServFail;
+                            ResponseInfo::from(Header { metadata, counts: HeaderCounts::default() })
+                        }
+                    };
+                }
+                let bare = qname.trim_end_matches('.');
+                // The name or any name below it (`ns1.<name>`).
+                let pulled = std::iter::successors(Some(bare), |n| n.split_once('.').map(|(_, rest)| rest))
+                    .filter_map(|n| self.timelines.get(n))
+                    .any(|timeline| timeline.phase(self.control.now()) != super::scenario::Phase::Registered);
+                if pulled {
+                    let response = MessageResponseBuilder::new(&request.queries, None)
+                        .error_msg(&request.metadata, ResponseCode::NXDomain);
+                    let mut response_handle = response_handle;
+                    return match response_handle.send_response(response).await {
+                        Ok(info) => info,
+                        Err(_) => {
+                            let mut metadata = request.metadata;
+                            metadata.response_code = ResponseCode::NXDomain;
                             ResponseInfo::from(Header { metadata, counts: HeaderCounts::default() })
                         }
                     };
@@ -254,7 +282,8 @@ pub(crate) async fn start(
     let (udp, tcp) = bind(port).await?;
     let addr = udp.local_addr()?;
     let stopped = control.stopped();
-    let mut server = Server::new(Counting { catalog, control });
+    let timelines = scenario.timelines().map(|(name, t)| (name.to_owned(), *t)).collect();
+    let mut server = Server::new(Counting { catalog, control, timelines });
     server.register_socket(udp);
     server.register_listener(tcp, TCP_IDLE, 64);
     let token = server.shutdown_token().clone();

@@ -170,8 +170,9 @@ pub struct DomainSpec {
 /// until `pending_delete_at`, pending delete (`pending delete` alone, RFC 3915) until `free_at`,
 /// then not registered. Phases follow the simulator's clock ([`crate::sim::Simulator::set_now`]).
 ///
-/// The simulated TLD zone is built once, so a timeline name is never delegated in DNS: a checker
-/// that trusted NXDOMAIN would call it available during its whole life.
+/// In DNS a timeline name is delegated while it is registered and answers NXDOMAIN in every other
+/// phase (registries pull deleted names from the zone): a checker that trusted NXDOMAIN would
+/// call it available from its deletion on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timeline {
@@ -419,6 +420,11 @@ impl Scenario {
             }
         }
         Ok(self)
+    }
+
+    /// Every timeline: name and phases.
+    pub fn timelines(&self) -> impl Iterator<Item = (&str, &Timeline)> {
+        self.timelines.iter().map(|(name, t)| (name.as_str(), t))
     }
 
     /// The timeline of `name`, if it has one.

@@ -8,6 +8,9 @@
 //! * a name's whole life, registered → expiring → redemption → pending delete → available, each
 //!   event once, in order, with its data; no `domain.available` while DNS alone says the name is
 //!   gone; the fee charged once a month;
+//! * DNS delegation as an early signal: a name registered far from expiry (weekly registry
+//!   checks) deleted early is seen within one DNS look (6 h), without extra registry queries
+//!   while it stays delegated;
 //! * a front killed mid-life and restarted on the same SQLite file: no event twice, none lost, a
 //!   dead process's lease respected until it runs out.
 
@@ -41,6 +44,13 @@ expires_at = "2026-03-01T00:00:00Z"
 redemption_at = "2026-04-15T00:00:00Z"
 pending_delete_at = "2026-05-15T00:00:00Z"
 free_at = "2026-05-20T00:00:00Z"
+
+[[timeline]]
+name = "deleted-early.org"
+expires_at = "2027-06-01T00:00:00Z"
+redemption_at = "2026-01-20T00:00:00Z"
+pending_delete_at = "2026-02-19T00:00:00Z"
+free_at = "2026-02-24T00:00:00Z"
 
 [[timeline]]
 name = "claimed.org"
@@ -429,4 +439,229 @@ async fn a_free_name_registered_by_someone_gives_domain_registered() {
         vec![(json!("domain.state_changed"), json!("registered")), (json!("domain.registered"), json!("registered"))]
     );
     app.finish(None).await;
+}
+
+/// A name registered far from expiry is checked at the registry weekly; in between the scheduler
+/// only asks DNS whether it is still delegated. The registrar deletes it long before its expiry
+/// date (the timeline's redemption starts 2026-01-20, its expiry date is 2027): the delegation
+/// disappears, and the next DNS look (every 6 h) sends it to the registry at once, instead of at
+/// its weekly check (2026-01-22).
+#[tokio::test]
+async fn a_delegation_that_disappears_gets_a_registered_name_rechecked_soon() {
+    let clock = TestClock::at(T0);
+    let app = spawn(&clock).await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (status, body) = post(&app, &key, json!({"domain": "deleted-early.org"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["watch"]["id"].as_str().expect("id").to_owned();
+    settle(&app, &key_id, &id, T0).await;
+    assert_eq!(watch(&app, &key, &id).await["state"], "registered");
+
+    // Delegated for 19 days: DNS looks only between the weekly registry checks (T0 + 7, + 14 d).
+    let (rdap, dns) = (app.sim.stats().rdap.queries, app.sim.stats().dns.queries);
+    let quiet_to = datetime!(2026-01-19 23:00 UTC);
+    advance_by(&app, &clock, &key_id, &id, T0, quiet_to, time::Duration::hours(1)).await;
+    let registry = app.sim.stats().rdap.queries - rdap;
+    let looks = app.sim.stats().dns.queries - dns;
+    assert!(registry <= 3, "registry queries while delegated: {registry}");
+    assert!(looks >= 19 * 3, "a DNS look about every 6 h: {looks} DNS queries in 19 days");
+    assert_eq!(watch(&app, &key, &id).await["state"], "registered");
+    eprintln!("watches: {registry} registry queries and {looks} DNS queries in 19 days for a delegated name");
+
+    // Deleted: the next DNS look finds no delegation and the registry says redemption.
+    advance_by(&app, &clock, &key_id, &id, quiet_to, datetime!(2026-01-20 07:00 UTC), time::Duration::minutes(30))
+        .await;
+    let shown = watch(&app, &key, &id).await;
+    assert_eq!(shown["state"], "redemption", "seen within one DNS look of the deletion: {shown}");
+    let seen = events(&app, &key, &id).await;
+    let change = seen.iter().find(|e| e["data"]["to"] == "redemption").expect("the state change");
+    let at = OffsetDateTime::parse(
+        change["data"]["checked_at"].as_str().expect("checked_at"),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .expect("rfc3339");
+    let after = at - datetime!(2026-01-20 00:00 UTC);
+    assert!(after <= time::Duration::hours(6), "redemption seen {after} after the deletion");
+    eprintln!("watches: a deletion far from expiry seen {after} (simulated) after it, through DNS");
+    app.finish(None).await;
+}
+
+/// `dsa serve` (the real binary, its own clock) SIGKILLed while its scheduler is re-checking a
+/// dozen watches that the simulator's timelines move into redemption, then started again on the
+/// same SQLite file: every watch still gives each of its events exactly once, in order, and the
+/// events written before the kill are the same records after it.
+///
+/// The binary's clock is the real one; the registries' is the simulator's, which the test moves
+/// through the phases. The pace settings (`[watches]` in the config file) are seconds, so every
+/// state is re-checked every 2 s of real time; RDAP answers take 300 ms, so re-checks are in
+/// flight (and leased, `lease_secs = 3`) when the process dies.
+#[tokio::test(flavor = "multi_thread")]
+async fn dsa_serve_sigkilled_while_rechecking_loses_no_event_and_emits_none_twice() {
+    use std::process::Stdio;
+
+    use api::store::{NewKey, SqliteStore, Store};
+    use dsa_tests::harness::binary::dsa_binary;
+    use dsa_tests::sim::{Latency, Simulator};
+
+    const NAMES: usize = 12;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut toml =
+        String::from("[[tld]]\nsuffix = \"org\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"centralnic\"\n");
+    for n in 0..NAMES {
+        // Far from expiry on the binary's (real) clock; the phases follow the simulator's.
+        toml.push_str(&format!(
+            "\n[[timeline]]\nname = \"kill{n}.org\"\nexpires_at = \"2031-01-01T00:00:00Z\"\n\
+             redemption_at = \"2026-01-10T00:00:00Z\"\npending_delete_at = \"2026-01-20T00:00:00Z\"\n\
+             free_at = \"2026-01-25T00:00:00Z\"\n"
+        ));
+    }
+    let sim = Simulator::start(Scenario::from_toml(&toml).expect("scenario")).await.expect("simulator");
+    sim.set_now(Some(T0));
+    sim.set_knobs(Knobs { latency_ms: Latency { rdap: 300, ..Latency::default() }, ..Knobs::default() });
+
+    let dir = std::env::temp_dir().join(format!("dsa-watch-kill-{}", uuid::Uuid::now_v7().simple()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("dsa.toml");
+    let watches = "\n[engine.limits.rdap]\nper_second = 200.0\nburst = 200\nconcurrency = 16\n\
+         \n[watches]\ntick_ms = 100\nbatch = 50\nconcurrency = 4\nlease_secs = 3\njob_wait_secs = 5.0\n\
+         registered_interval_secs = 2\nnear_interval_secs = 2\ndrop_interval_secs = 1\nretry_secs = 1\n\
+         reserved_interval_secs = 2\ndelegation_interval_secs = 0\n";
+    std::fs::write(&config, format!("{}{watches}", sim.engine_config_toml())).expect("write config");
+    let db = format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display());
+    let store = SqliteStore::connect(&db, 2).await.expect("open the database");
+    store.migrate().await.expect("migrate");
+    let (key, key_hash) = api::keys::generate(api::keys::KeyKind::Server);
+    let record = store
+        .create_key(NewKey {
+            key_hash,
+            kind: api::keys::KeyKind::Server,
+            plan: api::keys::Plan::Pro,
+            pricing_enabled: false,
+            show_purchase_button: false,
+            default_commission_percent: None,
+            purchase_url: None,
+            allowed_origins: Vec::new(),
+            label: "watch kill test".into(),
+        })
+        .await
+        .expect("key");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("port").port();
+    let start = || {
+        std::process::Command::new(dsa_binary())
+            .arg("--config")
+            .arg(&config)
+            .arg("serve")
+            .env("DSA_SERVER__LISTEN", format!("127.0.0.1:{port}"))
+            .env("DSA_DATABASE__URL", &db)
+            .env("DSA_BOOTSTRAP__CREATE_DEV_KEY", "false")
+            .env_remove("DSA_CONFIG")
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start dsa")
+    };
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let up = |http: reqwest::Client, base: String| async move {
+        for _ in 0..400 {
+            if http.get(format!("{base}/healthz")).send().await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("dsa did not start");
+    };
+    // Waits until every watch is in `state` (read from the SQLite file).
+    let all_in = |state: api::watches::Lifecycle| {
+        let store = &store;
+        let key_id = record.id.clone();
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            loop {
+                let watches = store.list_watches(&key_id, None, 100).await.expect("watches");
+                if watches.len() == NAMES && watches.iter().all(|w| w.state == state) {
+                    return;
+                }
+                assert!(tokio::time::Instant::now() < deadline, "not all {state:?}: {watches:#?}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+
+    let mut first = start();
+    up(http.clone(), base.clone()).await;
+    for n in 0..NAMES {
+        let response = http
+            .post(format!("{base}/v1/watches?client_key={key}"))
+            .json(&json!({"domain": format!("kill{n}.org")}))
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(response.status().as_u16(), 201, "{:?}", response.text().await);
+    }
+    all_in(api::watches::Lifecycle::Registered).await;
+
+    // Deleted: kill the process once some, not all, watches have seen the redemption (the
+    // others are being re-checked, or queued).
+    sim.set_now(Some(datetime!(2026-01-10 00:00 UTC)));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let seen_before_kill = loop {
+        let watches = store.list_watches(&record.id, None, 100).await.expect("watches");
+        let done = watches.iter().filter(|w| w.state == api::watches::Lifecycle::Redemption).count();
+        if done > 0 {
+            break done;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no watch reached redemption: {watches:#?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    first.kill().expect("SIGKILL");
+    let _ = first.wait();
+    let before = store.list_events(&record.id, None, 0, 1000).await.expect("events");
+    let leased = store
+        .list_watches(&record.id, None, 100)
+        .await
+        .expect("watches")
+        .iter()
+        .filter(|w| w.state == api::watches::Lifecycle::Registered)
+        .count();
+    eprintln!("watches: SIGKILL with {seen_before_kill} of {NAMES} watches in redemption, {leased} not yet");
+
+    let mut second = start();
+    up(http.clone(), base.clone()).await;
+    all_in(api::watches::Lifecycle::Redemption).await;
+    sim.set_now(Some(datetime!(2026-01-20 00:00 UTC)));
+    all_in(api::watches::Lifecycle::PendingDelete).await;
+    sim.set_now(Some(datetime!(2026-01-25 00:00 UTC)));
+    all_in(api::watches::Lifecycle::Available).await;
+    // A few more rounds: nothing more is emitted.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let _ = second.kill();
+    let _ = second.wait();
+
+    let after = store.list_events(&record.id, None, 0, 1000).await.expect("events");
+    for old in &before {
+        assert!(after.contains(old), "an event written before the kill changed or vanished: {old:?}");
+    }
+    let ids: std::collections::BTreeSet<&str> = after.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids.len(), after.len(), "no event id twice");
+    let want = [
+        ("domain.state_changed", "registered", "redemption"),
+        ("domain.state_changed", "redemption", "pending_delete"),
+        ("domain.state_changed", "pending_delete", "available"),
+        ("domain.available", "pending_delete", "available"),
+    ];
+    for watch in store.list_watches(&record.id, None, 100).await.expect("watches") {
+        let seen: Vec<(&str, &str, &str)> = after
+            .iter()
+            .filter(|e| e.subject.as_deref() == Some(watch.id.as_str()))
+            .map(|e| {
+                (e.event_type.as_str(), e.data["from"].as_str().unwrap_or("?"), e.data["to"].as_str().unwrap_or("?"))
+            })
+            .collect();
+        assert_eq!(seen, want, "{}: each event once, in order", watch.domain);
+    }
+    assert_eq!(after.len(), NAMES * want.len());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -163,7 +163,9 @@ impl Jobs {
             JobWork::Check { domain } => Box::pin(check::handle(self, &domain, parsed)).await,
             JobWork::Whois { domain } => Box::pin(whois::handle(self, &domain, parsed)).await,
             JobWork::Dns { name, types } => Box::pin(dns::handle(self, &name, &types)).await,
-            JobWork::Watch { domain } => Box::pin(watch::handle(self, &domain, parsed)).await,
+            JobWork::Watch { domain, delegation_only } => {
+                Box::pin(watch::handle(self, &domain, parsed, delegation_only)).await
+            }
         }
     }
 

@@ -10,6 +10,12 @@
 //!    `fresh`: shared single-flight, consensus where the suffix needs it, reserved markers). Only
 //!    its `available` verdict makes the name available: never DNS alone.
 //!
+//! 3. The DNS delegation ([`crate::engine::Engine::delegation`], the check's pre-check: the
+//!    registry's name servers, no registry query) rides along as `delegated`. A job with
+//!    `delegation_only` asks only this: the scheduler's cheap look between the slow registry
+//!    checks of a name far from expiry, so that a delegation that disappears or appears gets the
+//!    name re-checked at the registry soon. DNS never decides a state.
+//!
 //! No definitive answer is not an error: the observation carries `status: None` and the
 //! evidence, and the scheduler keeps the watch's state and asks again sooner.
 
@@ -23,11 +29,33 @@ use super::{Handled, Jobs};
 use crate::engine::registration::RegistrationError;
 
 /// Observes `domain` (see the module documentation).
-pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>) -> Handled {
+pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>, delegation_only: bool) -> Handled {
     let domain = match jobs.domain(domain, parsed) {
         Ok(domain) => domain,
         Err(reason) => return Handled::rejected(reason),
     };
+    let delegated = match jobs.engine().delegation(&domain).await {
+        Ok(delegated) => delegated,
+        Err(e) => return Handled::rejected(e.to_string()),
+    };
+    if delegation_only {
+        let evidence = match delegated {
+            Some(true) => "DNS: delegated by the registry's name servers",
+            Some(false) => "DNS: not delegated by the registry's name servers",
+            None => "DNS: no answer from the registry's name servers",
+        };
+        return Handled::answer(JobAnswer::Watch {
+            observation: WatchObservation {
+                domain: domain.as_str().to_owned(),
+                status: None,
+                epp_status: Vec::new(),
+                expires_at: None,
+                delegated,
+                evidence: evidence.to_owned(),
+                checked_at: OffsetDateTime::now_utc(),
+            },
+        });
+    }
     let observation = match jobs.engine().registration(&domain).await {
         Err(RegistrationError::Engine(e)) => return Handled::rejected(e.to_string()),
         Err(RegistrationError::NoAnswer(reason)) => WatchObservation {
@@ -35,7 +63,7 @@ pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>
             status: None,
             epp_status: Vec::new(),
             expires_at: None,
-            delegated: None,
+            delegated,
             evidence: reason,
             checked_at: OffsetDateTime::now_utc(),
         },
@@ -56,7 +84,7 @@ pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>
                 ),
                 epp_status: answer.record.status,
                 expires_at: answer.record.expires_at,
-                delegated: None,
+                delegated,
                 checked_at: answer.checked_at,
             }
         }
@@ -69,7 +97,7 @@ pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>
                 status: verdict.status.is_definitive().then_some(verdict.status),
                 epp_status: record.status,
                 expires_at: record.expires_at,
-                delegated: None,
+                delegated,
                 evidence: format!(
                     "{} from {}: not registered; check: {}",
                     answer.provenance.protocol.to_ascii_uppercase(),
