@@ -1,7 +1,8 @@
 //! The fleet's faults on real NATS JetStream and Postgres: a worker SIGKILLed mid-job, the ledger
 //! consumer killed after and before its commit, its store failing mid-batch and a poison event,
 //! duplicate publishes, Postgres unreachable, the fleet-wide upstream limit, credits overspent
-//! across fronts, and `dsa front` processes SIGKILLed under load (with NATS up and down).
+//! across fronts, `dsa front` processes SIGKILLed under load (with NATS up and down), and a bulk
+//! job whose `dsa worker` and `dsa ledger` processes are SIGKILLed mid-job.
 //!
 //! Each test has its own [`Fleet`]: nats-server, database, simulator and name prefix. Its
 //! teardown (`fleet.drain()` / `fleet.stop()`) asserts that no job is left un-acked and no
