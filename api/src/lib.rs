@@ -42,6 +42,10 @@
 //! scheduler in `dsa serve` and every `dsa front` leases due watches in the store, re-checks them
 //! as `watch` jobs on the bus and records one event per change ([`events`]).
 //!
+//! A bulk job (`/v1/jobs`, [`front::bulk_jobs`]) takes up to 100,000 names: the upload is
+//! streamed into the store, the whole cost held, and a runner in every front process checks the
+//! names in the background through the same [`routes::check::evaluate`], charging each once.
+//!
 //! Owners manage their keys in the account portal (`/account`, [`portal`]): accounts and sessions
 //! in the same store ([`accounts`]), pages rendered on the server, no metered call.
 //!

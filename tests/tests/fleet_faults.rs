@@ -1,7 +1,8 @@
 //! The fleet's faults on real NATS JetStream and Postgres: a worker SIGKILLed mid-job, the ledger
 //! consumer killed after and before its commit, its store failing mid-batch and a poison event,
 //! duplicate publishes, Postgres unreachable, the fleet-wide upstream limit, credits overspent
-//! across fronts, and `dsa front` processes SIGKILLed under load (with NATS up and down).
+//! across fronts, `dsa front` processes SIGKILLed under load (with NATS up and down), and a bulk
+//! job whose `dsa worker` and `dsa ledger` processes are SIGKILLed mid-job.
 //!
 //! Each test has its own [`Fleet`]: nats-server, database, simulator and name prefix. Its
 //! teardown (`fleet.drain()` / `fleet.stop()`) asserts that no job is left un-acked and no
@@ -1142,4 +1143,158 @@ async fn front_sigkilled_under_load_loses_no_charge() {
 async fn front_sigkilled_50_times_loses_no_charge() {
     let seen = fronts_sigkilled_under_load("front-kill-long", FRONT_KILLS_LONG).await;
     assert_no_charge_lost(&seen);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. A bulk job (issue 26) whose `dsa worker` and `dsa ledger` processes are SIGKILLed mid-job.
+
+async fn bulk_job_state(http: &reqwest::Client, base: &str, key: &str, id: &str) -> serde_json::Value {
+    match http.get(format!("{base}/v1/jobs/{id}?client_key={key}")).send().await {
+        Ok(r) => r.json().await.unwrap_or(serde_json::Value::Null),
+        Err(_) => serde_json::Value::Null,
+    }
+}
+
+/// Starts a `dsa worker` or `dsa ledger` process and waits until it pulls from its consumer.
+async fn consumer_process(fleet: &mut Fleet, role: &str) -> usize {
+    let settings = fleet.settings().clone();
+    let process = fleet.spawn_process(role, &settings);
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let (js_ref, names_ref) = (&js, &names);
+    let pulling = wait_until(Duration::from_secs(60), || async move {
+        let (stream, consumer) = if role == "worker" {
+            (names_ref.jobs_stream.clone(), names_ref.jobs_consumer(common::lookup::LookupKind::Check).to_owned())
+        } else {
+            (names_ref.ledger_stream.clone(), names_ref.ledger_consumer.clone())
+        };
+        consumer_info(js_ref, &stream, &consumer).await.num_waiting > 0
+    })
+    .await;
+    assert!(
+        pulling,
+        "dsa {role} never pulled; its log: {}",
+        std::fs::read_to_string(&fleet.process(process).log).unwrap_or_default()
+    );
+    process
+}
+
+/// The job runs on the in-process front; the only worker and the ledger consumer are `dsa worker`
+/// and `dsa ledger` processes. Part-way through, both are SIGKILLed at once (checks in flight on
+/// the worker, charges in flight to the ledger), the runner keeps going against a fleet with no
+/// worker and no ledger for a while, then both roles come back as new processes. The job
+/// completes: one result per name, each charged, ledger entries = results, none twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_job_survives_sigkilled_worker_and_ledger_processes() {
+    init();
+    let mut fleet = Fleet::builder("bulk-kill")
+        .fronts(1)
+        .workers(0)
+        .ledger(false)
+        .knobs(Knobs { latency_ms: Latency { rdap: 30, ..Latency::default() }, ..Knobs::default() })
+        .configure(|s| {
+            s.policy.bulk_jobs.run = true;
+            s.policy.bulk_jobs.concurrency = 8;
+            // Checks that hit the dead worker time out and are retried; enough attempts to
+            // outlast the outage, so every name ends definitive (and charged).
+            s.policy.bulk_jobs.attempts = 20;
+            s.engine.check_deadline_secs = 3.0;
+        })
+        .start()
+        .await;
+    let store = fleet.store().clone();
+    let (key, key_id) = fleet.key(Plan::Starter).await;
+    let mut worker = consumer_process(&mut fleet, "worker").await;
+    let mut ledger = consumer_process(&mut fleet, "ledger").await;
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("client");
+    let base = fleet.front(0).url("");
+
+    let total = 300_usize;
+    let body: String = (0..total).map(|i| format!("dsa-kill-job-{i}.{}\n", ["com", "org", "net"][i % 3])).collect();
+    let response = http
+        .post(format!("{base}/v1/jobs/bulk-check?client_key={key}"))
+        .header("content-type", "text/plain")
+        .body(body)
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(response.status().as_u16(), 202);
+    let accepted: serde_json::Value = response.json().await.expect("json");
+    let id = accepted["id"].as_str().expect("id").to_owned();
+    let total = total as i64;
+    assert_eq!(accepted["total"], total);
+
+    let mut kills = 0;
+    for threshold in [40, 150] {
+        let started = Instant::now();
+        let at_kill = loop {
+            let state = bulk_job_state(&http, &base, &key, &id).await;
+            if state["checked"].as_i64().is_some_and(|c| c >= threshold) {
+                break state;
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "no progress: {state}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(at_kill["state"], "running", "killed mid-job: {at_kill}");
+        assert!(fleet.process(worker).running() && fleet.process(ledger).running(), "alive until the kill");
+        fleet.process(worker).sigkill();
+        fleet.process(ledger).sigkill();
+        kills += 1;
+        // The job is left without a worker and a ledger for a while (checks time out, charges
+        // wait in the stream), then both come back as new processes.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let stalled = bulk_job_state(&http, &base, &key, &id).await;
+        assert_ne!(stalled["state"], "done", "the job cannot finish without a worker: {stalled}");
+        worker = consumer_process(&mut fleet, "worker").await;
+        ledger = consumer_process(&mut fleet, "ledger").await;
+    }
+
+    let started = Instant::now();
+    let done = loop {
+        let state = bulk_job_state(&http, &base, &key, &id).await;
+        if state["state"] == "done" {
+            break state;
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "not done: {state}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["checked"], total, "{done}");
+    assert_eq!(done["counts"]["unknown"], 0, "every name answered: {done}");
+    assert_eq!(done["credits_charged"], total, "{done}");
+
+    // Every name once in the results, each charged.
+    let (mut cursor, mut domains) = (0_i64, Vec::new());
+    loop {
+        let r = http
+            .get(format!("{base}/v1/jobs/{id}/results?client_key={key}&cursor={cursor}&limit=100"))
+            .send()
+            .await
+            .expect("results");
+        let next: i64 = r.headers()["x-next-cursor"].to_str().expect("cursor").parse().expect("number");
+        let text = r.text().await.expect("text");
+        if text.is_empty() {
+            break;
+        }
+        for line in text.lines() {
+            let row: serde_json::Value = serde_json::from_str(line).expect("json");
+            assert_eq!(row["charged"], true, "{row}");
+            domains.push(row["domain"].as_str().expect("domain").to_owned());
+        }
+        cursor = next;
+    }
+    domains.sort();
+    let listed = domains.len();
+    domains.dedup();
+    assert_eq!((listed, domains.len()), (total as usize, total as usize), "one result per name");
+
+    // Ledger = results: the restarted ledger settles every charge, none twice.
+    assert_eq!(settled(&store, &key_id, total).await, total);
+    fleet.drain().await;
+    let entries = ledger_count(&store, &key_id).await;
+    println!(
+        "[bulk job, worker + ledger SIGKILL × {kills}] {total} names: results {listed}, charged {}, ledger entries {entries}",
+        done["credits_charged"]
+    );
+    assert_eq!(entries, total, "ledger entries = results, each name charged once");
+    fleet.stop().await;
 }

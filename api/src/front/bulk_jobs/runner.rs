@@ -16,6 +16,9 @@
 //!   its charge is the same event, applied once. Results are written once per name (the store
 //!   skips a name already done). A name without a definitive verdict is tried `attempts` times,
 //!   then reported unknown and not charged.
+//! * Retries back off: a name the registries could not answer is not tried again before
+//!   [`retry_backoff`] of its attempts has passed (held in this runner's memory; a runner that
+//!   takes the job over after a crash retries such names at once).
 //! * Bounded memory: a job's state here is a few cursors and a buffer of at most
 //!   [`REFILL`] names; results go to the store in batches.
 
@@ -52,6 +55,41 @@ const OPEN_RECHECK: Duration = Duration::from_millis(200);
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// An upload that has not finished after this long was abandoned (its front died).
 const STALE_UPLOAD: Duration = Duration::from_secs(3600);
+/// The wait before a name's first retry; each further retry waits twice as long.
+const RETRY_BASE: Duration = Duration::from_millis(500);
+/// The longest wait before a retry.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// How long a name that was tried `attempts` times without a definitive verdict waits before its
+/// next try: [`RETRY_BASE`] doubled per earlier failure, at most [`RETRY_MAX`] (exponential
+/// back-off, so a registry that is down or limiting is not asked again at once).
+pub fn retry_backoff(attempts: i64) -> Duration {
+    let doublings = u32::try_from(attempts.saturating_sub(1).clamp(0, 16)).unwrap_or(16);
+    RETRY_BASE.saturating_mul(1_u32 << doublings).min(RETRY_MAX)
+}
+
+/// Names of one job waiting out their retry back-off: item seq → when it may be tried again.
+#[derive(Default)]
+struct Cooling(HashMap<i64, Instant>);
+
+impl Cooling {
+    /// Holds `seq` back until `backoff` from `now`.
+    fn hold(&mut self, seq: i64, now: Instant, backoff: Duration) {
+        self.0.insert(seq, now + backoff);
+    }
+
+    /// Whether `seq` is still waiting at `now`; forgets the names whose wait is over.
+    fn waiting(&mut self, seq: i64, now: Instant) -> bool {
+        match self.0.get(&seq) {
+            Some(until) if *until > now => true,
+            Some(_) => {
+                self.0.remove(&seq);
+                false
+            }
+            None => false,
+        }
+    }
+}
 
 /// Starts the runner of this front process, unless `policy.bulk_jobs.run` is off or the store
 /// keeps no bulk jobs. It stops by itself once the application state is dropped.
@@ -85,6 +123,8 @@ struct Work {
     /// Registries read to the end once this round (a retry may still be below their cursor).
     buffer: VecDeque<PendingItem>,
     in_flight: Arc<Mutex<HashSet<i64>>>,
+    /// Names waiting out their retry back-off.
+    cooling: Arc<Mutex<Cooling>>,
     /// Nothing pending was found at the last refill.
     drained: bool,
 }
@@ -182,6 +222,7 @@ impl Runner {
                     registries: Vec::new(),
                     buffer: VecDeque::new(),
                     in_flight: Arc::new(Mutex::new(HashSet::new())),
+                    cooling: Arc::new(Mutex::new(Cooling::default())),
                     drained: false,
                 },
             );
@@ -242,6 +283,7 @@ impl Runner {
                     open: work.open.clone(),
                     rechecked: work.rechecked.clone(),
                     in_flight: work.in_flight.clone(),
+                    cooling: work.cooling.clone(),
                     attempts: self.config.attempts.max(1),
                     writer: writer.clone(),
                 };
@@ -311,7 +353,15 @@ async fn refill(store: &dyn Store, work: &mut Work) -> anyhow::Result<()> {
         } else {
             exhausted.push(index);
         }
-        lists.push(items.into_iter().filter(|i| !in_flight.contains(&i.seq)).collect());
+        lists.push(items.into_iter().filter(|i| !in_flight.contains(&i.seq)).collect::<VecDeque<_>>());
+    }
+    // Names waiting out their retry back-off are left for a later refill.
+    {
+        let now = Instant::now();
+        let mut cooling = work.cooling.lock().unwrap_or_else(|p| p.into_inner());
+        for list in &mut lists {
+            list.retain(|i| !cooling.waiting(i.seq, now));
+        }
     }
     // Round-robin across registries.
     loop {
@@ -355,6 +405,7 @@ struct Check {
     /// When the job's stored state was last read (shared by the job's checks).
     rechecked: Arc<tokio::sync::Mutex<Option<Instant>>>,
     in_flight: Arc<Mutex<HashSet<i64>>>,
+    cooling: Arc<Mutex<Cooling>>,
     attempts: u32,
     writer: mpsc::Sender<Written>,
 }
@@ -363,9 +414,14 @@ impl Check {
     async fn run(self, item: PendingItem) {
         let outcome = self.check(&item).await;
         if let Some(outcome) = outcome {
+            let retried = !outcome.last;
             let (ack, acked) = oneshot::channel();
             if self.writer.send((self.job_id.clone(), outcome, ack)).await.is_ok() {
                 let _ = acked.await;
+            }
+            if retried {
+                let backoff = retry_backoff(item.attempts + 1);
+                self.cooling.lock().unwrap_or_else(|p| p.into_inner()).hold(item.seq, Instant::now(), backoff);
             }
         }
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&item.seq);
@@ -500,4 +556,32 @@ fn spawn_writer(store: Arc<dyn Store>) -> mpsc::Sender<Written> {
         }
     });
     tx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_exponentially_up_to_the_cap() {
+        assert_eq!(retry_backoff(0), RETRY_BASE);
+        assert_eq!(retry_backoff(1), RETRY_BASE);
+        assert_eq!(retry_backoff(2), RETRY_BASE * 2);
+        assert_eq!(retry_backoff(3), RETRY_BASE * 4);
+        assert_eq!(retry_backoff(20), RETRY_MAX);
+        assert_eq!(retry_backoff(i64::MAX), RETRY_MAX);
+        assert_eq!(retry_backoff(-5), RETRY_BASE);
+    }
+
+    #[test]
+    fn a_name_waits_out_its_backoff_before_it_is_tried_again() {
+        let mut cooling = Cooling::default();
+        let now = Instant::now();
+        cooling.hold(7, now, retry_backoff(1));
+        assert!(cooling.waiting(7, now), "not retried at once");
+        assert!(cooling.waiting(7, now + RETRY_BASE - Duration::from_millis(1)));
+        assert!(!cooling.waiting(8, now), "other names are not held");
+        assert!(!cooling.waiting(7, now + RETRY_BASE), "tried again once the back-off is over");
+        assert!(cooling.0.is_empty(), "forgotten once over");
+    }
 }
