@@ -321,12 +321,11 @@ impl JobResult {
     }
 }
 
+/// The refusal of an embed key.
+const SERVER_KEY_ONLY: &str = "Bulk jobs take a server key: an embed key cannot submit or read them.";
+
 fn server_key(key: &KeyRecord) -> Result<(), ApiError> {
-    if key.kind == KeyKind::Server {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden("Bulk jobs take a server key: an embed key cannot submit or read them.".into()))
-    }
+    crate::front::routes::keyed::require_server_key(key, SERVER_KEY_ONLY)
 }
 
 fn jobs_store(state: &AppState) -> Result<&dyn BulkJobStore, ApiError> {

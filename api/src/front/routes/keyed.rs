@@ -52,6 +52,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Admitted {
     }
 }
 
+/// Refuses an embed key (403 with `refusal`, which names the feature) where an operation takes a
+/// server key only: watches, webhooks and bulk jobs act for the key's owner, never for a page's
+/// visitors.
+///
+/// # Errors
+/// [`ApiError::Forbidden`] with `refusal` for an embed key.
+pub fn require_server_key(key: &KeyRecord, refusal: &'static str) -> Result<(), ApiError> {
+    match key.kind {
+        crate::front::keys::KeyKind::Server => Ok(()),
+        crate::front::keys::KeyKind::Embed => Err(ApiError::Forbidden(refusal.into())),
+    }
+}
+
 /// Middleware for metered routes that need a key: a missing `client_key` is a 400.
 pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Response {
     prelude(state, req, next, false).await

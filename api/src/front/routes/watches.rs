@@ -27,7 +27,7 @@ use super::keyed::Keyed;
 use super::{ApiQuery, optional};
 use crate::events::EventRecord;
 use crate::front::error::{ApiError, ErrorBody};
-use crate::front::keys::{KeyKind, KeyRecord};
+use crate::front::keys::KeyRecord;
 use crate::front::state::AppState;
 use crate::watches::{EVENT_TYPES, Lifecycle, NewWatch, WatchRecord, fee_event_id, new_watch_id, rfc3339};
 
@@ -254,10 +254,7 @@ pub struct WatchEventsQuery {
 
 /// Only server keys hold watches.
 fn server_key(key: &KeyRecord) -> Result<(), ApiError> {
-    match key.kind {
-        KeyKind::Server => Ok(()),
-        KeyKind::Embed => Err(ApiError::Forbidden(SERVER_KEY_ONLY.into())),
-    }
+    super::keyed::require_server_key(key, SERVER_KEY_ONLY)
 }
 
 fn page_size(limit: &Option<String>) -> Result<i64, ApiError> {

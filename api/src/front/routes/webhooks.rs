@@ -19,7 +19,7 @@ use super::keyed::Keyed;
 use super::{ApiQuery, optional};
 use crate::events::{NewEvent, event_id};
 use crate::front::error::{ApiError, ErrorBody};
-use crate::front::keys::{KeyKind, KeyRecord};
+use crate::front::keys::KeyRecord;
 use crate::front::state::AppState;
 use crate::webhooks::{
     AttemptRecord, DeliveryRecord, EVENT_TYPES, MAX_DESCRIPTION_CHARS, NewWebhook, WebhookRecord, guard, new_secret,
@@ -263,12 +263,11 @@ pub struct DeliveryPath {
 }
 
 /// Only server keys manage webhooks.
+/// The refusal of an embed key.
+const SERVER_KEY_ONLY: &str = "Webhooks are managed with a server key; an embed key cannot use them.";
+
 fn server_key(key: &KeyRecord) -> Result<(), ApiError> {
-    if key.kind == KeyKind::Server {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden("Webhooks are managed with a server key; an embed key cannot use them.".into()))
-    }
+    crate::front::routes::keyed::require_server_key(key, SERVER_KEY_ONLY)
 }
 
 fn bad_path(e: PathRejection) -> ApiError {
