@@ -188,6 +188,10 @@ pub struct LimitsConfig {
     pub cooldown_secs: f64,
     /// Longest wait for a rate-limit slot before giving up (unknown verdict), seconds.
     pub max_queue_wait_secs: f64,
+    /// The share (0.01 to 1) of each host's rate, burst and concurrency that background work
+    /// (watch re-checks) may use at most, so users' checks always keep the rest; 1 gives
+    /// background work no lower priority.
+    pub background_share: f64,
 }
 
 impl Default for LimitsConfig {
@@ -200,6 +204,7 @@ impl Default for LimitsConfig {
             failures_before_cooldown: 5,
             cooldown_secs: 30.0,
             max_queue_wait_secs: 3.0,
+            background_share: 0.25,
         }
     }
 }

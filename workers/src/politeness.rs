@@ -9,8 +9,15 @@
 //! an [`UpstreamBudget`]: [`InProcessBudget`] (grants at once: one process doing all its own
 //! probing, as in standalone mode) unless another is set, such as the fleet's budget over NATS KV
 //! (`fleet::budget`), which makes the per-host limits hold for all workers together.
+//!
+//! Background work (the watch scheduler's re-checks, run inside [`background`]) yields to users:
+//! besides the host's own limits, its queries take a slot from a background-only share of each
+//! host's budget (`background_share` of its rate, burst and concurrency; in the fleet also a
+//! fleet-wide budget under the key [`background_key`]), so a batch of due watches never takes
+//! more than that share and users' checks always keep the rest.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,6 +29,29 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::{HostLimit, LimitsConfig};
 use crate::probe::{ProbeError, Protocol};
+
+tokio::task_local! {
+    /// Set while background work runs (see [`background`]).
+    static BACKGROUND: ();
+}
+
+/// Runs `work` as background work: every upstream slot it takes (RDAP, WHOIS, DNS) also takes a
+/// slot from the host's background share (`engine.limits.background_share`), so it never uses
+/// more than that share of a registry's budget and users' checks keep the rest. Probes that
+/// `work` spawns on other tasks are not covered.
+pub async fn background<F: Future>(work: F) -> F::Output {
+    BACKGROUND.scope((), work).await
+}
+
+fn is_background() -> bool {
+    BACKGROUND.try_with(|()| ()).is_ok()
+}
+
+/// The host name under which background work also asks the [`UpstreamBudget`] for a slot (with
+/// the background share's limit): `host` with a `~background~` prefix.
+pub fn background_key(host: &str) -> String {
+    format!("~background~{host}")
+}
 
 /// A per-host query budget shared beyond this process (its own limits are [`Politeness`]'s).
 pub trait UpstreamBudget: Send + Sync + std::fmt::Debug {
@@ -57,6 +87,15 @@ struct HostState {
     slots: Arc<Semaphore>,
     failures: AtomicU32,
     cooldown_until: Mutex<Option<Instant>>,
+    /// The background-only share of the host's budget; `None` when the share is the whole.
+    background: Option<BackgroundShare>,
+}
+
+#[derive(Debug)]
+struct BackgroundShare {
+    limit: HostLimit,
+    limiter: DefaultDirectRateLimiter,
+    slots: Arc<Semaphore>,
 }
 
 /// Permission to send one query to one host. Report the outcome with [`Permit::succeeded`] or
@@ -65,6 +104,7 @@ struct HostState {
 pub struct Permit {
     state: Arc<HostState>,
     _slot: OwnedSemaphorePermit,
+    _background_slot: Option<OwnedSemaphorePermit>,
     failures_before_cooldown: u32,
     cooldown: Duration,
 }
@@ -109,6 +149,23 @@ fn quota(limit: &HostLimit) -> Quota {
     Quota::with_period(period).unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN)).allow_burst(burst)
 }
 
+/// `limit` scaled down to `share` (clamped to 0.01..=1; the default when not a number), or
+/// `None` when the share is the whole budget.
+fn background_limit(limit: &HostLimit, share: f64) -> Option<HostLimit> {
+    let share = if share.is_finite() { share.clamp(0.01, 1.0) } else { LimitsConfig::default().background_share };
+    if share >= 1.0 {
+        return None;
+    }
+    let burst = (f64::from(limit.burst.max(1)) * share).floor();
+    let concurrency = (limit.concurrency.max(1) as f64 * share).ceil();
+    Some(HostLimit {
+        per_second: limit.per_second * share,
+        // Both rounded within 1..=the whole budget's (the casts saturate).
+        burst: (burst as u32).max(1),
+        concurrency: (concurrency as usize).clamp(1, limit.concurrency.max(1)),
+    })
+}
+
 impl Politeness {
     /// Politeness state with the given limits and no host seen yet.
     pub fn new(config: LimitsConfig) -> Self {
@@ -143,11 +200,17 @@ impl Politeness {
             .entry((protocol, host.to_owned()))
             .or_insert_with(|| {
                 let limit = self.limit_for(protocol, host);
+                let background = background_limit(limit, self.config.background_share).map(|limit| BackgroundShare {
+                    limiter: RateLimiter::direct(quota(&limit)),
+                    slots: Arc::new(Semaphore::new(limit.concurrency.max(1))),
+                    limit,
+                });
                 Arc::new(HostState {
                     limiter: RateLimiter::direct(quota(limit)),
                     slots: Arc::new(Semaphore::new(limit.concurrency.max(1))),
                     failures: AtomicU32::new(0),
                     cooldown_until: Mutex::new(None),
+                    background,
                 })
             })
             .clone()
@@ -188,7 +251,8 @@ impl Politeness {
     }
 
     /// Waits for a rate-limit slot and a concurrency slot for `host`, at most
-    /// `max_queue_wait_secs`.
+    /// `max_queue_wait_secs`. Inside [`background`], first for a slot of the host's background
+    /// share (within the same wait).
     ///
     /// # Errors
     /// [`ProbeError::CoolingDown`] when the host is in cooldown, [`ProbeError::Busy`] when no slot
@@ -204,10 +268,30 @@ impl Politeness {
                 None => {}
             }
         }
+        let busy = || ProbeError::Busy { host: host.to_owned() };
         let wait = Duration::from_secs_f64(self.config.max_queue_wait_secs.max(0.0));
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut background_slot = None;
+        if let (true, Some(share)) = (is_background(), &state.background) {
+            let slots = share.slots.clone();
+            let acquired = tokio::time::timeout_at(deadline, async {
+                let slot = slots.acquire_owned().await;
+                share.limiter.until_ready().await;
+                slot
+            })
+            .await;
+            let Ok(Ok(slot)) = acquired else { return Err(busy()) };
+            if matches!(protocol, Protocol::Rdap | Protocol::Whois) {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                if !self.upstream_budget().acquire(&background_key(host), &share.limit, left).await {
+                    return Err(busy());
+                }
+            }
+            background_slot = Some(slot);
+        }
         let slots = state.slots.clone();
         let limiter_state = state.clone();
-        let acquired = tokio::time::timeout(wait, async move {
+        let acquired = tokio::time::timeout_at(deadline, async move {
             let slot = slots.acquire_owned().await;
             limiter_state.limiter.until_ready().await;
             slot
@@ -216,17 +300,18 @@ impl Politeness {
         if let (Ok(Ok(_)), Protocol::Rdap | Protocol::Whois) = (&acquired, protocol) {
             let limit = self.limit_for(protocol, host);
             if !self.upstream_budget().acquire(host, limit, wait).await {
-                return Err(ProbeError::Busy { host: host.to_owned() });
+                return Err(busy());
             }
         }
         match acquired {
             Ok(Ok(slot)) => Ok(Permit {
                 state,
                 _slot: slot,
+                _background_slot: background_slot,
                 failures_before_cooldown: self.config.failures_before_cooldown.max(1),
                 cooldown: Duration::from_secs_f64(self.config.cooldown_secs.max(0.0)),
             }),
-            _ => Err(ProbeError::Busy { host: host.to_owned() }),
+            _ => Err(busy()),
         }
     }
 }
@@ -291,5 +376,60 @@ mod tests {
         assert!(matches!(p.acquire(Protocol::Dns, "ns.example").await, Err(ProbeError::Busy { .. })));
         held.succeeded();
         assert!(p.acquire(Protocol::Dns, "ns.example").await.is_ok());
+    }
+
+    /// Real time, not a paused clock: governor keeps its own clock and timers.
+    #[tokio::test]
+    async fn background_work_keeps_to_its_share_and_users_are_served_meanwhile() {
+        // 20/s with a burst of 2 and 8 in flight; the background share (0.25) is 5/s, a burst of
+        // 1 and 2 in flight.
+        let mut config = limits(20.0, 2, 8);
+        config.max_queue_wait_secs = 2.0;
+        config.background_share = 0.25;
+        let p = Arc::new(Politeness::new(config));
+        let window = Duration::from_millis(1500);
+        let start = std::time::Instant::now();
+        let granted = Arc::new(AtomicU32::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..16 {
+            let (p, granted) = (p.clone(), granted.clone());
+            tasks.push(tokio::spawn(background(async move {
+                while start.elapsed() < window {
+                    if let Ok(permit) = p.acquire(Protocol::Rdap, "rdap.example").await {
+                        if start.elapsed() <= window {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        permit.succeeded();
+                    }
+                }
+            })));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut slowest = Duration::ZERO;
+        while start.elapsed() + Duration::from_millis(300) < window {
+            let asked = std::time::Instant::now();
+            p.acquire(Protocol::Rdap, "rdap.example").await.expect("a user's slot").succeeded();
+            slowest = slowest.max(asked.elapsed());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for task in tasks {
+            task.await.expect("background task");
+        }
+        // A user's slot comes within a few of the host's 50 ms periods, not behind 16 waiters.
+        assert!(slowest <= Duration::from_millis(250), "slowest user acquisition {slowest:?}");
+        // GCRA at 5/s with a burst of 1: at most 1 + 1.5 s × 5 in the window, and not starved.
+        let granted = granted.load(Ordering::Relaxed);
+        assert!((3..=9).contains(&granted), "background slots in {window:?}: {granted}");
+    }
+
+    #[test]
+    fn the_background_share_scales_the_limit_within_bounds() {
+        let limit = HostLimit { per_second: 10.0, burst: 10, concurrency: 8 };
+        let share = background_limit(&limit, 0.25).expect("a share");
+        assert_eq!((share.per_second, share.burst, share.concurrency), (2.5, 2, 2));
+        assert!(background_limit(&limit, 1.0).is_none());
+        assert!(background_limit(&limit, 7.0).is_none());
+        let tiny = background_limit(&HostLimit { per_second: 1.0, burst: 1, concurrency: 1 }, 0.0).expect("a share");
+        assert_eq!((tiny.per_second, tiny.burst, tiny.concurrency), (0.01, 1, 1));
     }
 }

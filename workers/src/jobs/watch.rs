@@ -16,6 +16,10 @@
 //!    checks of a name far from expiry, so that a delegation that disappears or appears gets the
 //!    name re-checked at the registry soon. DNS never decides a state.
 //!
+//! The whole job is background work ([`crate::politeness::background`]): its registry and DNS
+//! queries use at most the background share of each upstream's budget, so users' checks keep
+//! the rest.
+//!
 //! No definitive answer is not an error: the observation carries `status: None` and the
 //! evidence, and the scheduler keeps the watch's state and asks again sooner.
 
@@ -28,8 +32,12 @@ use time::OffsetDateTime;
 use super::{Handled, Jobs};
 use crate::engine::registration::RegistrationError;
 
-/// Observes `domain` (see the module documentation).
+/// Observes `domain` (see the module documentation), as background work.
 pub(super) async fn handle(jobs: &Jobs, domain: &str, parsed: Option<DomainName>, delegation_only: bool) -> Handled {
+    crate::politeness::background(observe(jobs, domain, parsed, delegation_only)).await
+}
+
+async fn observe(jobs: &Jobs, domain: &str, parsed: Option<DomainName>, delegation_only: bool) -> Handled {
     let domain = match jobs.domain(domain, parsed) {
         Ok(domain) => domain,
         Err(reason) => return Handled::rejected(reason),
