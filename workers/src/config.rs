@@ -189,8 +189,9 @@ pub struct LimitsConfig {
     /// Longest wait for a rate-limit slot before giving up (unknown verdict), seconds.
     pub max_queue_wait_secs: f64,
     /// The share (0.01 to 1) of each host's rate, burst and concurrency that background work
-    /// (watch re-checks) may use at most, so users' checks always keep the rest; 1 gives
-    /// background work no lower priority.
+    /// (watch re-checks) may use at most, so users' checks always keep the rest; 1 (the default
+    /// until the watch benchmark has been measured with a share) gives background work no lower
+    /// priority.
     pub background_share: f64,
 }
 
@@ -204,7 +205,7 @@ impl Default for LimitsConfig {
             failures_before_cooldown: 5,
             cooldown_secs: 30.0,
             max_queue_wait_secs: 3.0,
-            background_share: 0.25,
+            background_share: 1.0,
         }
     }
 }
