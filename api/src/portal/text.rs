@@ -10,7 +10,7 @@ pub const EN: &[(&str, &str)] = &[
     ("watches_heading", "Watches"),
     (
         "watches_lead",
-        "Names this key watches. Each change of a name's lifecycle (expiring, redemption, pending delete, available) is recorded as an event, readable with GET /v1/watches/{id}/events. A watch costs its monthly fee in credits.",
+        "Names this key watches. Each change of a name's lifecycle (expiring, redemption, pending delete, available) is recorded as an event, readable with GET /v1/watches/{id}/events and sent to the key's webhooks. Credits a watch costs each month:",
     ),
     ("watches_none", "No watches yet."),
     ("watch_domain", "Domain to watch (a taken name you want)"),
