@@ -15,7 +15,7 @@
 //!
 //! Event types are the field's terms, dot-separated as Standard Webhooks recommends
 //! (`domain.available`, `domain.registered`, `domain.expiring`, `domain.state_changed`,
-//! `webhook.test`, `webhook.disabled`); their payloads are JSON objects, described for users in
+//! `job.finished`, `webhook.test`, `webhook.disabled`); their payloads are JSON objects, described for users in
 //! the OpenAPI document.
 
 use serde::Serialize;

@@ -15,6 +15,7 @@ pub mod domain;
 pub mod lookup;
 pub mod messages;
 pub mod nats_auth;
+pub mod priority;
 pub mod public_name;
 pub mod record;
 pub mod request_id;

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::lookup::{DnsAnswer, DnsType, LookupKind, LookupOutcome, WatchObservation, WhoisAnswer};
+use crate::priority::Priority;
 use crate::request_id::RequestId;
 
 /// One charge: `credits` spent by a key on an endpoint. The `event_id` is unique, so applying an
@@ -108,6 +109,11 @@ pub struct Job {
     /// The front stops waiting at this instant (UTC); a worker drops the job once it has passed.
     #[serde(with = "time::serde::rfc3339")]
     pub deadline: OffsetDateTime,
+    /// Whether a user waits for the answer ([`crate::priority`]); absent on the wire when one
+    /// does, so jobs of older fronts read as interactive.
+    /// An unknown value (a newer front's) reads as interactive.
+    #[serde(default, skip_serializing_if = "Priority::is_interactive", deserialize_with = "crate::priority::lenient")]
+    pub priority: Priority,
     /// What to do (its `kind` tag sits beside the fields above on the wire).
     #[serde(flatten)]
     pub work: JobWork,
@@ -183,8 +189,17 @@ mod tests {
             JobWork::Watch { domain: "example.com".into(), delegation_only: false },
             JobWork::Watch { domain: "example.com".into(), delegation_only: true },
         ];
-        for (work, request_id) in works.into_iter().zip([Some(RequestId::generate()), None, None, None, None]) {
-            let job = Job { job_id: Uuid::now_v7(), request_id, deadline, work };
+        let priorities = [
+            Priority::Interactive,
+            Priority::Background,
+            Priority::Interactive,
+            Priority::Background,
+            Priority::Background,
+        ];
+        for ((work, request_id), priority) in
+            works.into_iter().zip([Some(RequestId::generate()), None, None, None, None]).zip(priorities)
+        {
+            let job = Job { job_id: Uuid::now_v7(), request_id, deadline, priority, work };
             round_trip(&job);
             let json = serde_json::to_vec(&job).expect("serialise");
             assert_eq!(serde_json::from_slice::<JobId>(&json).expect("id").job_id, job.job_id);
@@ -193,6 +208,16 @@ mod tests {
         let json = r#"{"job_id":"0192f0c4-7e1b-7c3a-9f00-2b1f6c1a9e55","deadline":"2026-11-22T10:00:05Z","kind":"check","domain":"a.io"}"#;
         let job: Job = serde_json::from_str(json).expect("parse");
         assert_eq!((job.work.kind(), job.work.name(), job.request_id), (LookupKind::Check, "a.io", None));
+        assert_eq!(job.priority, Priority::Interactive, "no priority on the wire: interactive");
+        for (raw, priority) in [
+            (r#""background""#, Priority::Background),
+            (r#""urgent""#, Priority::Interactive),
+            ("7", Priority::Interactive),
+        ] {
+            let with = json.replace(r#""kind""#, &format!(r#""priority":{raw},"kind""#));
+            let job: Job = serde_json::from_str(&with).unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(job.priority, priority, "{raw}");
+        }
         for bad in [r#""a b""#, "42", "null", r#"{"x":1}"#, r#"["a"]"#] {
             let hostile = json.replace(r#""kind""#, &format!(r#""request_id":{bad},"kind""#));
             let job: Job = serde_json::from_str(&hostile).unwrap_or_else(|e| panic!("{bad}: {e}"));

@@ -24,7 +24,9 @@
 //!   every 50 ms) while the job runs, against the p99 of the same before the job, same process.
 //!
 //! Other knobs: `BENCH_RTT_MS` (20, added to every DNS and RDAP answer), `BENCH_CONCURRENCY`
-//! (the runner's checks in flight, default 64), `BENCH_BURST` (the budgets' burst, default 10).
+//! (the runner's checks in flight, default 64), `BENCH_BURST` (the budgets' burst, default 10),
+//! `BENCH_BACKGROUND_SHARE` (the share of each budget the job's checks may use; default the
+//! shipped `engine.limits.background_share`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,6 +96,8 @@ struct Knobset {
     burst: u32,
     rtt: u64,
     concurrency: usize,
+    /// `engine.limits.background_share` (the job's checks are background work).
+    background_share: f64,
 }
 
 /// Runs one job of `size` names; returns the `dsa serve` process's peak RSS, KiB.
@@ -122,6 +126,7 @@ async fn run(size: usize, k: &Knobset) -> u64 {
     settings.engine.limits.dns.concurrency = k.concurrency.max(1);
     settings.engine.check_deadline_secs = 10.0;
     settings.engine.limits.max_queue_wait_secs = 10.0;
+    settings.engine.limits.background_share = k.background_share;
     settings.policy.bulk_jobs.concurrency = k.concurrency;
     settings.policy.bulk_jobs.max_names = settings.policy.bulk_jobs.max_names.max(size);
     settings.jobs.workers = k.concurrency.max(8);
@@ -265,6 +270,7 @@ async fn main() {
         burst: env_or("BENCH_BURST", 10),
         rtt: env_or("BENCH_RTT_MS", 20),
         concurrency: env_or("BENCH_CONCURRENCY", 64),
+        background_share: env_or("BENCH_BACKGROUND_SHARE", workers::config::LimitsConfig::default().background_share),
     };
     let mut peaks = Vec::new();
     for size in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {

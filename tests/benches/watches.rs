@@ -20,6 +20,9 @@
 //!   250 ms while it runs the month), and their ratio (target ≤ 1.2). The interactive checks ask
 //!   the same simulated RDAP host: their own queries (measured per check while idle) are
 //!   subtracted from the registry count above.
+//!
+//! `BENCH_BACKGROUND_SHARE` sets `engine.limits.background_share` (the share of each budget the
+//! re-checks may use; default the shipped value).
 
 use std::time::{Duration, Instant};
 
@@ -117,6 +120,9 @@ async fn main() {
             // RDAP and DNS).
             s.engine.limits.rdap = workers::config::LimitsConfig::default().rdap;
             s.engine.limits.dns = workers::config::LimitsConfig::default().dns;
+            // The shipped share unless `BENCH_BACKGROUND_SHARE` says otherwise.
+            s.engine.limits.background_share =
+                env_or("BENCH_BACKGROUND_SHARE", workers::config::LimitsConfig::default().background_share);
             s.watches.tick_ms = 20;
             s.watches.monthly_fee = 0;
             s.watches.max_per_key = i64::try_from(n).unwrap_or(i64::MAX).max(1000);

@@ -236,6 +236,21 @@ test('sign up, keys once, origin, widget, dashboard, roll with grace, sign out',
   await noViolations(page, errors);
   await axe(context, `${api}/account`, 'portal-dashboard');
 
+  // From a taken result to a watch: the server key's page checks a name, then watches it.
+  await page.locator('tr', { hasText: 'server' }).getByRole('link').first().click();
+  await page.getByLabel('Domain to check').fill('example.com');
+  await page.getByRole('button', { name: 'Check', exact: true }).click();
+  await page.locator('#checked').waitFor();
+  assert.match(await page.locator('#checked').textContent(), /example\.com cannot be registered now/);
+  await shot(page, 'portal-checked-taken');
+  await noViolations(page, errors);
+  await page.locator('#watch-checked').click();
+  await page.locator('#watch-list').waitFor();
+  assert.match(await page.locator('#watch-list tbody').textContent(), /example\.com/);
+  await shot(page, 'portal-watch-added');
+  await noViolations(page, errors);
+  await page.goto(`${api}/account`);
+
   // Roll the embed key: the new secret at once, the old one until the grace period ends.
   await page.locator('tr', { hasText: 'embed' }).getByRole('link').first().click();
   await page.getByRole('button', { name: 'Roll key' }).click();

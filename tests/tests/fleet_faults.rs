@@ -529,6 +529,7 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
         job_id: uuid::Uuid::now_v7(),
         request_id: None,
         deadline: time::OffsetDateTime::now_utc() + Duration::from_secs(10),
+        priority: common::priority::Priority::Interactive,
         work: JobWork::Check { domain: AVAILABLE.into() },
     };
     let job_payload = serde_json::to_vec(&job).expect("job");
@@ -835,6 +836,9 @@ async fn burst(
         match status {
             200 => {}
             429 => assert_eq!(body["error"], api::error::CREDITS_EXHAUSTED, "{body}"),
+            // Overload shedding (a fast 503, nothing charged) is a legitimate answer on a
+            // machine busy with other fleets; the bound below counts successes only.
+            503 => assert_eq!(body["success"], false, "{body}"),
             _ => panic!("{status}: {body}"),
         }
         *statuses.entry(status).or_insert(0) += 1;
@@ -1305,12 +1309,7 @@ async fn bulk_job_survives_sigkilled_worker_and_ledger_processes() {
 /// running the scheduler) crashed in pending delete. The events are recorded each exactly once
 /// and in order (a repeated re-check gives the same event ids), and each month's fee is charged
 /// once.
-///
-/// Ignored in the suite for now: beside it, `two_fronts_overspend_within_the_documented_bound`
-/// once got a status other than 200/429 (1 of 3 runs of the binary). Run it alone:
-/// `cargo test -p dsa-tests --test fleet_faults a_watch_lives -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "run alone (see the doc comment): the overspend test flaked once beside it"]
 async fn a_watch_lives_through_sigkilled_worker_and_ledger_processes_and_a_crashed_front() {
     use dsa_tests::harness::app::TestClock;
     use time::macros::datetime;

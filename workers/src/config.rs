@@ -193,6 +193,10 @@ pub struct LimitsConfig {
     /// until the watch benchmark has been measured with a share) gives background work no lower
     /// priority.
     pub background_share: f64,
+    /// Longest wait of background work for a slot of its share, seconds (the job's own deadline
+    /// may end it sooner). Longer than `max_queue_wait_secs`: nobody waits for a background
+    /// job, and one that gave up would only be asked again later.
+    pub background_max_wait_secs: f64,
 }
 
 impl Default for LimitsConfig {
@@ -206,6 +210,7 @@ impl Default for LimitsConfig {
             cooldown_secs: 30.0,
             max_queue_wait_secs: 3.0,
             background_share: 1.0,
+            background_max_wait_secs: 60.0,
         }
     }
 }

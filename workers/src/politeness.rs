@@ -252,7 +252,7 @@ impl Politeness {
 
     /// Waits for a rate-limit slot and a concurrency slot for `host`, at most
     /// `max_queue_wait_secs`. Inside [`background`], first for a slot of the host's background
-    /// share (within the same wait).
+    /// share, at most `background_max_wait_secs`.
     ///
     /// # Errors
     /// [`ProbeError::CoolingDown`] when the host is in cooldown, [`ProbeError::Busy`] when no slot
@@ -270,11 +270,14 @@ impl Politeness {
         }
         let busy = || ProbeError::Busy { host: host.to_owned() };
         let wait = Duration::from_secs_f64(self.config.max_queue_wait_secs.max(0.0));
-        let deadline = tokio::time::Instant::now() + wait;
         let mut background_slot = None;
         if let (true, Some(share)) = (is_background(), &state.background) {
+            // Background work queues for its share (nobody waits for it), then for the host's
+            // own slot like everyone else.
+            let background_wait = Duration::from_secs_f64(self.config.background_max_wait_secs.max(0.0)).max(wait);
+            let share_deadline = tokio::time::Instant::now() + background_wait;
             let slots = share.slots.clone();
-            let acquired = tokio::time::timeout_at(deadline, async {
+            let acquired = tokio::time::timeout_at(share_deadline, async {
                 let slot = slots.acquire_owned().await;
                 share.limiter.until_ready().await;
                 slot
@@ -282,13 +285,14 @@ impl Politeness {
             .await;
             let Ok(Ok(slot)) = acquired else { return Err(busy()) };
             if matches!(protocol, Protocol::Rdap | Protocol::Whois) {
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let left = share_deadline.saturating_duration_since(tokio::time::Instant::now());
                 if !self.upstream_budget().acquire(&background_key(host), &share.limit, left).await {
                     return Err(busy());
                 }
             }
             background_slot = Some(slot);
         }
+        let deadline = tokio::time::Instant::now() + wait;
         let slots = state.slots.clone();
         let limiter_state = state.clone();
         let acquired = tokio::time::timeout_at(deadline, async move {

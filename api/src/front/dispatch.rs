@@ -11,7 +11,10 @@
 //!   this front's own inbox subject (`<inbox>.<job id>`), one subscription for every request.
 //!
 //! Every kind has its own queue and its own workers, so a slow WHOIS registry never starves
-//! availability checks. The front answers check cache hits itself, without a job.
+//! availability checks. Background jobs ([`common::priority`]: a bulk job's checks) never hold a
+//! worker: in process they run beside the workers (as many at once as there are workers); in the
+//! fleet the worker pool runs them outside its pull slots (`workers::fleet::pool`). The front
+//! answers check cache hits itself, without a job.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,12 +81,14 @@ pub trait JobBus: Send + Sync + 'static {
     }
 }
 
-/// A job for `work`, due within `wait`, carrying the current request's id.
+/// A job for `work`, due within `wait`, carrying the current request's id and priority
+/// ([`common::priority`]: background inside a watch re-check or a bulk job's check).
 fn job(work: JobWork, wait: Duration) -> Job {
     Job {
         job_id: uuid::Uuid::now_v7(),
         request_id: request_id::current(),
         deadline: time::OffsetDateTime::now_utc() + wait,
+        priority: common::priority::current(),
         work,
     }
 }
@@ -219,8 +224,12 @@ impl InProcessBus {
             let (tx, rx) = mpsc::channel::<Task>(queue.max(1));
             let rx = Arc::new(tokio::sync::Mutex::new(rx));
             let alive = Arc::new(AtomicUsize::new(0));
+            // Background jobs run beside the workers, at most as many at once as there are
+            // workers: a worker hands one off and takes the next job, so users' jobs never
+            // queue behind background work waiting for its share of a budget.
+            let background = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
             for _ in 0..workers.max(1) {
-                let (rx, jobs) = (rx.clone(), jobs.clone());
+                let (rx, jobs, background) = (rx.clone(), jobs.clone(), background.clone());
                 let worker = LiveWorker::new(alive.clone());
                 let task = tokio::spawn(async move {
                     let _alive = worker;
@@ -229,6 +238,16 @@ impl InProcessBus {
                         let Some(Task { job, parsed, reply }) = task else { return };
                         if reply.is_closed() {
                             continue; // the requester gave up: drop stale work
+                        }
+                        if job.priority == common::priority::Priority::Background {
+                            let (jobs, background) = (jobs.clone(), background.clone());
+                            tokio::spawn(async move {
+                                let Ok(_slot) = background.acquire_owned().await else { return };
+                                if let Some(handled) = jobs.run(job, parsed).await {
+                                    let _ = reply.send(handled.outcome);
+                                }
+                            });
+                            continue;
                         }
                         // `None`: the deadline passed; dropping the reply slot tells the front.
                         if let Some(handled) = jobs.run(job, parsed).await {

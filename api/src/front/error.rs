@@ -25,6 +25,9 @@ pub enum ApiError {
     /// it takes.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// A request body over the endpoint's size or count limit (413); the text names the limit.
+    #[error("{0}")]
+    PayloadTooLarge(String),
     /// Key not found, disabled or suspended (403).
     #[error("Invalid or disabled client key.")]
     InvalidKey,
@@ -84,6 +87,7 @@ impl ApiError {
         match self {
             ApiError::Missing(_) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::InvalidKey | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::CreditsExhausted { .. } | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotFound | ApiError::UnknownSuffix(_) | ApiError::NoSuchResource(_) => StatusCode::NOT_FOUND,

@@ -71,7 +71,7 @@ members marked as our additions) extend the service specification's fields witho
         // No `/metrics`: the public listener serves it only when the operator opts in
         // (`server.public_metrics`); it is operational data, documented in docs/operators.md.
     ),
-    components(schemas(routes::Flag)),
+    components(schemas(routes::Flag, crate::front::bulk_jobs::routes::JobEventData)),
     modifiers(&ClientKeyScheme, &HttpConventions, &ForGeneratedClients),
     tags(
         (name = "availability", description = "Is a domain name free to register?"),
@@ -295,7 +295,14 @@ const CLOSED_SETS: &[(&str, &[&str])] = &[
     ("/Webhook/properties/state", &["active", "disabled"]),
     (
         "/Webhook/properties/event_types/items",
-        &["domain.available", "domain.registered", "domain.expiring", "domain.state_changed", "webhook.disabled"],
+        &[
+            "domain.available",
+            "domain.registered",
+            "domain.expiring",
+            "domain.state_changed",
+            "job.finished",
+            "webhook.disabled",
+        ],
     ),
     ("/Delivery/properties/state", &["pending", "delivered", "failed"]),
     ("/Delivery/properties/event_type", crate::webhooks::EVENT_TYPES),

@@ -246,6 +246,19 @@ pub(super) struct KeyView<'a> {
     watches: Vec<WatchRow>,
     /// The key's latest bulk jobs (server keys), a read-only list.
     jobs: Vec<crate::front::bulk_jobs::routes::JobSummary>,
+    /// The result of the page's "check a name" form, when it was just used.
+    checked: Option<CheckedRow>,
+}
+
+/// A name checked from the key page (server keys): the verdict, and whether the page offers to
+/// watch it (any verdict but available: a watch is for a name you cannot register now).
+#[derive(Debug, Serialize)]
+pub(super) struct CheckedRow {
+    domain: String,
+    status: String,
+    available: bool,
+    evidence: String,
+    credits_remaining: i64,
 }
 
 pub(super) fn key_page_render(
@@ -272,6 +285,7 @@ pub(super) fn key_page_render(
             watches => ser(&watches),
             watch_fee => state.watches_config().monthly_fee,
             jobs => ser(&view.jobs),
+            checked => view.checked.as_ref().map(ser),
         },
     )
 }
@@ -340,8 +354,59 @@ pub(super) async fn key_page(
     let form = SettingsForm::of(&key);
     let watches = watch_rows(&state, &key).await?;
     let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
-    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, watches, jobs };
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, watches, jobs, checked: None };
     key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
+}
+
+/// Checks a name with a server key from its page (the API's check: the same credit, the same
+/// errors) and shows the verdict above the watch form; a name that is not available can be
+/// watched from there in one click.
+pub(super) async fn check_name(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> PortalResult {
+    let signed = require_post(&state, &headers, &form).await?;
+    let key = owned_key(&state, &signed, &id).await?;
+    if key.kind != KeyKind::Server {
+        return Ok(message_page(StatusCode::BAD_REQUEST, t("check_refused_title"), t("watches_server_only")));
+    }
+    let query = crate::front::routes::check::CheckQuery {
+        domain: Some(field(&form, "domain").trim().to_owned()),
+        ..Default::default()
+    };
+    let checked = match crate::front::routes::check::keyed_check(&state, &key, &query).await {
+        Ok(checked) => checked,
+        Err(crate::front::error::ApiError::Internal(e)) => return Err(PortalError::Internal(e)),
+        Err(e) => return Ok(message_page(e.status(), t("check_refused_title"), &e.to_string())),
+    };
+    let verdict = &checked.outcome.verdict;
+    let row = CheckedRow {
+        domain: checked.outcome.domain.as_str().to_owned(),
+        status: serde_json::to_value(verdict.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        available: verdict.status == common::verdict::Status::Available,
+        evidence: verdict.evidence.clone(),
+        credits_remaining: checked.credits_remaining,
+    };
+    tracing::info!(account_id = %signed.account.id, key_id = %key.id, domain = %row.domain, status = %row.status, "portal check");
+    let key_shown = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
+    let settings = SettingsForm::of(&key);
+    let watches = watch_rows(&state, &key).await?;
+    let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
+    let view = KeyView {
+        form: &settings,
+        status: StatusCode::OK,
+        errors: &[],
+        saved: false,
+        watches,
+        jobs,
+        checked: Some(row),
+    };
+    key_page_render(&state, &headers, &signed, (&key_shown, &key.created_at), view)
 }
 
 pub(super) async fn save_settings(
@@ -370,6 +435,7 @@ pub(super) async fn save_settings(
                 saved: false,
                 watches,
                 jobs,
+                checked: None,
             };
             key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
         }

@@ -71,6 +71,7 @@ pub fn router() -> Router<AppState> {
         .route("/account/keys/{id}", get(keys::key_page).post(keys::save_settings))
         .route("/account/keys/{id}/roll", post(keys::roll_key))
         .route("/account/keys/{id}/watches", post(keys::add_watch))
+        .route("/account/keys/{id}/check", post(keys::check_name))
         .route("/account/keys/{id}/disable", post(keys::disable_key))
         .route("/account/keys/{id}/enable", post(keys::enable_key))
         .route("/account/reset", get(auth::reset_page).post(auth::reset_password))

@@ -6,7 +6,10 @@
 //! milliseconds, so the SQL is the same in both dialects.
 
 use futures::future::BoxFuture;
+use sqlx::types::Json;
 use sqlx::{ColumnIndex, Executor, IntoArguments, Row};
+
+use crate::events::NewEvent;
 
 use super::{Dialect, SqlStore, SqlValue};
 
@@ -166,14 +169,23 @@ pub trait BulkJobStore: Send + Sync {
     fn record<'a>(&'a self, job_id: &'a str, outcomes: Vec<ItemOutcome>) -> BoxFuture<'a, anyhow::Result<u64>>;
     /// Ends an open job with no name pending: state `done`. False when it was not open or names
     /// are still pending.
-    fn complete<'a>(&'a self, job_id: &'a str, now_ms: i64, expires_at: i64) -> BoxFuture<'a, anyhow::Result<bool>>;
-    /// Cancels a key's job that is not over yet. False when there is none or it is over.
+    /// `event` (its `job.finished`) is recorded in the same transaction, once by its id.
+    fn complete<'a>(
+        &'a self,
+        job_id: &'a str,
+        now_ms: i64,
+        expires_at: i64,
+        event: NewEvent,
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
+    /// Cancels a key's job that is not over yet, recording `event` (its `job.finished`) in the
+    /// same transaction. False when there is none or it is over (nothing recorded).
     fn cancel<'a>(
         &'a self,
         job_id: &'a str,
         key_id: &'a str,
         now_ms: i64,
         expires_at: i64,
+        event: NewEvent,
     ) -> BoxFuture<'a, anyhow::Result<bool>>;
     /// Final results per verdict status.
     fn counts_by_status<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, anyhow::Result<Vec<(String, i64)>>>;
@@ -232,6 +244,31 @@ where
 /// Rows bound per multi-row `INSERT` (6 parameters each: well under both databases' limits).
 const INSERT_ROWS: usize = 500;
 
+/// Records `event` in `tx` (`ON CONFLICT DO NOTHING` on its id, as `Store::emit_event`).
+async fn insert_event<DB: Dialect>(tx: &mut sqlx::Transaction<'_, DB>, event: NewEvent) -> anyhow::Result<()>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    String: SqlValue<DB>,
+    Option<String>: SqlValue<DB>,
+    Json<serde_json::Value>: SqlValue<DB>,
+{
+    anyhow::ensure!(event.data.is_object(), "an event's data is a JSON object");
+    sqlx::query(
+        "INSERT INTO events (id, key_id, type, subject, occurred_at, data) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(event.id)
+    .bind(event.key_id)
+    .bind(event.event_type)
+    .bind(event.subject)
+    .bind(DB::instant(event.occurred_at)?)
+    .bind(Json(event.data))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 impl<DB: Dialect> BulkJobStore for SqlStore<DB>
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -241,6 +278,7 @@ where
     Option<String>: SqlValue<DB>,
     i64: SqlValue<DB>,
     Option<i64>: SqlValue<DB>,
+    Json<serde_json::Value>: SqlValue<DB>,
 {
     fn create_job<'a>(
         &'a self,
@@ -520,20 +558,33 @@ where
         })
     }
 
-    fn complete<'a>(&'a self, job_id: &'a str, now_ms: i64, expires_at: i64) -> BoxFuture<'a, anyhow::Result<bool>> {
+    fn complete<'a>(
+        &'a self,
+        job_id: &'a str,
+        now_ms: i64,
+        expires_at: i64,
+        event: NewEvent,
+    ) -> BoxFuture<'a, anyhow::Result<bool>> {
         Box::pin(async move {
             let statement = format!(
                 "UPDATE bulk_jobs SET state = 'done', finished_at = $2, expires_at = $3, lease_owner = NULL \
                  WHERE id = $1 AND state IN {OPEN} \
                  AND NOT EXISTS (SELECT 1 FROM bulk_job_items WHERE job_id = $1 AND state = 'pending')"
             );
+            let mut tx = self.pool().begin().await?;
             let done = sqlx::query(sqlx::AssertSqlSafe(statement))
                 .bind(job_id.to_owned())
                 .bind(now_ms)
                 .bind(expires_at)
-                .execute(self.pool())
+                .execute(&mut *tx)
                 .await?;
-            Ok(DB::rows_affected(&done) == 1)
+            if DB::rows_affected(&done) != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            insert_event(&mut tx, event).await?;
+            tx.commit().await?;
+            Ok(true)
         })
     }
 
@@ -543,20 +594,28 @@ where
         key_id: &'a str,
         now_ms: i64,
         expires_at: i64,
+        event: NewEvent,
     ) -> BoxFuture<'a, anyhow::Result<bool>> {
         Box::pin(async move {
             let statement = format!(
                 "UPDATE bulk_jobs SET state = 'cancelled', finished_at = $3, expires_at = $4, lease_owner = NULL \
                  WHERE id = $1 AND key_id = $2 AND state IN {OPEN}"
             );
+            let mut tx = self.pool().begin().await?;
             let done = sqlx::query(sqlx::AssertSqlSafe(statement))
                 .bind(job_id.to_owned())
                 .bind(key_id.to_owned())
                 .bind(now_ms)
                 .bind(expires_at)
-                .execute(self.pool())
+                .execute(&mut *tx)
                 .await?;
-            Ok(DB::rows_affected(&done) == 1)
+            if DB::rows_affected(&done) != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            insert_event(&mut tx, event).await?;
+            tx.commit().await?;
+            Ok(true)
         })
     }
 

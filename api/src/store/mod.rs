@@ -351,6 +351,13 @@ pub trait Store: Send + Sync + 'static {
         unsupported()
     }
 
+    /// Deletes deliveries that ended (delivered or given up) before `before_ms`, with their
+    /// attempts; pending ones stay whatever their age. Returns the deliveries deleted.
+    fn prune_deliveries(&self, before_ms: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        let _ = before_ms;
+        unsupported()
+    }
+
     /// Claims up to `limit` due deliveries of active webhooks for `owner` until `lease_until_ms`.
     fn claim_deliveries(
         &self,
@@ -1457,6 +1464,10 @@ where
 
     fn fan_out_events(&self, now_ms: i64, limit: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(self.wh_fan_out(now_ms, limit))
+    }
+
+    fn prune_deliveries(&self, before_ms: i64) -> BoxFuture<'_, anyhow::Result<u64>> {
+        Box::pin(self.wh_prune(before_ms))
     }
 
     fn claim_deliveries(

@@ -222,6 +222,23 @@ where
         Ok(DB::rows_affected(&done) > 0)
     }
 
+    pub(super) async fn wh_prune(&self, before_ms: i64) -> anyhow::Result<u64> {
+        const ENDED: &str = "state <> 'pending' AND COALESCE(delivered_at_ms, last_attempt_ms, created_at_ms) < $1";
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE {ENDED})"
+        )))
+        .bind(before_ms)
+        .execute(&mut *tx)
+        .await?;
+        let done = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM webhook_deliveries WHERE {ENDED}")))
+            .bind(before_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(DB::rows_affected(&done))
+    }
+
     pub(super) async fn wh_fan_out(&self, now_ms: i64, limit: i64) -> anyhow::Result<u64> {
         // A read first: an idle loop takes no write lock (SQLite has one writer at a time).
         let probe = format!("SELECT seq FROM events WHERE {} LIMIT 1", DB::UNDISPATCHED);

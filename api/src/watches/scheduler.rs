@@ -18,7 +18,8 @@
 //!
 //! Re-checks yield to users' lookups: they run on their own job kind (`watch`) with their own few
 //! workers (`jobs.watch_workers`, `fleet.watch_concurrency`) behind the same engine, caches and
-//! per-registry politeness limits, and each scheduler runs at most `watches.concurrency` at once.
+//! per-registry politeness limits, as background jobs ([`common::priority`]: only the background
+//! share of each upstream's budget), and each scheduler runs at most `watches.concurrency` at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,7 +91,8 @@ impl Context {
         futures::stream::iter(leased)
             .for_each_concurrent(self.config.concurrency.max(1), |watch| async move {
                 let id = watch.id.clone();
-                if let Err(e) = self.recheck(watch).await {
+                // Background work: its jobs use only the background share of each budget.
+                if let Err(e) = common::priority::background(self.recheck(watch)).await {
                     tracing::warn!(watch = %id, error = %e, "watch re-check not written; its lease will run out");
                 }
             })

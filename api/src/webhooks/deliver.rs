@@ -50,7 +50,12 @@ pub struct Deliverer {
     owner: String,
     claims: std::sync::atomic::AtomicU64,
     clients: Mutex<HashMap<(String, SocketAddr), reqwest::Client>>,
+    /// When (the loop's clock, unix ms) ended deliveries were last pruned.
+    pruned_at_ms: std::sync::atomic::AtomicI64,
 }
+
+/// How often the loop deletes deliveries older than `keep_deliveries_days`, milliseconds.
+const PRUNE_EVERY_MS: i64 = 3_600_000;
 
 impl Deliverer {
     /// A loop with its own claim owner id.
@@ -61,6 +66,7 @@ impl Deliverer {
             owner: format!("deliver-{}", uuid::Uuid::now_v7().simple()),
             claims: std::sync::atomic::AtomicU64::new(0),
             clients: Mutex::new(HashMap::new()),
+            pruned_at_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         }
     }
 
@@ -163,6 +169,7 @@ impl Deliverer {
     /// Fans out new events and claims at most `room` due deliveries under a new claim token.
     /// Returns the token, the deliveries, and whether there may be more to claim at once.
     async fn claim(&self, store: &dyn Store, room: usize) -> anyhow::Result<(String, Vec<ClaimedDelivery>, bool)> {
+        self.prune(store).await;
         let fanned = store.fan_out_events(self.now_ms(), FAN_OUT_BATCH).await?;
         let now = self.now_ms();
         let lease_ms = (self.config.lease_secs.max(self.config.timeout_secs + 1.0) * 1000.0) as i64;
@@ -172,6 +179,25 @@ impl Deliverer {
         let claimed = store.claim_deliveries(&token, now, now + lease_ms, limit as i64).await?;
         let more = claimed.len() >= limit || fanned >= FAN_OUT_BATCH as u64;
         Ok((token, claimed, more))
+    }
+
+    /// At most once an hour (the loop's clock): deletes deliveries that ended more than
+    /// `keep_deliveries_days` ago, so the tables do not grow without end. Every loop may do it;
+    /// the deletes are idempotent.
+    async fn prune(&self, store: &dyn Store) {
+        use std::sync::atomic::Ordering;
+        let now = self.now_ms();
+        let last = self.pruned_at_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < PRUNE_EVERY_MS {
+            return;
+        }
+        self.pruned_at_ms.store(now, Ordering::Relaxed);
+        let keep_ms = (self.config.keep_deliveries_days.max(0.0) * 86_400_000.0) as i64;
+        match store.prune_deliveries(now.saturating_sub(keep_ms)).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deliveries = n, "webhook deliveries past their keeping time deleted"),
+            Err(e) => tracing::warn!(error = %e, "webhook deliveries not pruned; trying again in an hour"),
+        }
     }
 
     /// Records attempts (one transaction), and tells the owners of webhooks they disabled.

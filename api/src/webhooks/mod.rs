@@ -39,6 +39,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "domain.registered",
     "domain.expiring",
     "domain.state_changed",
+    "job.finished",
     "webhook.test",
     "webhook.disabled",
 ];
@@ -90,6 +91,9 @@ pub struct WebhookConfig {
     pub disable_after_hours: f64,
     /// Hours the previous secret still signs after a rotation.
     pub rotation_overlap_hours: f64,
+    /// Days a delivery that ended (delivered, or given up after its last attempt) stays listed
+    /// with its attempts; older ones are deleted (pending deliveries never are).
+    pub keep_deliveries_days: f64,
     /// TESTS ONLY: accept `http://` URLs on loopback addresses (127.0.0.0/8, ::1). Every other
     /// non-public address stays refused. Production leaves it off.
     pub test_only_allow_loopback: bool,
@@ -107,6 +111,7 @@ impl Default for WebhookConfig {
             lease_secs: 60.0,
             disable_after_hours: 120.0,
             rotation_overlap_hours: 24.0,
+            keep_deliveries_days: 30.0,
             test_only_allow_loopback: false,
         }
     }

@@ -230,7 +230,11 @@ async fn the_hold_is_charged_per_name_and_released_on_cancel() {
 /// bad paging parameters (400); nothing is charged or left held.
 #[tokio::test]
 async fn bad_submissions_are_refused_in_the_error_shape() {
-    let app = TestApp::spawn_with(|s| s.policy.bulk_jobs.max_names = 5).await;
+    let app = TestApp::spawn_with(|s| {
+        s.policy.bulk_jobs.max_names = 5;
+        s.policy.bulk_jobs.max_body_bytes = 1024;
+    })
+    .await;
     let key = app.key(KeyOpts::default()).await;
     let other = app.key(KeyOpts::default()).await;
     let embed = app.key(KeyOpts { kind: api::keys::KeyKind::Embed, ..KeyOpts::default() }).await;
@@ -253,8 +257,24 @@ async fn bad_submissions_are_refused_in_the_error_shape() {
     error(status, &body, 400);
     assert!(body["error"].as_str().is_some_and(|e| e.contains("No valid name")), "{body}");
     let (status, _, body) = submit(&app, &key, "text/plain", "a.com\nb.com\nc.com\nd.com\ne.com\nf.com\n").await;
-    error(status, &body, 400);
+    error(status, &body, 413);
     assert!(body["error"].as_str().is_some_and(|e| e.starts_with("Too many names")), "{body}");
+    let (status, _, body) = submit(&app, &key, "text/plain", format!("{}.com\n", "a".repeat(1100))).await;
+    error(status, &body, 413);
+    assert!(body["error"].as_str().is_some_and(|e| e.contains("over 1024 bytes")), "{body}");
+    // Without a declared length (chunked), counted as it streams in.
+    // (Four names, then one endless line: the byte limit, not the name count, ends it.)
+    let chunks: Vec<Result<String, std::io::Error>> = ["a.com\nb.com\nc.com\nd.com\n".to_owned()]
+        .into_iter()
+        .chain((0..40).map(|_| "x".repeat(50)))
+        .map(Ok)
+        .collect();
+    let (status, _, body) =
+        submit(&app, &key, "text/plain", reqwest::Body::wrap_stream(futures::stream::iter(chunks))).await;
+    error(status, &body, 413);
+    assert!(body["error"].as_str().is_some_and(|e| e.contains("over 1024 bytes")), "{body}");
+    let (status, _, jobs) = app.get(&format!("/v1/jobs?client_key={key}")).await;
+    assert_eq!((status, jobs["jobs"].as_array().map(Vec::len)), (200, Some(0)), "refused uploads leave no job: {jobs}");
 
     let (status, _, accepted) = submit(&app, &key, "text/plain", "example.com\n").await;
     assert_eq!(status, 202, "{accepted}");
@@ -429,4 +449,61 @@ async fn the_cli_submits_a_job_and_prints_every_result() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("41 names to check"), "{output:?}");
     let _ = std::fs::remove_file(&file);
     assert_eq!(app.finish(Some(&key)).await, 41);
+}
+
+/// A bulk job's checks are background work ([`common::priority`]): with
+/// `engine.limits.background_share` 0.25 of an RDAP budget of 8 queries a second, the job's
+/// queries keep to its share (2 a second) while users' checks of fresh names, asked meanwhile,
+/// are answered at once from the rest.
+#[tokio::test]
+async fn a_bulk_jobs_checks_keep_to_the_background_share_and_users_keep_the_rest() {
+    let app = TestApp::spawn_with(|s| {
+        s.engine.limits.rdap = workers::config::HostLimit { per_second: 8.0, burst: 4, concurrency: 8 };
+        s.engine.limits.background_share = 0.25;
+    })
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    let base = app.url("");
+    let names: String = (0..120).map(|i| format!("dsa-share-{i}.com\n")).collect();
+    let (status, _, accepted) = submit(&app, &key, "text/plain", names).await;
+    assert_eq!(status, 202, "{accepted}");
+    let id = accepted["id"].as_str().expect("id").to_owned();
+    wait_for(&app.http, &base, &key, &id, &["running"], Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let window = Duration::from_secs(4);
+    let before = app.sim.stats().rdap.queries;
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let mut users = 0;
+    while started.elapsed() < window {
+        let asked = Instant::now();
+        let (status, _, body) =
+            app.get(&format!("/v1/domains/check?client_key={key}&domain=dsa-share-user-{users}.net")).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["available"], true, "{body}");
+        slowest = slowest.max(asked.elapsed());
+        users += 1;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let queries = app.sim.stats().rdap.queries - before;
+    let elapsed = started.elapsed().as_secs_f64();
+    // The job's share: 2 a second and a burst of 1; the users' own checks; a little slack for the
+    // window's edges. Without the share the job alone would take the whole 8 a second.
+    let allowed = (2.0 * elapsed).ceil() as u64 + 1 + users + 2;
+    assert!(
+        queries <= allowed,
+        "{queries} RDAP queries in {elapsed:.1} s ({users} users' checks): over the share ({allowed})"
+    );
+    assert!(queries >= users, "the users' checks reached the registry: {queries}");
+    assert!(slowest < Duration::from_secs(2), "a user's check waited {slowest:?} behind the job");
+    let (status, _, cancelled) = {
+        let response =
+            app.http.delete(app.url(&format!("/v1/jobs/{id}?client_key={key}"))).send().await.expect("delete");
+        let status = response.status().as_u16();
+        (status, (), response.json::<Value>().await.expect("json"))
+    };
+    assert_eq!((status, cancelled["state"].clone()), (200, Value::from("cancelled")), "{cancelled}");
+    assert!(cancelled["checked"].as_i64().is_some_and(|c| c < 60), "the job kept to its share: {cancelled}");
+    app.finish(None).await;
 }

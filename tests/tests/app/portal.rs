@@ -995,6 +995,65 @@ async fn the_key_page_lists_and_adds_watches_sqlite() {
     portal.finish().await;
 }
 
+/// Issue 25: from a taken result to a watch in two clicks. A server key's page checks a name (the
+/// API's check: one credit); a taken name is offered for watching and the watch is added with
+/// the fee; an available name is not offered; an embed key's page cannot check.
+#[tokio::test]
+async fn a_taken_result_on_the_key_page_becomes_a_watch() {
+    let portal = Portal::sqlite(|_| {}).await;
+    let mut b = portal.browser();
+    let shown = b.sign_up("taken@example.com", PASSWORD).await;
+    let keys = shown.keys();
+    let server = keys.iter().find(|k| k.starts_with("dsa_server_")).expect("a server key").clone();
+    let embed = keys.iter().find(|k| k.starts_with("dsa_embed_")).expect("an embed key").clone();
+    let record = portal.store.find_key(&hash_key(&server)).await.expect("store").expect("key");
+    let path = format!("/account/keys/{}", record.id);
+    let page = b.get(&path).await;
+    assert!(page.body.contains("id=\"check-name\""), "{}", page.body);
+    let csrf = page.csrf();
+
+    let free = b.post(&format!("{path}/check"), &[("csrf", &csrf), ("domain", "dsa-portal-free-name.com")]).await;
+    assert_eq!(free.status, 200, "{}", free.body);
+    assert!(free.body.contains("id=\"checked\"") && free.body.contains("is available"), "{}", free.body);
+    assert!(!free.body.contains("id=\"watch-checked\""), "nothing to watch: {}", free.body);
+
+    let taken = b.post(&format!("{path}/check"), &[("csrf", &csrf), ("domain", "EXAMPLE.com")]).await;
+    assert_eq!(taken.status, 200, "{}", taken.body);
+    assert!(taken.body.contains("state-taken") && taken.body.contains("id=\"watch-checked\""), "{}", taken.body);
+    assert!(taken.body.contains("name=\"domain\" value=\"example.com\""), "the normalised name: {}", taken.body);
+    let added = b.post(&format!("{path}/watches"), &[("csrf", &csrf), ("domain", "example.com")]).await;
+    assert_eq!(added.status, 303, "{}", added.body);
+    let page = b.get(&path).await;
+    assert!(page.body.contains("<td>example.com</td>"), "{}", page.body);
+    assert_eq!(portal.store.count_watches(&record.id).await.expect("count"), 1);
+
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let mut usage = Vec::new();
+    for _ in 0..100 {
+        usage = portal.store.usage_by_endpoint(&record.id, &period).await.expect("usage");
+        if usage.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    usage.sort();
+    assert_eq!(
+        usage,
+        vec![("check".to_owned(), 2), ("watch".to_owned(), 20)],
+        "two checks and the fee, as through the API"
+    );
+
+    let bad = b.post(&format!("{path}/check"), &[("csrf", &csrf), ("domain", "not a domain")]).await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let forged = b.post(&format!("{path}/check"), &[("csrf", "nope"), ("domain", "example.net")]).await;
+    assert_eq!(forged.status, 403, "no check without the form's token");
+    let embed_id = portal.store.find_key(&hash_key(&embed)).await.expect("store").expect("key").id;
+    let refused =
+        b.post(&format!("/account/keys/{embed_id}/check"), &[("csrf", &csrf), ("domain", "example.com")]).await;
+    assert_eq!(refused.status, 400, "embed keys hold no watches: {}", refused.body);
+    portal.finish().await;
+}
+
 /// The page of a server key lists the key's bulk jobs (issue 26), read-only; an embed key's page
 /// has no such section.
 #[tokio::test]

@@ -86,6 +86,8 @@ async fn world() -> World {
             s.watches.tick_ms = 20;
             s.watches.job_wait_secs = 5.0;
             s.webhooks.test_only_allow_loopback = true;
+            // The life spans months of the test's clock: keep every delivery listed.
+            s.webhooks.keep_deliveries_days = 3650.0;
             s.webhooks.poll_ms = 20;
         },
         clock.clock(),

@@ -523,3 +523,122 @@ async fn a_stalled_endpoint_does_not_hold_up_deliveries_to_other_webhooks() {
     eprintln!("webhooks: slowest delivery to a healthy webhook beside a stalled one: {slowest:?}");
     app.finish(None).await;
 }
+
+/// A bulk job that ends tells the key's webhooks once (`job.finished`, issue 26): a job run to
+/// done and a job cancelled mid-way each give one event, verified by `standardwebhooks`, whose
+/// `data` has the job's final numbers; cancelling again records nothing more.
+#[tokio::test]
+async fn a_bulk_job_that_ends_is_told_once_by_job_finished() {
+    use dsa_tests::sim::{Knobs, Latency};
+
+    let receiver = Receiver::start().await;
+    let app = TestApp::spawn_with(|s| {
+        s.webhooks.test_only_allow_loopback = true;
+        s.webhooks.poll_ms = 20;
+    })
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    let (hook, secret) = create(&app, &key, &receiver.url("/hook"), &["job.finished"]).await;
+    receiver.config(json!({"secrets": [secret], "mode": "ok"})).await;
+    let submit = |names: String| {
+        let (http, url) = (app.http.clone(), app.url(&format!("/v1/jobs/bulk-check?client_key={key}")));
+        async move {
+            let response =
+                http.post(url).header("content-type", "text/plain").body(names).send().await.expect("submit");
+            assert_eq!(response.status().as_u16(), 202);
+            let accepted: Value = response.json().await.expect("json");
+            accepted["id"].as_str().expect("id").to_owned()
+        }
+    };
+
+    // Run to done: example.com is taken, the others available.
+    let done_id = submit("example.com\ndsa-jobhook-1.com\ndsa-jobhook-2.net\nnot a name\n".into()).await;
+    let got = receiver.wait_for(1).await;
+    let event = &got[0];
+    assert_eq!((event["type"].clone(), event["verified"].clone()), (json!("job.finished"), json!([0])), "{event}");
+    let data = &event["data"];
+    assert_eq!(data["job_id"], done_id.as_str(), "{data}");
+    assert_eq!(data["state"], "done", "{data}");
+    assert_eq!(
+        (data["total"].clone(), data["invalid"].clone(), data["checked"].clone()),
+        (json!(3), json!(1), json!(3))
+    );
+    assert_eq!((data["counts"]["taken"].clone(), data["counts"]["available"].clone()), (json!(1), json!(2)), "{data}");
+    assert_eq!((data["credits_charged"].clone(), data["credits_released"].clone()), (json!(3), json!(0)), "{data}");
+    assert_eq!(data["results_url"], format!("/v1/jobs/{done_id}/results").as_str());
+    let (status, job) = call(&app, reqwest::Method::GET, &format!("/v1/jobs/{done_id}"), &key, None).await;
+    assert_eq!(
+        (status, job["state"].clone(), job["finished_at"].clone()),
+        (200, json!("done"), data["finished_at"].clone())
+    );
+
+    // Cancelled mid-way (slow registries), twice: one event.
+    app.sim.set_knobs(Knobs { latency_ms: Latency { rdap: 300, ..Latency::default() }, ..Knobs::default() });
+    let names: String = (0..200).map(|i| format!("dsa-jobhook-cancel-{i}.com\n")).collect();
+    let cancelled_id = submit(names).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..2 {
+        let (status, job) = call(&app, reqwest::Method::DELETE, &format!("/v1/jobs/{cancelled_id}"), &key, None).await;
+        assert_eq!((status, job["state"].clone()), (200, json!("cancelled")), "{job}");
+    }
+    let got = receiver.wait_for(2).await;
+    let event = got.iter().find(|e| e["data"]["job_id"] == cancelled_id.as_str()).expect("the cancel's event");
+    assert_eq!(
+        (event["data"]["state"].clone(), event["verified"].clone()),
+        (json!("cancelled"), json!([0])),
+        "{event}"
+    );
+    let checked = event["data"]["checked"].as_i64().expect("checked");
+    assert!(checked < 200, "cancelled mid-job: {event}");
+    assert_eq!(
+        event["data"]["credits_released"].as_i64(),
+        Some(200 - event["data"]["credits_charged"].as_i64().unwrap_or(0))
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.received().await.len(), 2, "one event per job");
+    assert_eq!(deliveries(&app, &key, &hook).await.len(), 2);
+    app.sim.set_knobs(Knobs::default());
+    app.finish(None).await;
+}
+
+/// Ended deliveries are kept `keep_deliveries_days` (with their attempts), then deleted by the
+/// delivery loop; a pending one stays whatever its age.
+#[tokio::test]
+async fn ended_deliveries_are_pruned_after_their_keeping_time() {
+    let receiver = Receiver::start().await;
+    let clock = TestClock::at(datetime!(2026-11-27 10:00:00 UTC));
+    let app = app(&clock, |s| s.webhooks.keep_deliveries_days = 30.0).await;
+    let key = app.key(KeyOpts::default()).await;
+    let key_id = app.key_id(&key).await;
+    let (hook, secret) = create(&app, &key, &receiver.url("/hook"), &[]).await;
+    receiver.config(json!({"secrets": [secret], "mode": "ok"})).await;
+    let old = emit(&app, &key_id, "domain.available", 1, &clock).await;
+    receiver.wait_for(1).await;
+    // A second endpoint that is down: its delivery stays pending.
+    let (down, down_secret) = create(&app, &key, &receiver.url("/down"), &["domain.registered"]).await;
+    receiver.config(json!({"secrets": [secret, down_secret], "mode": "fail"})).await;
+    emit(&app, &key_id, "domain.registered", 2, &clock).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while deliveries(&app, &key, &down).await.first().is_none_or(|d| d["attempts"] == 0) {
+        assert!(tokio::time::Instant::now() < deadline, "no attempt to the endpoint that is down");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(deliveries(&app, &key, &hook).await.len(), 2, "both events went to the catch-all webhook");
+
+    // 31 days on: the next look of the loop prunes what ended before then.
+    receiver.config(json!({"mode": "ok"})).await;
+    clock.set(clock.clock()() + time::Duration::days(31));
+    let fresh = emit(&app, &key_id, "domain.available", 3, &clock).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let list = deliveries(&app, &key, &hook).await;
+        if list.iter().all(|d| d["event_id"] != old.as_str()) && list.iter().any(|d| d["event_id"] == fresh.as_str()) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "old delivery not pruned: {list:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pending = deliveries(&app, &key, &down).await;
+    assert_eq!(pending.len(), 1, "the pending delivery stays: {pending:#?}");
+    app.finish(None).await;
+}

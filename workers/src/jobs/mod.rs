@@ -32,7 +32,9 @@ use std::time::Duration;
 use common::domain::DomainName;
 use common::lookup::{LookupKind, LookupOutcome};
 use common::messages::{Job, JobAnswer, JobWork};
+use common::priority::Priority;
 use common::request_id::{self, RequestId};
+use futures::FutureExt;
 use time::OffsetDateTime;
 use tracing::Instrument;
 
@@ -135,7 +137,7 @@ impl Jobs {
     /// Returns `None` when the deadline has passed (before or during the work): nobody waits for
     /// the answer any more.
     pub async fn run(&self, job: Job, parsed: Option<DomainName>) -> Option<Handled> {
-        let Job { job_id, request_id, deadline, work } = job;
+        let Job { job_id, request_id, deadline, priority, work } = job;
         let left = time_left(deadline)?;
         let kind = work.kind();
         let request_id = request_id.unwrap_or_else(RequestId::generate);
@@ -144,6 +146,11 @@ impl Jobs {
         // The handlers answer panics in the registry read themselves; this is the last line for
         // anything else, so the job is answered and the worker lives on.
         let handled = job_panic::contain(kind, &name, self.handle(work, parsed));
+        // A background job's upstream queries keep to the background share of each budget.
+        let handled = match priority {
+            Priority::Background => crate::politeness::background(handled).boxed(),
+            Priority::Interactive => handled.boxed(),
+        };
         let timed = tokio::time::timeout(left, handled);
         match request_id::scope(request_id, timed.instrument(span)).await {
             Err(_) => None,

@@ -25,6 +25,9 @@
 //! as part of the other fronts' usage ([`crate::front::credits`]); a job's charges are recorded
 //! with `front = "bulk-job:<id>"`. When a job ends (done or cancelled) the hold disappears with
 //! its state, so whatever was not charged is released.
+//!
+//! When a job ends, a `job.finished` event ([`finished_event`]) is recorded in the same
+//! transaction as its final state, so the key's webhooks that take it hear of it exactly once.
 
 pub mod routes;
 pub mod runner;
@@ -36,7 +39,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct BulkJobsConfig {
-    /// Most entries one job may carry; more is a 400.
+    /// Most entries one job may carry; more is a 413.
     pub max_names: usize,
     /// Largest upload read, bytes; more is a 413.
     pub max_body_bytes: usize,
@@ -70,6 +73,43 @@ impl Default for BulkJobsConfig {
         }
     }
 }
+
+/// The `job.finished` event of `job` ending in `final_state` (`done` or `cancelled`) at
+/// `finished_at`, with its verdict counts: recorded by the store in the same transaction as the
+/// final state (`BulkJobStore::complete` and `cancel`), under an id derived from the job, so it
+/// is recorded once however often the ending is tried.
+pub(crate) fn finished_event(
+    job: &crate::store::bulk_jobs::BulkJob,
+    final_state: routes::JobState,
+    counts: routes::VerdictCounts,
+    finished_at: time::OffsetDateTime,
+) -> crate::events::NewEvent {
+    let checked = counts.available + counts.taken + counts.pending_delete + counts.reserved + counts.restricted;
+    let data = routes::JobEventData {
+        job_id: job.id.clone(),
+        state: final_state,
+        total: job.total,
+        invalid: job.invalid,
+        checked: checked + counts.unknown,
+        credits_charged: checked,
+        credits_released: (job.held - checked).max(0),
+        counts,
+        // As `GET /v1/jobs/{id}` shows it (the store keeps milliseconds).
+        finished_at: routes::rfc3339(unix_ms(finished_at)),
+        results_url: format!("/v1/jobs/{}/results", job.id),
+    };
+    crate::events::NewEvent {
+        id: crate::events::event_id(&["bulk_job", &job.id, "finished"]),
+        key_id: job.key_id.clone(),
+        event_type: JOB_FINISHED.to_owned(),
+        subject: Some(job.id.clone()),
+        occurred_at: finished_at,
+        data: serde_json::to_value(data).unwrap_or_else(|_| serde_json::json!({})),
+    }
+}
+
+/// The event type of a job that ended (done or cancelled).
+pub const JOB_FINISHED: &str = "job.finished";
 
 /// Unix milliseconds of an instant.
 pub(crate) fn unix_ms(at: time::OffsetDateTime) -> i64 {

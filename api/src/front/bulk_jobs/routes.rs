@@ -188,6 +188,33 @@ pub struct VerdictCounts {
     pub unknown: i64,
 }
 
+/// The payload of a `job.finished` event (the `data` of its webhook delivery): how a bulk job
+/// ended. Instants are RFC 3339 in UTC.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct JobEventData {
+    /// The job's id.
+    pub job_id: String,
+    /// `done` (every name has its result) or `cancelled`.
+    pub state: JobState,
+    /// Distinct valid names submitted.
+    pub total: i64,
+    /// Entries rejected at submission.
+    pub invalid: i64,
+    /// Names with their result (for a cancelled job, those checked before the cancel).
+    pub checked: i64,
+    /// Results by verdict.
+    pub counts: VerdictCounts,
+    /// Credits charged: 1 per name with a definitive verdict.
+    pub credits_charged: i64,
+    /// Credits given back (names not charged).
+    pub credits_released: i64,
+    /// When the job ended.
+    #[schema(format = DateTime)]
+    pub finished_at: String,
+    /// Where to read the results (with the same key).
+    pub results_url: String,
+}
+
 /// A job's state and progress.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct JobStatus {
@@ -332,7 +359,7 @@ fn jobs_store(state: &AppState) -> Result<&dyn BulkJobStore, ApiError> {
     state.store().bulk_jobs().ok_or_else(|| ApiError::Internal(anyhow::anyhow!("this store keeps no bulk jobs")))
 }
 
-fn rfc3339(ms: i64) -> String {
+pub(crate) fn rfc3339(ms: i64) -> String {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
         .ok()
         .and_then(|t| t.format(&Rfc3339).ok())
@@ -372,7 +399,7 @@ fn registry_rate(state: &AppState, registry: &str) -> f64 {
     tag = "bulk jobs",
     operation_id = "submitBulkJob",
     summary = "Check a long list of domain names as a job (up to 100,000)",
-    description = "Starts an asynchronous check of up to 100,000 names (a dsa extension; the operator may set a lower limit). Send the names as a JSON array of strings (`application/json`), one JSON string or `{\"domain\": …}` per line (`application/x-ndjson`), or one name per line (`text/csv`, first column, an optional `domain` header; `text/plain`). Entries are normalised as for a single check; duplicates after normalisation are checked once; entries that are not valid names are reported in the answer and are not fatal.\n\nThe whole cost (1 credit per distinct valid name) is held at submission: 429 when this month's credits cannot cover it. Each name is charged once, when it gets a definitive verdict; a name the registries could not answer after several tries is reported unknown and not charged; whatever was not charged is released when the job ends. Server keys only. Follow the job at `Location`.",
+    description = "Starts an asynchronous check of up to 100,000 names (a dsa extension; the operator may set a lower limit). Send the names as a JSON array of strings (`application/json`), one JSON string or `{\"domain\": …}` per line (`application/x-ndjson`), or one name per line (`text/csv`, first column, an optional `domain` header; `text/plain`). Entries are normalised as for a single check; duplicates after normalisation are checked once; entries that are not valid names are reported in the answer and are not fatal.\n\nThe whole cost (1 credit per distinct valid name) is held at submission: 429 when this month's credits cannot cover it. Each name is charged once, when it gets a definitive verdict; a name the registries could not answer after several tries is reported unknown and not charged; whatever was not charged is released when the job ends. Server keys only. Follow the job at `Location`; to be told when it ends, register a webhook that takes `job.finished` events (payload `JobEventData`).",
     params(SubmitQuery),
     request_body(content = Vec<String>, content_type = "application/json",
         description = "The names as a JSON array of strings. The same list is also accepted as `application/x-ndjson` (one JSON string or `{\"domain\": …}` per line), `text/csv` (first column, optional `domain` header) or `text/plain` (one name per line), with that `Content-Type`.",
@@ -381,7 +408,9 @@ fn registry_rate(state: &AppState, registry: &str) -> f64 {
     responses(
         (status = 202, description = "Accepted: the job is queued. `invalid_entries` lists the first rejected entries.", body = JobAccepted,
             headers(("Location" = String, description = "The job's URL (`/v1/jobs/{id}`)."))),
-        (status = 400, description = "Missing `client_key`, a body that breaks its format, no valid name, more names than the server takes (`Too many names: …`), a body over the server's size limit, or a malformed parameter.", body = ErrorBody),
+        (status = 400, description = "Missing `client_key`, a body that breaks its format, no valid name, or a malformed parameter.", body = ErrorBody),
+        (status = 413, description = "More names than the server takes in one job (`Too many names: …`), or a body over its size limit: split the list into several jobs. Nothing is held.", body = ErrorBody,
+            example = json!({"success": false, "error": "Too many names: more than 100000 sent, at most 100000 per job."})),
         (status = 403, description = "Key not found, disabled or suspended, or an embed key (bulk jobs take a server key).", body = ErrorBody),
         (status = 415, description = "The body is not JSON, NDJSON, CSV or plain text.", body = ErrorBody,
             example = json!({"success": false, "error": UNSUPPORTED_UPLOAD})),
@@ -408,6 +437,12 @@ pub async fn submit(
     stored.parse()?.usable(&state)?;
     let jobs = jobs_store(&state)?;
     let config = state.policy().bulk_jobs.clone();
+    // A declared length over the limit is refused before anything is stored or read; a body
+    // without one (chunked) is counted as it streams in.
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > config.max_body_bytes as u64) {
+        return Err(too_large(config.max_body_bytes));
+    }
     let now = state.now();
     let period = common::messages::billing_period(now);
     let id = uuid::Uuid::now_v7().to_string();
@@ -479,6 +514,11 @@ pub async fn submit(
     Ok(response)
 }
 
+/// The 413 of an upload over `max_body_bytes`.
+fn too_large(max_body_bytes: usize) -> ApiError {
+    ApiError::PayloadTooLarge(format!("The upload is over {max_body_bytes} bytes: split the list into several jobs."))
+}
+
 /// Streams the body into the store; returns the number of entries received.
 async fn upload(
     state: &AppState,
@@ -500,10 +540,7 @@ async fn upload(
             Some(Ok(data)) => {
                 bytes += data.len();
                 if bytes > config.max_body_bytes {
-                    return Err(ApiError::BadRequest(format!(
-                        "The upload is over {} bytes: split the list into several jobs.",
-                        config.max_body_bytes
-                    )));
+                    return Err(too_large(config.max_body_bytes));
                 }
                 parser.push(&data).map_err(|e| ApiError::BadRequest(e.to_string()))?;
                 parser.take()
@@ -516,7 +553,7 @@ async fn upload(
         };
         for entry in entries {
             if received >= max_names {
-                return Err(ApiError::BadRequest(format!(
+                return Err(ApiError::PayloadTooLarge(format!(
                     "Too many names: more than {max_names} sent, at most {max_names} per job."
                 )));
             }
@@ -562,6 +599,25 @@ async fn own_job(state: &AppState, key: &KeyRecord, id: &str) -> Result<BulkJob,
     }
 }
 
+/// A job's results by verdict so far.
+///
+/// # Errors
+/// The store's.
+pub(crate) async fn verdict_counts(jobs: &dyn BulkJobStore, id: &str) -> anyhow::Result<VerdictCounts> {
+    let mut counts = VerdictCounts::default();
+    for (status, n) in jobs.counts_by_status(id).await? {
+        match status.as_str() {
+            "available" => counts.available += n,
+            "taken" => counts.taken += n,
+            "pending_delete" => counts.pending_delete += n,
+            "reserved" => counts.reserved += n,
+            "restricted" => counts.restricted += n,
+            _ => counts.unknown += n,
+        }
+    }
+    Ok(counts)
+}
+
 async fn status(state: &AppState, job: &BulkJob, detail: bool) -> Result<JobStatus, ApiError> {
     let jobs = jobs_store(state)?;
     let now = unix_ms(state.now());
@@ -572,17 +628,7 @@ async fn status(state: &AppState, job: &BulkJob, detail: bool) -> Result<JobStat
     };
     let names_per_second = if elapsed_ms > 0 { job.checked as f64 * 1000.0 / elapsed_ms as f64 } else { 0.0 };
     let (counts, eta_secs) = if detail {
-        let mut counts = VerdictCounts::default();
-        for (status, n) in jobs.counts_by_status(&job.id).await? {
-            match status.as_str() {
-                "available" => counts.available += n,
-                "taken" => counts.taken += n,
-                "pending_delete" => counts.pending_delete += n,
-                "reserved" => counts.reserved += n,
-                "restricted" => counts.restricted += n,
-                _ => counts.unknown += n,
-            }
-        }
+        let counts = verdict_counts(jobs, &job.id).await?;
         let eta = if open {
             let mut worst = 0.0_f64;
             for (registry, pending) in jobs.pending_by_registry(&job.id).await? {
@@ -682,7 +728,9 @@ pub async fn cancel(
     let jobs = jobs_store(&state)?;
     let now = state.now();
     let ttl = i64::try_from(state.policy().bulk_jobs.results_ttl_secs).unwrap_or(i64::MAX / 2_000).saturating_mul(1000);
-    if jobs.cancel(&job.id, &key.id, unix_ms(now), unix_ms(now).saturating_add(ttl)).await? {
+    let counts = verdict_counts(jobs, &job.id).await?;
+    let event = super::finished_event(&job, JobState::Cancelled, counts, now);
+    if jobs.cancel(&job.id, &key.id, unix_ms(now), unix_ms(now).saturating_add(ttl), event).await? {
         tracing::info!(job = %job.id, "bulk job cancelled");
         if let Err(e) = state.credits().reread(&key.id, &job.period).await {
             tracing::warn!(error = ?e, "credits not re-read after a cancel");

@@ -5,7 +5,9 @@
 //!   ran out (a runner that died: SIGKILL, a lost host), so any front resumes any job.
 //! * Fairness: at most `max_jobs` jobs at once, one name of each in turn (round-robin), and at
 //!   most `concurrency` checks in flight: a 100,000-name job never takes more than that share of
-//!   the front's checks, so interactive checks and other keys' jobs keep theirs.
+//!   the front's checks, so interactive checks and other keys' jobs keep theirs. Each check is
+//!   background work ([`common::priority`]): its registry queries take only the background share
+//!   of each upstream's budget (`engine.limits.background_share`).
 //! * Interleaving: each job's next names are taken from every registry still pending in turn,
 //!   so every registry's politeness budget is used at once instead of one after the other.
 //! * Each check is [`evaluate`] — the single check's path (verdict cache, single-flight, the job
@@ -315,7 +317,17 @@ impl Runner {
         for id in done {
             let now = state.now();
             let ttl = i64::try_from(self.config.results_ttl_secs).unwrap_or(i64::MAX / 2_000).saturating_mul(1000);
-            match store.complete(&id, unix_ms(now), unix_ms(now).saturating_add(ttl)).await {
+            let Some(work) = self.jobs.get(&id) else { continue };
+            // Every name has its result: the counts are final (a retry written meanwhile makes
+            // `complete` refuse, and the event goes with it).
+            let event = match super::routes::verdict_counts(store, &id).await {
+                Ok(counts) => super::finished_event(&work.job, super::routes::JobState::Done, counts, now),
+                Err(e) => {
+                    tracing::warn!(error = ?e, job = %id, "bulk jobs: counts not read; completing later");
+                    continue;
+                }
+            };
+            match store.complete(&id, unix_ms(now), unix_ms(now).saturating_add(ttl), event).await {
                 Ok(true) => {
                     if let Some(work) = self.jobs.remove(&id) {
                         work.open.store(false, Ordering::Release);
@@ -437,7 +449,9 @@ impl Check {
                 return Some(final_failure(item, &error));
             }
         };
-        match evaluate(&self.state, &self.key, domain, &self.options).await {
+        // Background work ([`common::priority`]): the check's registry queries use only the
+        // background share of each budget, so users' checks keep the rest.
+        match common::priority::background(evaluate(&self.state, &self.key, domain, &self.options)).await {
             Ok(outcome) => {
                 // No charge for a job cancelled meanwhile: the flag (the runner's last claim) and
                 // the stored state (a cancel through any front, just now).

@@ -487,6 +487,8 @@ fn lookup(state: AppState, domain: DomainName) -> BoxFuture<'static, Result<Verd
             Err(e) => Err(e),
         }
     };
+    // The job's priority goes with it too (a bulk job's check is background work).
+    let job = common::priority::scope(common::priority::current(), job);
     let task = match request_id {
         Some(id) => tokio::spawn(common::request_id::scope(id, job)),
         None => tokio::spawn(job),

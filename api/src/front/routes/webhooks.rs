@@ -94,8 +94,8 @@ pub struct CreateWebhook {
     /// An `https` URL on a public address (at most 2,048 bytes). Redirects are not followed.
     pub url: String,
     /// Event types to deliver (`domain.available`, `domain.registered`, `domain.expiring`,
-    /// `domain.state_changed`, `webhook.disabled`); empty or absent: every type. Test events are
-    /// always delivered.
+    /// `domain.state_changed`, `job.finished`, `webhook.disabled`); empty or absent: every type.
+    /// Test events are always delivered.
     #[serde(default)]
     pub event_types: Vec<String>,
     /// A note for the owner (at most 200 characters).
@@ -293,7 +293,7 @@ fn now_ms(state: &AppState) -> i64 {
     tag = "webhooks",
     operation_id = "createWebhook",
     summary = "Register a webhook (dsa extension)",
-    description = "Registers an HTTPS endpoint that receives this key's events (`domain.available`, `domain.registered`, `domain.expiring`, `domain.state_changed`, `webhook.disabled`, and test events), signed as the Standard Webhooks specification says. The answer shows the signing secret once. Server keys only; at most 20 webhooks per key. The URL must use https and resolve to public addresses only.",
+    description = "Registers an HTTPS endpoint that receives this key's events (`domain.available`, `domain.registered`, `domain.expiring`, `domain.state_changed` of its watches with the `WatchEventData` payload, `job.finished` of its bulk jobs with the `JobEventData` payload, `webhook.disabled`, and test events), signed as the Standard Webhooks specification says. The answer shows the signing secret once. Server keys only; at most 20 webhooks per key. The URL must use https and resolve to public addresses only.",
     request_body(content = CreateWebhook, content_type = "application/json"),
     security(("client_key" = [])),
     responses(
@@ -336,7 +336,7 @@ pub async fn create(
     for t in &request.event_types {
         if !EVENT_TYPES.contains(&t.as_str()) || t == "webhook.test" {
             return Err(ApiError::BadRequest(format!(
-                "Unknown event type {t:?}; use domain.available, domain.registered, domain.expiring, domain.state_changed or webhook.disabled."
+                "Unknown event type {t:?}; use domain.available, domain.registered, domain.expiring, domain.state_changed, job.finished or webhook.disabled."
             )));
         }
         if !event_types.contains(t) {
