@@ -138,3 +138,69 @@ async fn a_job_survives_the_sigkill_of_its_front_and_a_ledger_crash() {
     assert_eq!(fleet.store().ledger_count(&key_id, &period).await.expect("count"), total);
     fleet.stop().await;
 }
+
+/// A bulk job's checks are background work in the fleet too: the priority travels in the job
+/// message, the worker runs them outside its pull slots and within `background_share` of each
+/// budget. With 4 worker slots and a runner sending 16 checks at once, users' checks of fresh
+/// names are answered at once while the job's RDAP queries keep to their share (2 of 8 a second).
+#[tokio::test]
+async fn a_jobs_checks_leave_the_workers_slots_and_most_of_the_budget_to_users() {
+    let mut fleet = Fleet::builder("bulkprio")
+        .fronts(1)
+        .workers(1)
+        .configure(|s| {
+            s.fleet.worker_concurrency = 4;
+            s.policy.bulk_jobs.run = true;
+            s.policy.bulk_jobs.concurrency = 16;
+            s.engine.limits.rdap = workers::config::HostLimit { per_second: 8.0, burst: 4, concurrency: 8 };
+            s.engine.limits.background_share = 0.25;
+        })
+        .start()
+        .await;
+    let (key, _) = fleet.key(Plan::Starter).await;
+    let http = reqwest::Client::new();
+    let base = fleet.front(0).url("");
+    let names: String = (0..200).map(|i| format!("dsa-prio-job-{i}.com\n")).collect();
+    let response = http
+        .post(format!("{base}/v1/jobs/bulk-check?client_key={key}"))
+        .header("content-type", "text/plain")
+        .body(names)
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(response.status().as_u16(), 202);
+    let accepted: Value = response.json().await.expect("json");
+    let id = accepted["id"].as_str().expect("id").to_owned();
+    let started = Instant::now();
+    while job(&http, &base, &key, &id).await["checked"].as_i64().unwrap_or(0) < 2 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the job never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let before = fleet.sim().stats().rdap.queries;
+    let started = Instant::now();
+    let (mut users, mut slowest) = (0_u64, Duration::ZERO);
+    while started.elapsed() < Duration::from_secs(4) {
+        let asked = Instant::now();
+        let response = http
+            .get(format!("{base}/v1/domains/check?client_key={key}&domain=dsa-prio-user-{users}.net"))
+            .send()
+            .await
+            .expect("check");
+        assert_eq!(response.status().as_u16(), 200);
+        slowest = slowest.max(asked.elapsed());
+        users += 1;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let queries = fleet.sim().stats().rdap.queries - before;
+    let elapsed = started.elapsed().as_secs_f64();
+    let allowed = (2.0 * elapsed).ceil() as u64 + 1 + users + 2;
+    assert!(
+        queries <= allowed,
+        "{queries} RDAP queries in {elapsed:.1} s ({users} users' checks): over the share ({allowed})"
+    );
+    assert!(slowest < Duration::from_secs(2), "a user's check waited {slowest:?} behind the job");
+    let response = http.delete(format!("{base}/v1/jobs/{id}?client_key={key}")).send().await.expect("cancel");
+    assert_eq!(response.status().as_u16(), 200);
+    fleet.stop().await;
+}

@@ -11,6 +11,12 @@
 //! and the job's deadline leaves room for another try (possibly on another worker); `Term` for a
 //! payload that cannot be parsed or has no reply subject (poison) or a job whose deadline has
 //! passed. On shutdown the pool stops fetching, finishes what it holds, and acks.
+//!
+//! Background jobs ([`common::priority`]: a bulk job's checks) do not hold the kind's pull
+//! slots: each is handed to a task of its own at once and waits there for one of the kind's
+//! background slots (as many as its pull slots), so however many a bulk job sends, users' jobs
+//! of the same kind find their slots free. JetStream's `max_ack_pending` bounds the messages a
+//! worker holds this way.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -25,7 +31,7 @@ use common::request_id::{NATS_HEADER, RequestId};
 use common::subjects::{Names, REPLY_HEADER};
 use time::OffsetDateTime;
 
-use super::pull::{LiveLoop, Liveness, Pull, Settle, pull};
+use super::pull::{self, LiveLoop, Liveness, Pull, Settle};
 use super::shared::SharedVerdicts;
 use super::{FleetError, Tuning};
 use crate::job_panic;
@@ -145,6 +151,7 @@ pub async fn run_pool(
     let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut loops = Vec::new();
+    let mut backgrounds: Vec<(Arc<tokio::sync::Semaphore>, usize)> = Vec::new();
     for &(kind, concurrency) in kinds {
         let slots = concurrency.max(1);
         let config = Pull {
@@ -162,11 +169,34 @@ pub async fn run_pool(
         let stopped = async move {
             let _ = stop.wait_for(|s| *s).await;
         };
+        let background = Arc::new(tokio::sync::Semaphore::new(slots));
+        backgrounds.push((background.clone(), slots));
+        let consumer_name: Arc<str> = names.jobs_consumer(kind).into();
         let handler = move |messages: Vec<Message>| {
             let (client, jobs, stats) = (client.clone(), jobs.clone(), stats.clone());
+            let (background, consumer_name) = (background.clone(), consumer_name.clone());
             async move {
                 let mut settles = Vec::with_capacity(messages.len());
                 for message in messages {
+                    if is_background(&message.payload) {
+                        let (client, jobs, stats, background, consumer_name) =
+                            (client.clone(), jobs.clone(), stats.clone(), background.clone(), consumer_name.clone());
+                        tokio::spawn(async move {
+                            let work = async {
+                                let Ok(_slot) = background.acquire_owned().await else { return Settle::Leave };
+                                match job_panic::catch(answer(&client, &jobs, &stats, &message)).await {
+                                    Ok(settle) => settle,
+                                    Err(panicked) => {
+                                        panicked.report(kind, "(outside the lookup)");
+                                        Settle::Leave
+                                    }
+                                }
+                            };
+                            pull::detached(message.clone(), Some(progress_every), &consumer_name, work).await;
+                        });
+                        settles.push(Settle::Leave);
+                        continue;
+                    }
                     // The jobs answer panics in their work themselves; one anywhere else here
                     // ends this job only (unanswered, redelivered after its ack wait).
                     let settle = match job_panic::catch(answer(&client, &jobs, &stats, &message)).await {
@@ -181,15 +211,34 @@ pub async fn run_pool(
                 settles
             }
         };
-        loops.push(tokio::spawn(pull(pulling, config, live, stopped, handler)));
+        loops.push(tokio::spawn(pull::pull(pulling, config, live, stopped, handler)));
     }
     shutdown.await;
     let _ = stop_tx.send(true);
     for l in loops {
         let _ = l.await;
     }
+    // The background jobs running now finish too (their deadlines bound the wait).
+    for (background, slots) in backgrounds {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(30),
+            background.acquire_many(u32::try_from(slots).unwrap_or(u32::MAX)),
+        )
+        .await;
+    }
     tracing::info!("worker pool drained");
     Ok(())
+}
+
+/// Whether a job message is background work ([`common::priority`]); unreadable bytes are not
+/// (the slot's handler terminates them as poison).
+fn is_background(payload: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Priority {
+        #[serde(default, deserialize_with = "common::priority::lenient")]
+        priority: common::priority::Priority,
+    }
+    serde_json::from_slice::<Priority>(payload).is_ok_and(|p| p.priority == common::priority::Priority::Background)
 }
 
 /// The fleet's verdict bucket and claims, when the server has them.

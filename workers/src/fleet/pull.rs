@@ -201,6 +201,27 @@ pub async fn pull<H, Fut>(
     let _all = slots.acquire_many(u32::try_from(slots_total).unwrap_or(u32::MAX)).await;
 }
 
+/// Works on one message outside the loop's slots: runs `work` (telling JetStream every `every`
+/// that the message is still being worked on, so it is not redelivered meanwhile), then settles
+/// the message as `work` says. A panic in `work` leaves it unsettled (redelivered after its ack
+/// wait). The caller bounds how many such messages it holds (JetStream's `max_ack_pending` bounds
+/// them per consumer in any case).
+pub async fn detached(
+    message: jetstream::Message,
+    every: Option<Duration>,
+    consumer: &str,
+    work: impl Future<Output = Settle>,
+) {
+    let held = std::slice::from_ref(&message);
+    match job_panic::catch(with_progress(held, every, work)).await {
+        Ok(how) => settle(&message, how, consumer).await,
+        Err(panicked) => {
+            tracing::error!(consumer, panic = %panicked.message(), "a detached handler panicked; its message is redelivered after its ack wait");
+            metrics::counter!("dsa_pull_panics_total", "consumer" => consumer.to_owned()).increment(1);
+        }
+    }
+}
+
 async fn settle(message: &jetstream::Message, how: Settle, consumer: &str) {
     let settled = match how {
         Settle::Ack => message.ack().await,
