@@ -10,16 +10,24 @@
 //! probing, as in standalone mode) unless another is set, such as the fleet's budget over NATS KV
 //! (`fleet::budget`), which makes the per-host limits hold for all workers together.
 //!
-//! Background work (the watch scheduler's re-checks, run inside [`background`]) yields to users:
-//! besides the host's own limits, its queries take a slot from a background-only share of each
-//! host's budget (`background_share` of its rate, burst and concurrency; in the fleet also a
-//! fleet-wide budget under the key [`background_key`]), so a batch of due watches never takes
-//! more than that share and users' checks always keep the rest.
+//! Background work (watch re-checks and bulk jobs' checks, run inside [`background`]) yields to
+//! users, and leaves nothing idle:
+//! * while a user's query waits at a host (for a slot or a token), background work takes no
+//!   token, so the user gets the next one; when none waits, it takes every token free;
+//! * it holds at most all but one of the host's slots, so a user always finds one it does not
+//!   hold;
+//! * with `background_share` below 1, its queries also take a slot from a background-only share
+//!   of the host's budget (that share of its rate, burst and concurrency; in the fleet also a
+//!   fleet-wide budget under the key [`background_key`]): a hard cap, for registries whose budget
+//!   must keep headroom whatever users do.
+//!
+//! The first two hold per process: in a fleet, users' queries on one worker do not hold back
+//! background work on another beyond the fleet-wide budget they share.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -89,6 +97,51 @@ struct HostState {
     cooldown_until: Mutex<Option<Instant>>,
     /// The background-only share of the host's budget; `None` when the share is the whole.
     background: Option<BackgroundShare>,
+    /// Users' queries waiting for a slot or a token of this host now: while any does, background
+    /// work takes no token.
+    users_waiting: AtomicUsize,
+    /// The host's slots background work may hold at once: all but one (at least one), so a
+    /// user's query always finds a slot that background work does not hold.
+    background_slots: Arc<Semaphore>,
+}
+
+/// Counts a user's query as waiting at a host for as long as it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Longest background work sleeps before it looks again whether users still wait at a host.
+const YIELD_POLL: Duration = Duration::from_millis(5);
+
+/// Waits for a token of `limiter` as background work: never while users wait at the host
+/// (`users_waiting`), so every token a user waits for goes to the user; otherwise as soon as
+/// one is free (the budget is never left idle for want of users).
+async fn token_after_users(limiter: &DefaultDirectRateLimiter, users_waiting: &AtomicUsize) {
+    use governor::clock::Clock;
+    loop {
+        if users_waiting.load(Ordering::Acquire) > 0 {
+            tokio::time::sleep(YIELD_POLL).await;
+            continue;
+        }
+        match limiter.check() {
+            Ok(()) => return,
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+                tokio::time::sleep(wait.clamp(Duration::from_micros(100), YIELD_POLL)).await;
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -105,6 +158,7 @@ pub struct Permit {
     state: Arc<HostState>,
     _slot: OwnedSemaphorePermit,
     _background_slot: Option<OwnedSemaphorePermit>,
+    _background_host_slot: Option<OwnedSemaphorePermit>,
     failures_before_cooldown: u32,
     cooldown: Duration,
 }
@@ -205,12 +259,15 @@ impl Politeness {
                     slots: Arc::new(Semaphore::new(limit.concurrency.max(1))),
                     limit,
                 });
+                let concurrency = limit.concurrency.max(1);
                 Arc::new(HostState {
                     limiter: RateLimiter::direct(quota(limit)),
-                    slots: Arc::new(Semaphore::new(limit.concurrency.max(1))),
+                    slots: Arc::new(Semaphore::new(concurrency)),
                     failures: AtomicU32::new(0),
                     cooldown_until: Mutex::new(None),
                     background,
+                    users_waiting: AtomicUsize::new(0),
+                    background_slots: Arc::new(Semaphore::new(concurrency.saturating_sub(1).max(1))),
                 })
             })
             .clone()
@@ -292,13 +349,36 @@ impl Politeness {
             }
             background_slot = Some(slot);
         }
-        let deadline = tokio::time::Instant::now() + wait;
+        let background = is_background();
+        // Background work waits for the host the way it waits for its share (nobody waits for
+        // it); users' queries within `max_queue_wait_secs`.
+        let deadline = tokio::time::Instant::now()
+            + if background {
+                Duration::from_secs_f64(self.config.background_max_wait_secs.max(0.0)).max(wait)
+            } else {
+                wait
+            };
+        let mut background_host_slot = None;
+        if background {
+            let slots = state.background_slots.clone();
+            match tokio::time::timeout_at(deadline, slots.acquire_owned()).await {
+                Ok(Ok(slot)) => background_host_slot = Some(slot),
+                _ => return Err(busy()),
+            }
+        }
         let slots = state.slots.clone();
         let limiter_state = state.clone();
         let acquired = tokio::time::timeout_at(deadline, async move {
-            let slot = slots.acquire_owned().await;
-            limiter_state.limiter.until_ready().await;
-            slot
+            if background {
+                let slot = slots.acquire_owned().await;
+                token_after_users(&limiter_state.limiter, &limiter_state.users_waiting).await;
+                slot
+            } else {
+                let _waiting = Waiting::new(&limiter_state.users_waiting);
+                let slot = slots.acquire_owned().await;
+                limiter_state.limiter.until_ready().await;
+                slot
+            }
         })
         .await;
         if let (Ok(Ok(_)), Protocol::Rdap | Protocol::Whois) = (&acquired, protocol) {
@@ -312,6 +392,7 @@ impl Politeness {
                 state,
                 _slot: slot,
                 _background_slot: background_slot,
+                _background_host_slot: background_host_slot,
                 failures_before_cooldown: self.config.failures_before_cooldown.max(1),
                 cooldown: Duration::from_secs_f64(self.config.cooldown_secs.max(0.0)),
             }),
@@ -424,6 +505,54 @@ mod tests {
         // GCRA at 5/s with a burst of 1: at most 1 + 1.5 s × 5 in the window, and not starved.
         let granted = granted.load(Ordering::Relaxed);
         assert!((3..=9).contains(&granted), "background slots in {window:?}: {granted}");
+    }
+
+    /// Without a share (the default), background work still yields: while a user's query waits
+    /// at the host it takes no token, and it never holds the host's last slot; when no user waits
+    /// it takes every token (the budget is not left idle). Real time: governor keeps its own clock.
+    #[tokio::test]
+    async fn background_work_yields_every_token_a_user_waits_for_and_takes_the_rest() {
+        // 20/s with a burst of 2 and 4 in flight; no share.
+        let mut config = limits(20.0, 2, 4);
+        config.max_queue_wait_secs = 2.0;
+        let p = Arc::new(Politeness::new(config));
+        let window = Duration::from_millis(1500);
+        let start = std::time::Instant::now();
+        let granted = Arc::new(AtomicU32::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..16 {
+            let (p, granted) = (p.clone(), granted.clone());
+            tasks.push(tokio::spawn(background(async move {
+                while start.elapsed() < window {
+                    if let Ok(permit) = p.acquire(Protocol::Rdap, "rdap.example").await {
+                        if start.elapsed() <= window {
+                            granted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        // Holds its slot a while, as a query does.
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        permit.succeeded();
+                    }
+                }
+            })));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (mut slowest, mut users) = (Duration::ZERO, 0_u32);
+        while start.elapsed() + Duration::from_millis(300) < window {
+            let asked = std::time::Instant::now();
+            p.acquire(Protocol::Rdap, "rdap.example").await.expect("a user's slot").succeeded();
+            slowest = slowest.max(asked.elapsed());
+            users += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for task in tasks {
+            task.await.expect("background task");
+        }
+        // One token period (50 ms) and scheduling, not behind 16 background waiters (800 ms).
+        assert!(slowest <= Duration::from_millis(150), "slowest user acquisition {slowest:?}");
+        // The rest of the budget went to background work: 20/s over 1.5 s, a burst of 2, less
+        // the users' tokens; a share-less budget left idle would show far fewer.
+        let granted = granted.load(Ordering::Relaxed);
+        assert!(granted + users >= 24 && granted + users <= 33, "background {granted} + users {users} in {window:?}");
     }
 
     #[test]

@@ -437,8 +437,13 @@ async fn fresh_verdict(state: &AppState, domain: &DomainName) -> Result<Answer, 
     let (verdict, cached) = if let Some(v) = state.book().cached(domain).await {
         (v, true)
     } else {
-        let (outcome, joined) =
-            state.lookups().run(domain.as_str().to_owned(), || lookup(state.clone(), domain.clone())).await;
+        // Background work (a bulk job's check) has flights of its own: a user's check never
+        // waits on a job that keeps to the background share of the budgets.
+        let flight = match common::priority::current() {
+            common::priority::Priority::Interactive => domain.as_str().to_owned(),
+            common::priority::Priority::Background => format!("{} background", domain.as_str()),
+        };
+        let (outcome, joined) = state.lookups().run(flight, || lookup(state.clone(), domain.clone())).await;
         // `lookup` runs the job in its own task, so a panic there is already its JoinError; this
         // arm is for the single-flight's own guarantee.
         let result = outcome.unwrap_or_else(|panicked| Err(BusError::Unavailable(panicked.to_string())));
