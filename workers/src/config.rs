@@ -188,10 +188,10 @@ pub struct LimitsConfig {
     pub cooldown_secs: f64,
     /// Longest wait for a rate-limit slot before giving up (unknown verdict), seconds.
     pub max_queue_wait_secs: f64,
-    /// The share (0.01 to 1) of each host's rate, burst and concurrency that background work
-    /// (watch re-checks) may use at most, so users' checks always keep the rest; 1 (the default
-    /// until the watch benchmark has been measured with a share) gives background work no lower
-    /// priority.
+    /// A hard cap (0.01 to 1) on the share of each host's rate, burst and concurrency that
+    /// background work (watch re-checks, bulk jobs' checks) may use, whatever users do; 1 (the
+    /// default) sets none. Background work yields to waiting users in any case (see
+    /// `crate::politeness`).
     pub background_share: f64,
     /// Longest wait of background work for a slot of its share, seconds (the job's own deadline
     /// may end it sooner). Longer than `max_queue_wait_secs`: nobody waits for a background
