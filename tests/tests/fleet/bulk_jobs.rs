@@ -145,7 +145,7 @@ async fn a_job_survives_the_sigkill_of_its_front_and_a_ledger_crash() {
 /// names are answered at once while the job's RDAP queries keep to their share (2 of 8 a second).
 #[tokio::test]
 async fn a_jobs_checks_leave_the_workers_slots_and_most_of_the_budget_to_users() {
-    let mut fleet = Fleet::builder("bulkprio")
+    let fleet = Fleet::builder("bulkprio")
         .fronts(1)
         .workers(1)
         .configure(|s| {
