@@ -306,7 +306,8 @@ async fn watch_rows(state: &AppState, key: &KeyRecord) -> Result<Vec<WatchRow>, 
         .into_iter()
         .map(|w| WatchRow {
             domain: w.domain,
-            state: w.state.as_str(),
+            // A watch not yet checked has no state to show: say so rather than "unknown".
+            state: if w.last_checked_at.is_none() { t("watch_not_checked_yet") } else { w.state.as_str() },
             expires_at: w.expires_at.map(crate::watches::rfc3339),
             next_check_at: crate::watches::rfc3339(w.next_check_at),
         })

@@ -25,6 +25,8 @@ pub const EN: &[(&str, &str)] = &[
     ("checked_not_available", "cannot be registered now. Its verdict:"),
     ("checked_credits_left", "Credits left this month:"),
     ("watch_this_button", "Watch this name"),
+    ("credits_a_month", "credits a month"),
+    ("watch_not_checked_yet", "first check pending"),
     ("watch_domain", "Domain to watch (a taken name you want)"),
     ("watch_add_button", "Watch this name"),
     ("watches_server_only", "Only server keys hold watches."),
