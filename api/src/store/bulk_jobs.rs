@@ -244,8 +244,9 @@ where
 /// Rows bound per multi-row `INSERT` (6 parameters each: well under both databases' limits).
 const INSERT_ROWS: usize = 500;
 
-/// Records `event` in `tx` (`ON CONFLICT DO NOTHING` on its id, as `Store::emit_event`).
-async fn insert_event<DB: Dialect>(tx: &mut sqlx::Transaction<'_, DB>, event: NewEvent) -> anyhow::Result<()>
+/// Records `event` in `tx` (`ON CONFLICT DO NOTHING` on its id, as `Store::emit_event`): the
+/// events written in the same transaction as the state they record (a watch's check, a job's end).
+pub(super) async fn insert_event<DB: Dialect>(tx: &mut sqlx::Transaction<'_, DB>, event: NewEvent) -> anyhow::Result<()>
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     DB::Arguments: IntoArguments<DB>,

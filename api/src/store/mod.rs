@@ -1638,19 +1638,7 @@ where
                 return Ok(false);
             }
             for event in events {
-                anyhow::ensure!(event.data.is_object(), "an event's data is a JSON object");
-                sqlx::query(
-                    "INSERT INTO events (id, key_id, type, subject, occurred_at, data) VALUES ($1, $2, $3, $4, $5, $6) \
-                     ON CONFLICT (id) DO NOTHING",
-                )
-                .bind(event.id)
-                .bind(event.key_id)
-                .bind(event.event_type)
-                .bind(event.subject)
-                .bind(DB::instant(event.occurred_at)?)
-                .bind(Json(event.data))
-                .execute(&mut *tx)
-                .await?;
+                bulk_jobs::insert_event(&mut tx, event).await?;
             }
             tx.commit().await?;
             Ok(true)
