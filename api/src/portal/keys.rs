@@ -10,7 +10,6 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use super::MAX_NAME_CHARS;
-use super::dashboard::KeyRow;
 use super::dashboard::key_row;
 use super::render::{
     PortalError, PortalResult, human_secs, message_page, redirect, render, ser, with_cookies, with_retry_after,
@@ -237,15 +236,14 @@ impl SettingsForm {
     }
 }
 
-/// What the key page shows besides the key.
+/// What differs between the ways the key page is shown (a plain view, a refused settings form,
+/// a name just checked); the rest (the key's row, watches and jobs) is read by
+/// [`key_page_render`].
 pub(super) struct KeyView<'a> {
     form: &'a SettingsForm,
     status: StatusCode,
     errors: &'a [String],
     saved: bool,
-    watches: Vec<WatchRow>,
-    /// The key's latest bulk jobs (server keys), a read-only list.
-    jobs: Vec<crate::front::bulk_jobs::routes::JobSummary>,
     /// The result of the page's "check a name" form, when it was just used.
     checked: Option<CheckedRow>,
 }
@@ -261,31 +259,37 @@ pub(super) struct CheckedRow {
     credits_remaining: i64,
 }
 
-pub(super) fn key_page_render(
+/// Renders the page of `key`: its row, settings form, webhooks' state, watches and bulk jobs,
+/// with what `view` adds.
+pub(super) async fn key_page_render(
     state: &AppState,
     headers: &HeaderMap,
     signed: &Signed,
-    (key, created_at): (&KeyRow, &str),
+    key: &KeyRecord,
     view: KeyView<'_>,
 ) -> PortalResult {
-    let KeyView { form, status, errors, saved, watches, .. } = view;
+    let row = key_row(state, key, &common::messages::billing_period(state.now())).await?;
+    let watches = watch_rows(state, key).await?;
+    let jobs = crate::front::bulk_jobs::routes::recent_jobs(state, key).await;
+    let KeyView { form, status, errors, saved, checked } = view;
+    let created_at = key.created_at.as_str();
     render(
         "portal/key.html",
         status,
         minijinja::context! {
             signed_in => true,
             csrf => signed.session.csrf_token.clone(),
-            key => ser(key),
+            key => ser(&row),
             created_at => created_at.get(..10).unwrap_or(created_at),
             form => ser(form),
             errors => errors.to_vec(),
             saved,
             grace => human_secs(state.portal().config().roll_grace_secs),
-            snippet => (key.kind == "embed").then(|| snippet(state, headers, None)),
+            snippet => (row.kind == "embed").then(|| snippet(state, headers, None)),
             watches => ser(&watches),
             watch_fee => state.watches_config().monthly_fee,
-            jobs => ser(&view.jobs),
-            checked => view.checked.as_ref().map(ser),
+            jobs => ser(&jobs),
+            checked => checked.as_ref().map(ser),
         },
     )
 }
@@ -350,13 +354,10 @@ pub(super) async fn key_page(
 ) -> PortalResult {
     let signed = require_session(&state, &headers).await?;
     let key = owned_key(&state, &signed, &id).await?;
-    let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
     let saved = q.contains_key("saved");
     let form = SettingsForm::of(&key);
-    let watches = watch_rows(&state, &key).await?;
-    let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
-    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, watches, jobs, checked: None };
-    key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
+    let view = KeyView { form: &form, status: StatusCode::OK, errors: &[], saved, checked: None };
+    key_page_render(&state, &headers, &signed, &key, view).await
 }
 
 /// Checks a name with a server key from its page (the API's check: the same credit, the same
@@ -394,20 +395,9 @@ pub(super) async fn check_name(
         credits_remaining: checked.credits_remaining,
     };
     tracing::info!(account_id = %signed.account.id, key_id = %key.id, domain = %row.domain, status = %row.status, "portal check");
-    let key_shown = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
     let settings = SettingsForm::of(&key);
-    let watches = watch_rows(&state, &key).await?;
-    let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
-    let view = KeyView {
-        form: &settings,
-        status: StatusCode::OK,
-        errors: &[],
-        saved: false,
-        watches,
-        jobs,
-        checked: Some(row),
-    };
-    key_page_render(&state, &headers, &signed, (&key_shown, &key.created_at), view)
+    let view = KeyView { form: &settings, status: StatusCode::OK, errors: &[], saved: false, checked: Some(row) };
+    key_page_render(&state, &headers, &signed, &key, view).await
 }
 
 pub(super) async fn save_settings(
@@ -426,19 +416,14 @@ pub(super) async fn save_settings(
             Ok(redirect(&format!("/account/keys/{}?saved=1", key.id)))
         }
         Err(errors) => {
-            let row = key_row(&state, &key, &common::messages::billing_period(state.now())).await?;
-            let watches = watch_rows(&state, &key).await?;
-            let jobs = crate::front::bulk_jobs::routes::recent_jobs(&state, &key).await;
             let view = KeyView {
                 form: &values,
                 status: StatusCode::BAD_REQUEST,
                 errors: &errors,
                 saved: false,
-                watches,
-                jobs,
                 checked: None,
             };
-            key_page_render(&state, &headers, &signed, (&row, &key.created_at), view)
+            key_page_render(&state, &headers, &signed, &key, view).await
         }
     }
 }
