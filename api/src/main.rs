@@ -12,6 +12,14 @@ use clap::Parser as _;
 
 use crate::cli::{Cli, Command};
 
+/// The process's allocator: jemalloc, configured at build time (`.cargo/config.toml`,
+/// `JEMALLOC_SYS_WITH_MALLOC_CONF`) with background threads that return freed pages to the system
+/// about a second after they are freed. With the system allocator a front's resident memory stayed
+/// at its peak after a flood of requests; see `docs/operators.md`, "Memory".
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     api::telemetry::init_logs();

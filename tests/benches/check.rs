@@ -30,7 +30,8 @@
 //! --closed`), then an open-loop flood at `BENCH_FLOOD_FACTOR` (3) × that capacity runs for
 //! `BENCH_FLOOD_SECS` (60). Reported: p99 of the admitted requests (200, from the due time),
 //! answers by status (5xx by code: only the documented 503 shed and 502 are expected), the
-//! front's RSS before, at peak and after, the time from the generator's last send until the front
+//! front's RSS before, at peak, after (2 s after normal service) and 10 s later, with the ratios
+//! after/before (target ≤ 1.2), the time from the generator's last send until the front
 //! serves normally again (five 200s in a row, each within twice the pre-flood p99 or 20 ms, probed
 //! from a thread and runtime of its own), and the generator's dispatch lag (actual − due send): a
 //! large one means the generator, not the front, was the bottleneck. The front's protection is
@@ -51,7 +52,8 @@
 //! the run prints that sync's latency and the closed-loop ceiling it sets (connections / sync
 //! time); `BENCH_DB_DIR=/dev/shm` puts the SQLite file on tmpfs to measure the CPU cost alone.
 //!
-//! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000),
+//! Knobs (environment): `BENCH_SECS` (default 5), `BENCH_CONNECTIONS` (64), `BENCH_RATE` (2000;
+//! or `BENCH_OPEN_SHARE`, e.g. 0.5: the open loop at that share of the mode's closed-loop capacity),
 //! `BENCH_MODES` (`standalone,fleet,consensus,cluster`; add `flood`), `BENCH_NATS_SYNC` (`always`, as shipped; `default`:
 //! the server's 2-minute fsync interval, to measure the cost of syncing every write). The fleet needs nats-server ≥ 2.10 (`DSA_TEST_NATS_SERVER`)
 //! and Postgres (`DSA_TEST_PG_URL`). The load generator shares the machine's two cores with
@@ -80,6 +82,8 @@ struct Figures {
     open_failed: u64,
     /// When the open-loop phase started (UTC), to tell its charges from the closed loop's.
     open_started: time::OffsetDateTime,
+    /// The open loop's rate (requests a second): `BENCH_RATE`, or `BENCH_OPEN_SHARE` × `closed`.
+    rate: u64,
 }
 
 const NAMES: [&str; 6] =
@@ -167,7 +171,9 @@ async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate:
     let healthz = Arc::new(vec![format!("{base}/healthz")]);
     let (healthz_closed, _) = closed_loop(&client, &healthz, secs, connections).await;
     let (closed, closed_errors) = closed_loop(&client, &urls, secs, connections).await;
-    // Open loop at a fixed rate.
+    // Open loop at a fixed rate: `BENCH_RATE`, or a share of the capacity just measured.
+    let share: f64 = env_or("BENCH_OPEN_SHARE", 0.0);
+    let rate = if share > 0.0 { ((closed * share) as u64).max(1) } else { rate };
     let open_started = time::OffsetDateTime::now_utc();
     let total = rate * secs;
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
@@ -199,6 +205,7 @@ async fn drive(base: &str, keys: &[String], secs: u64, connections: usize, rate:
         max: *latencies.last().unwrap_or(&Duration::ZERO),
         open_failed,
         open_started,
+        rate,
     })
 }
 
@@ -561,6 +568,9 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     sampling.store(false, Ordering::Relaxed);
     let rss_peak = sampler.await?.max(rss_before);
     let rss_after = rss_mib(pid);
+    // And once the front has been idle a while (an allocator may return freed pages later).
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let rss_idle = rss_mib(pid);
     let statuses: std::collections::BTreeMap<String, u64> = serde_json::from_value(figures["statuses"].clone())?;
     let five_xx: Vec<String> =
         statuses.iter().filter(|(s, _)| s.as_str() >= "500").map(|(s, n)| format!("{s}: {n}")).collect();
@@ -571,7 +581,8 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         "flood      {} front; capacity {capacity:.0}/s (closed loop, {connections} conns, dsa-load); flood {factor}× = {rate:.0}/s \
          for {secs} s ({} scheduled, last sent after {:.1} s); admitted (200) {} p50 {} ms p99 {} ms max {} ms; \
          statuses {statuses:?} (0 = no answer); 5xx {five_xx:?}, undocumented 5xx {unexpected}; \
-         RSS before {rss_before:.1} MiB, peak {rss_peak:.1} MiB, after {rss_after:.1} MiB; \
+         RSS before {rss_before:.1} MiB, peak {rss_peak:.1} MiB, after {rss_after:.1} MiB, after 10 s more {rss_idle:.1} MiB \
+         (after/before {:.2}, idle/before {:.2}); \
          normal service (5 × 200 within {:.1} ms) {:.3} s after the last send; pre-flood p99 {:.2} ms; \
          generator dispatch lag p50 {} ms p99 {} ms, {} connections opened; front pinned to its own core: {pinned}, \
          CPU capped at {}; load average {}",
@@ -582,6 +593,8 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         figures["admitted_ms"]["p50"],
         figures["admitted_ms"]["p99"],
         figures["admitted_ms"]["max"],
+        rss_after / rss_before.max(f64::MIN_POSITIVE),
+        rss_idle / rss_before.max(f64::MIN_POSITIVE),
         ms(normal),
         recovered.as_secs_f64(),
         ms(baseline_p99),
@@ -811,9 +824,10 @@ async fn run() -> anyhow::Result<()> {
     sim.set_knobs(Knobs::default());
     let report = |name: &str, f: &Figures| {
         println!(
-            "{name:<10} closed loop {connections} conns {secs} s: {:>7.0} cached answers/s ({} errors) | open loop {rate}/s: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} failed)",
+            "{name:<10} closed loop {connections} conns {secs} s: {:>7.0} cached answers/s ({} errors) | open loop {}/s: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} failed)",
             f.closed,
             f.closed_errors,
+            f.rate,
             ms(f.p50),
             ms(f.p99),
             ms(f.max),
@@ -855,8 +869,8 @@ async fn run() -> anyhow::Result<()> {
         report("fleet", &f.http);
         println!(
             "fleet      ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
-             during the {rate}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
-            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
+             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
+            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.http.rate, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
         );
         if let Some(s) = standalone_closed {
             println!("ratio      fleet/standalone closed-loop throughput: {:.2}", f.http.closed / s);
@@ -867,8 +881,8 @@ async fn run() -> anyhow::Result<()> {
         report("cluster", &f.http);
         println!(
             "cluster    ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
-             during the {rate}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
-            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
+             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
+            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.http.rate, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
         );
         if let Some(single) = fleet_closed {
             println!(

@@ -3,10 +3,11 @@
 //! does it (`DSA_DATABASE__URL`, or a `--config` file).
 //!
 //! With everything else that runs the real binary or loads its configuration: [`check`] (`dsa
-//! check` against the simulator), [`sample_config`] (`dsa.sample.toml`) and [`tls`] (`dsa serve`
-//! over HTTPS).
+//! check` against the simulator), [`sample_config`] (`dsa.sample.toml`), [`tls`] (`dsa serve`
+//! over HTTPS) and [`memory`] (the binary's allocator).
 
 mod check;
+mod memory;
 mod sample_config;
 mod tls;
 
