@@ -2,7 +2,7 @@
 //! 127.0.0.1:0 in front of the registry simulator, with the ledger running in process.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::sim::{Knobs, Scenario, Simulator};
@@ -101,8 +101,19 @@ impl TestApp {
         adjust: impl FnOnce(&mut Settings),
         clock: api::state::Clock,
     ) -> Self {
+        Self::spawn_spread(scenario, 1, adjust, clock).await
+    }
+
+    /// Same, with the scenario's registries spread over `hosts` simulated upstream hosts
+    /// ([`Simulator::start_spread`]; 1 is [`TestApp::spawn_scenario`]).
+    pub async fn spawn_spread(
+        scenario: Scenario,
+        hosts: usize,
+        adjust: impl FnOnce(&mut Settings),
+        clock: api::state::Clock,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let sim = Simulator::start(scenario).await.expect("simulator starts");
+        let sim = Simulator::start_spread(scenario, hosts).await.expect("simulator starts");
         sim.set_knobs(Knobs::default());
         let db_path = std::env::temp_dir().join(format!("dsa-test-{}.db", uuid::Uuid::now_v7()));
         Self::spawn_on(sim, db_path, adjust, clock).await
@@ -209,6 +220,11 @@ impl TestApp {
             })
             .collect();
         assert_eq!(self.store.apply_ledger(events).await.expect("apply the ledger events"), u64::from(n));
+    }
+
+    /// The front's SQLite file (read it with a connection of your own, e.g. read-only).
+    pub fn db_path(&self) -> &Path {
+        &self.db_path
     }
 
     /// URL of a path.

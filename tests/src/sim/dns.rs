@@ -23,7 +23,7 @@
 
 use std::fmt::Write as _;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -255,37 +255,46 @@ impl RequestHandler for Counting {
     }
 }
 
-/// Binds UDP and TCP on the same port of 127.0.0.1 (`port` 0: a free one).
-async fn bind(port: u16) -> anyhow::Result<(UdpSocket, TcpListener)> {
+/// Binds UDP and TCP on the same port of `ip` (`port` 0: a free one).
+async fn bind(ip: Ipv4Addr, port: u16) -> anyhow::Result<(UdpSocket, TcpListener)> {
     // With port 0 the UDP port the kernel picks may be taken for TCP; try a few.
     let attempts = if port == 0 { 16 } else { 1 };
     let mut last = None;
     for _ in 0..attempts {
-        let udp = UdpSocket::bind(("127.0.0.1", port)).await.context("DNS UDP bind")?;
+        let udp = UdpSocket::bind((ip, port)).await.with_context(|| format!("DNS UDP bind on {ip}:{port}"))?;
         let chosen = udp.local_addr()?.port();
-        match TcpListener::bind(("127.0.0.1", chosen)).await {
+        match TcpListener::bind((ip, chosen)).await {
             Ok(tcp) => return Ok((udp, tcp)),
             Err(e) => last = Some(e),
         }
     }
-    Err(anyhow!("DNS TCP bind on 127.0.0.1:{port}: {last:?}"))
+    Err(anyhow!("DNS TCP bind on {ip}:{port}: {last:?}"))
 }
 
-/// Starts the DNS server; the returned task serves until `control` says stop.
+/// Starts the DNS server, listening (UDP and TCP) on every address of `ips`: on `port` of the
+/// first (0: a free one) and a free port of each other. Every listener has the same zones and
+/// counters, so a scenario can be served as several upstream name servers. Returns the
+/// listeners' addresses in the order of `ips`; the task serves until `control` says stop.
 pub(crate) async fn start(
     scenario: &Scenario,
     key: &ZoneKey,
     control: Arc<Control>,
+    ips: &[Ipv4Addr],
     port: u16,
-) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+) -> anyhow::Result<(Vec<SocketAddr>, tokio::task::JoinHandle<()>)> {
     let catalog = catalog(scenario, key)?;
-    let (udp, tcp) = bind(port).await?;
-    let addr = udp.local_addr()?;
+    let mut sockets = Vec::with_capacity(ips.len());
+    for (i, ip) in ips.iter().enumerate() {
+        sockets.push(bind(*ip, if i == 0 { port } else { 0 }).await?);
+    }
+    let addrs = sockets.iter().map(|(udp, _)| udp.local_addr()).collect::<Result<Vec<_>, _>>()?;
     let stopped = control.stopped();
     let timelines = scenario.timelines().map(|(name, t)| (name.to_owned(), *t)).collect();
     let mut server = Server::new(Counting { catalog, control, timelines });
-    server.register_socket(udp);
-    server.register_listener(tcp, TCP_IDLE, 64);
+    for (udp, tcp) in sockets {
+        server.register_socket(udp);
+        server.register_listener(tcp, TCP_IDLE, 64);
+    }
     let token = server.shutdown_token().clone();
     tokio::spawn(async move {
         stopped.await;
@@ -296,5 +305,5 @@ pub(crate) async fn start(
             tracing::error!(error = %e, "DNS server stopped");
         }
     });
-    Ok((addr, task))
+    Ok((addrs, task))
 }

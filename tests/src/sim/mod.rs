@@ -17,7 +17,8 @@
 //! * `control` — what the servers share: knobs, limiters, counters ([`SimStats`]), shutdown.
 //! * [`Simulator`] — starts everything and writes the `[engine]` config for dsa.
 //!
-//! Everything listens on 127.0.0.1 only.
+//! Everything listens on 127.0.0.1 only, unless [`Simulator::start_spread`] serves the registries
+//! as several upstream hosts (127.0.0.2 and up, loopback too).
 
 mod control;
 mod dns;
@@ -34,5 +35,5 @@ pub use scenario::{
     DomainSpec, Fault, Faults, Knobs, Latency, Phase, Protocol, RateLimit, RdapFamily, Scenario, Timeline,
     TimelineSpec, TldSpec, Truth, WhoisFamily,
 };
-pub use simulator::{Ports, Simulator};
+pub use simulator::{MAX_HOSTS, Ports, Simulator, UpstreamHost};
 pub use whois::REGISTRAR_WHOIS_HOST;

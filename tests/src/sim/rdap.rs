@@ -17,7 +17,7 @@
 //! with `Retry-After` (RFC 6585 §4). Faults: see [`Fault`].
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
@@ -51,7 +51,7 @@ const RDAP_JSON: &str = "application/rdap+json";
 struct RdapState {
     scenario: Arc<Scenario>,
     control: Arc<Control>,
-    /// `http://127.0.0.1:<port>`, for `self` links.
+    /// This listener's `http://<ip>:<port>`, for `self` links.
     origin: String,
 }
 
@@ -63,13 +63,15 @@ fn router(state: RdapState) -> Router {
         .with_state(state)
 }
 
-/// Starts the RDAP server on 127.0.0.1:`port`; it stops when `control` says so.
+/// Starts the RDAP server on `ip`:`port` (127.0.0.1 unless the scenario is served on several
+/// hosts); it stops when `control` says so.
 pub(crate) async fn start(
     scenario: Arc<Scenario>,
     control: Arc<Control>,
+    ip: Ipv4Addr,
     port: u16,
 ) -> anyhow::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+    let listener = TcpListener::bind((ip, port)).await?;
     let addr = listener.local_addr()?;
     let stopped = control.stopped();
     let state = RdapState { scenario, control, origin: format!("http://{addr}") };

@@ -1,8 +1,14 @@
 //! The running simulator: starts the three servers on loopback, hands out their addresses and
 //! the `[engine]` configuration that points dsa at them, and stops them on drop.
+//!
+//! By default every registry of the scenario answers on one RDAP host and one DNS server
+//! (127.0.0.1). [`Simulator::start_spread`] serves the same scenario as several upstream hosts
+//! instead, as a real multi-TLD world has them: dsa's politeness budgets are per upstream host
+//! (RDAP by host name without port, DNS by the name server's socket address), so a benchmark of
+//! many names over many TLDs needs one host per registry to meet the budgets it would have live.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,12 +30,31 @@ pub struct Ports {
     pub whois: u16,
 }
 
-/// A running registry simulator on 127.0.0.1. Dropping it stops every server.
+/// The most upstream hosts [`Simulator::start_spread`] serves: 127.0.0.1 to 127.0.0.254.
+pub const MAX_HOSTS: usize = 254;
+
+/// One simulated upstream host: its RDAP server and its DNS server (both on the host's own
+/// loopback address, 127.0.0.`k`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpstreamHost {
+    /// The RDAP HTTP server.
+    pub rdap: SocketAddr,
+    /// The authoritative DNS server (UDP and TCP).
+    pub dns: SocketAddr,
+}
+
+/// A running registry simulator on 127.0.0.1 (and 127.0.0.2… when spread over several hosts).
+/// Dropping it stops every server.
 pub struct Simulator {
     scenario: Arc<Scenario>,
     control: Arc<Control>,
     dns: SocketAddr,
     rdap: SocketAddr,
+    /// Every upstream host, the first on 127.0.0.1 (`dns` and `rdap` above); one unless started
+    /// with [`Simulator::start_spread`].
+    hosts: Vec<UpstreamHost>,
+    /// The host (index into `hosts`) of each suffix of the scenario.
+    host_of: BTreeMap<String, usize>,
     whois: SocketAddr,
     registrar_whois: SocketAddr,
     /// The DNSSEC trust anchor file of the signed record zones (removed on drop).
@@ -43,6 +68,7 @@ impl std::fmt::Debug for Simulator {
             .field("dns", &self.dns)
             .field("rdap", &self.rdap)
             .field("whois", &self.whois)
+            .field("hosts", &self.hosts.len())
             .finish_non_exhaustive()
     }
 }
@@ -61,6 +87,32 @@ impl Simulator {
     /// # Errors
     /// When a socket cannot be bound (port in use) or a zone cannot be built.
     pub async fn start_on(scenario: Scenario, ports: Ports) -> anyhow::Result<Self> {
+        Self::start_spread_on(scenario, ports, 1).await
+    }
+
+    /// Starts the servers with the scenario's registries spread over `hosts` upstream hosts
+    /// (1 to [`MAX_HOSTS`]; 1 is [`Simulator::start`]). Host `k` (from 0) is the loopback
+    /// address 127.0.0.`k+1`, each with an RDAP server and a DNS server of its own (free
+    /// ports); the `i`-th suffix of the scenario's `[[tld]]` list is served by host `i mod
+    /// hosts`, which [`Simulator::rdap_base`], [`Simulator::dns_addr_for`] and
+    /// [`Simulator::engine_config_toml`] say. Every host answers for every suffix with the same
+    /// handlers, knobs and counters ([`Simulator::stats`] counts them all). WHOIS, the
+    /// registrar servers and the `/v1/dns` resolver stay on host 0.
+    ///
+    /// # Errors
+    /// When `hosts` is out of range, a socket cannot be bound or a zone cannot be built.
+    pub async fn start_spread(scenario: Scenario, hosts: usize) -> anyhow::Result<Self> {
+        Self::start_spread_on(scenario, Ports::default(), hosts).await
+    }
+
+    /// [`Simulator::start_spread`] with host 0's servers on the given ports (0 = free port).
+    ///
+    /// # Errors
+    /// As [`Simulator::start_spread`].
+    pub async fn start_spread_on(scenario: Scenario, ports: Ports, hosts: usize) -> anyhow::Result<Self> {
+        anyhow::ensure!((1..=MAX_HOSTS).contains(&hosts), "hosts must be 1 to {MAX_HOSTS}, not {hosts}");
+        let ips: Vec<Ipv4Addr> = (1..=u8::try_from(hosts)?).map(|k| Ipv4Addr::new(127, 0, 0, k)).collect();
+        let host_of = scenario.tlds().iter().enumerate().map(|(i, t)| (t.suffix.clone(), i % hosts)).collect();
         let scenario = Arc::new(scenario);
         let control = Control::new(scenario.knobs());
         let zone_key = dns::ZoneKey::generate()?;
@@ -77,15 +129,22 @@ impl Simulator {
             rdap: SocketAddr::from(([127, 0, 0, 1], 0)),
             whois: SocketAddr::from(([127, 0, 0, 1], 0)),
             registrar_whois: SocketAddr::from(([127, 0, 0, 1], 0)),
+            hosts: Vec::with_capacity(hosts),
+            host_of,
             trust_anchor,
-            tasks: Vec::with_capacity(3),
+            tasks: Vec::with_capacity(3 + hosts),
         };
-        let (addr, task) = dns::start(&scenario, &zone_key, control.clone(), ports.dns).await?;
-        sim.dns = addr;
+        let (dns_addrs, task) = dns::start(&scenario, &zone_key, control.clone(), &ips, ports.dns).await?;
         sim.tasks.push(task);
-        let (addr, task) = rdap::start(scenario.clone(), control.clone(), ports.rdap).await?;
-        sim.rdap = addr;
-        sim.tasks.push(task);
+        for (k, (ip, dns)) in ips.iter().zip(dns_addrs).enumerate() {
+            let port = if k == 0 { ports.rdap } else { 0 };
+            let (rdap, task) = rdap::start(scenario.clone(), control.clone(), *ip, port).await?;
+            sim.tasks.push(task);
+            sim.hosts.push(UpstreamHost { rdap, dns });
+        }
+        if let Some(first) = sim.hosts.first() {
+            (sim.dns, sim.rdap) = (first.dns, first.rdap);
+        }
         let (addr, task) = whois::start(scenario.clone(), control.clone(), ports.whois, false).await?;
         sim.whois = addr;
         sim.tasks.push(task);
@@ -93,13 +152,30 @@ impl Simulator {
         let (addr, task) = whois::start(scenario, control, 0, true).await?;
         sim.registrar_whois = addr;
         sim.tasks.push(task);
-        tracing::info!(dns = %sim.dns, rdap = %sim.rdap, whois = %sim.whois, "registry simulator started");
+        tracing::info!(dns = %sim.dns, rdap = %sim.rdap, whois = %sim.whois, hosts, "registry simulator started");
         Ok(sim)
     }
 
-    /// Address of the authoritative DNS server (UDP and TCP).
+    /// Address of the authoritative DNS server (UDP and TCP); when spread, host 0's.
     pub fn dns_addr(&self) -> SocketAddr {
         self.dns
+    }
+
+    /// Address of the DNS server of the host serving `suffix` (host 0's for a suffix the
+    /// scenario lacks).
+    pub fn dns_addr_for(&self, suffix: &str) -> SocketAddr {
+        self.host_for(suffix).dns
+    }
+
+    /// The upstream hosts, host 0 (127.0.0.1) first: one unless started spread.
+    pub fn hosts(&self) -> &[UpstreamHost] {
+        &self.hosts
+    }
+
+    /// The host serving `suffix`.
+    fn host_for(&self, suffix: &str) -> UpstreamHost {
+        let k = self.host_of.get(&normalise(suffix)).copied().unwrap_or(0);
+        self.hosts.get(k).copied().unwrap_or(UpstreamHost { rdap: self.rdap, dns: self.dns })
     }
 
     /// The DNSSEC trust anchor file (DNSKEY records) of the signed record zones, for
@@ -108,15 +184,15 @@ impl Simulator {
         &self.trust_anchor
     }
 
-    /// Address of the RDAP HTTP server.
+    /// Address of the RDAP HTTP server; when spread, host 0's.
     pub fn rdap_addr(&self) -> SocketAddr {
         self.rdap
     }
 
     /// RDAP base URL of `suffix` (`http://127.0.0.1:<port>/rdap/<suffix>/`, ending in `/` as
-    /// RFC 9224 bootstrap URLs do).
+    /// RFC 9224 bootstrap URLs do; when spread, on the address of the host serving `suffix`).
     pub fn rdap_base(&self, suffix: &str) -> String {
-        format!("http://{}/rdap/{}/", self.rdap, normalise(suffix))
+        format!("http://{}/rdap/{}/", self.host_for(suffix).rdap, normalise(suffix))
     }
 
     /// Address of the WHOIS server (one port for every registry host of the scenario).
@@ -136,7 +212,9 @@ impl Simulator {
 
     /// An `[engine]` TOML section pointing dsa at this simulator: every DNS query (`*`) to the
     /// simulator's name server, an RDAP base per RDAP suffix, and a WHOIS address per registry
-    /// WHOIS host. It deserialises into `workers::config::EngineConfig`.
+    /// WHOIS host. When spread over several hosts, each DNS suffix also gets its host's name
+    /// server, and each RDAP base is on its host's address. It deserialises into
+    /// `workers::config::EngineConfig`.
     pub fn engine_config_toml(&self) -> String {
         #[derive(Serialize)]
         struct File {
@@ -177,12 +255,16 @@ impl Simulator {
         }
 
         let tlds = self.scenario.tlds();
-        // `*`, not one entry per suffix: a suffix the scenario lacks must not leak to the real
-        // root servers during an offline demo; the simulator answers it with REFUSED.
-        let dns = Dns {
-            enabled: tlds.iter().any(|t| t.offers(Protocol::Dns)),
-            nameserver_overrides: BTreeMap::from([("*".to_owned(), vec![self.dns.to_string()])]),
-        };
+        // `*`, not only one entry per suffix: a suffix the scenario lacks must not leak to the
+        // real root servers during an offline demo; the simulator answers it with REFUSED.
+        let mut nameserver_overrides = BTreeMap::from([("*".to_owned(), vec![self.dns.to_string()])]);
+        if self.hosts.len() > 1 {
+            // dsa keeps a DNS budget per name server address: one per suffix's host.
+            for t in tlds.iter().filter(|t| t.offers(Protocol::Dns)) {
+                nameserver_overrides.insert(t.suffix.clone(), vec![self.dns_addr_for(&t.suffix).to_string()]);
+            }
+        }
+        let dns = Dns { enabled: tlds.iter().any(|t| t.offers(Protocol::Dns)), nameserver_overrides };
         let base_overrides: BTreeMap<_, _> = tlds
             .iter()
             .filter(|t| t.offers(Protocol::Rdap))
@@ -216,9 +298,14 @@ impl Simulator {
             tracing::error!(error = %e, "engine config serialisation");
             String::new()
         });
+        let spread = if self.hosts.len() > 1 {
+            format!("# The registries are spread over {} hosts (127.0.0.1 and up).\n", self.hosts.len())
+        } else {
+            String::new()
+        };
         format!(
             "# Written by dsa-sim: points dsa's engine at the registry simulator on loopback.\n\
-             # DNS {dns}, RDAP {rdap}, WHOIS {whois}.\n\n{body}",
+             # DNS {dns}, RDAP {rdap}, WHOIS {whois}.\n{spread}\n{body}",
             dns = self.dns,
             rdap = self.rdap,
             whois = self.whois,

@@ -2,6 +2,8 @@
 
 #![expect(clippy::unwrap_used, reason = "tests")]
 
+mod spread;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
