@@ -235,7 +235,7 @@ pub async fn worker(
     let (names, nats, js) = join(settings, FleetRole::Worker).await?;
     let engine = Engine::new(settings.engine.clone())?;
     if settings.fleet.fleet_rate_limits {
-        engine.set_upstream_budget(Arc::new(workers::fleet::FleetBudget::open(&js, &names.rate_bucket).await?));
+        engine.set_upstream_budget(Arc::new(workers::fleet::FleetBudget::open(&js, &names).await?));
     }
     share_routing(engine.book(), &js, &names).await;
     let lookups = workers::lookup::Lookups::new(engine).map_err(|e| anyhow::anyhow!("engine.records: {e}"))?;

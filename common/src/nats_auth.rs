@@ -10,8 +10,8 @@
 //!
 //! | role | publishes | subscribes |
 //! |---|---|---|
-//! | front | jobs, charge events, the rate and demo KV buckets, reads of the routing bucket; looks up and declares the jobs and ledger streams and its buckets | its inboxes (`_INBOX_front.>`), job replies (`dsa.replies.>`) |
-//! | worker | fetch/ack on its own consumers of the jobs stream, job replies into `dsa.replies.>` (never reading them; never into the fronts' inboxes), the rate, verdict, claims and routing KV buckets; declares the jobs stream, its consumers and its buckets | its inboxes (`_INBOX_worker.>`), the verdict and claims buckets' subjects (waiting on another worker's lookup) |
+//! | front | jobs (the stream's `dsa.jobs.>` and the direct path's `dsa.direct.>`), charge events, the rate and demo KV buckets, reads of the routing bucket; looks up and declares the jobs and ledger streams and its buckets | its inboxes (`_INBOX_front.>`), job replies (`dsa.replies.>`) |
+//! | worker | fetch/ack on its own consumers of the jobs stream, job replies and started notices into `dsa.replies.>` (never reading them; never into the fronts' inboxes), the rate, verdict, claims and routing KV buckets, its presence beats (`dsa.workers.presence`); declares the jobs stream, its consumers and its buckets | its inboxes (`_INBOX_worker.>`), the verdict and claims buckets' subjects (waiting on another worker's lookup), direct jobs (`dsa.direct.>`, never publishing there), presence beats |
 //! | ledger | fetch/ack on its consumer of the ledger stream; declares the ledger stream and its consumer | its inboxes (`_INBOX_ledger.>`) |
 //!
 //! A role may create (idempotently, at start) the streams and buckets it uses and its own
@@ -143,6 +143,9 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
     match role {
         FleetRole::Front => {
             publish.push(names.jobs_subjects.clone());
+            // The second path of interactive jobs (core NATS, outside the jobs stream); only
+            // fronts make jobs, so only fronts publish there.
+            publish.push(names.direct_subjects.clone());
             publish.push(names.ledger_subjects.clone());
             publish.extend(kv(&names.rate_bucket));
             publish.extend(kv(&names.demo_bucket));
@@ -163,6 +166,12 @@ pub fn permissions(role: &str, names: &Names) -> (Vec<String>, Vec<String>) {
             // A worker waiting on another's claim listens to the two buckets' subjects.
             subscribe.push(format!("$KV.{}.>", names.verdict_bucket));
             subscribe.push(format!("$KV.{}.>", names.claim_bucket));
+            // Direct jobs are taken (queue subscription), never made: a worker cannot hand work
+            // to other workers.
+            subscribe.push(names.direct_subjects.clone());
+            // Presence beats: how many workers share the fleet-wide upstream budget.
+            publish.push(names.worker_presence.clone());
+            subscribe.push(names.worker_presence.clone());
         }
         FleetRole::Ledger => {}
     }
@@ -270,6 +279,32 @@ mod tests {
         let put = "$KV.dsa_routing.>".to_owned();
         assert!(front.contains(&get) && !front.contains(&put), "{front:?}");
         assert!(worker.contains(&get) && worker.contains(&put), "{worker:?}");
+    }
+
+    #[test]
+    fn only_fronts_send_direct_jobs_and_only_workers_take_them() {
+        for prefix in ["", "t-42"] {
+            let names = Names::with_prefix(prefix);
+            let direct = names.direct_subjects.clone();
+            let presence = names.worker_presence.clone();
+            let (front_pub, front_sub) = permissions("dsa-front", &names);
+            let (worker_pub, worker_sub) = permissions("dsa-worker", &names);
+            let (ledger_pub, ledger_sub) = permissions("dsa-ledger", &names);
+            assert!(front_pub.contains(&direct), "{front_pub:?}");
+            assert!(!front_sub.contains(&direct) && !front_sub.contains(&presence), "{front_sub:?}");
+            assert!(worker_sub.contains(&direct), "{worker_sub:?}");
+            // A worker (the role that parses hostile registry bytes) cannot hand jobs to others.
+            assert!(!worker_pub.contains(&direct), "{worker_pub:?}");
+            assert!(!worker_pub.iter().any(|s| s.contains(".direct.")), "{worker_pub:?}");
+            // Presence beats are the workers' own business.
+            assert!(worker_pub.contains(&presence) && worker_sub.contains(&presence));
+            assert!(!front_pub.contains(&presence));
+            for list in [&ledger_pub, &ledger_sub] {
+                assert!(!list.iter().any(|s| s.contains("direct") || s.contains("presence")), "{list:?}");
+            }
+            // Started notices travel in the job-reply space, which workers already answer in.
+            assert!(worker_pub.contains(&format!("{}.>", names.job_replies)));
+        }
     }
 
     #[test]

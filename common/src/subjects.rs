@@ -62,6 +62,38 @@ pub const ROUTING_BUCKET: &str = "dsa_routing";
 /// Header carrying the inbox a worker must reply to (JetStream has no request-reply of its own).
 pub const REPLY_HEADER: &str = "Dsa-Reply-To";
 
+/// Header a front sets (value `1`) on an interactive job it may also send on the direct path
+/// ([`DIRECT_SUBJECT_PREFIX`]): the worker that starts the job says so at once with a notice on
+/// the job's reply subject ([`STARTED_HEADER`]), so the front knows the job moves and sends no
+/// second copy. Jobs without it (background work, older fronts) get no notice.
+pub const WANT_STARTED_HEADER: &str = "Dsa-Want-Started";
+
+/// Header (value `1`) marking a message on a job's reply subject as the worker's "started"
+/// notice rather than its reply; the payload carries the `job_id` as a reply does.
+pub const STARTED_HEADER: &str = "Dsa-Started";
+
+/// Header on a direct copy of a job ([`DIRECT_SUBJECT_PREFIX`]) saying why the front sent it.
+/// `not_started` (the jobs stream acked the job, no worker started it in time) and `publish_slow`
+/// (no ack yet): the stream may hold the job, and a worker takes such a copy only while its
+/// stream delivers nothing (so a busy fleet's queue is not jumped and no job runs twice).
+/// `publish_failed` (the stream gave no answer: it does not hold the job) and `reconnected` (the
+/// front's connection was made again: the publish or the reply may be lost): a worker with a free
+/// slot takes it.
+pub const DIRECT_REASON_HEADER: &str = "Dsa-Direct-Reason";
+
+/// Prefix of the direct path: the second way an interactive job reaches a worker when the jobs
+/// stream cannot take or deliver it (its stream or consumer electing a leader after a NATS server
+/// was lost). A kind's direct jobs go to `dsa.direct.<kind>` with core NATS, outside
+/// [`JOBS_SUBJECTS`] on purpose (the jobs stream would capture them), and the workers of that kind
+/// take them with a queue subscription ([`Names::direct_queue`]).
+pub const DIRECT_SUBJECT_PREFIX: &str = "dsa.direct";
+
+/// Subject of the workers' presence beats: each worker pool announces itself there every few
+/// seconds (its random id), so every worker knows how many share the fleet-wide upstream budget
+/// and can keep to its own share of a registry's limit while the budget's bucket cannot be
+/// written (`workers::fleet::budget`).
+pub const WORKER_PRESENCE: &str = "dsa.workers.presence";
+
 /// Subject space of job replies: a front subscribes to `dsa.replies.<front>.*` and names
 /// `dsa.replies.<front>.<job id>` in each job's [`REPLY_HEADER`]. Apart from the fronts' inboxes
 /// on purpose: a worker may publish here and nowhere under [`FRONT_INBOX`], so it can answer the
@@ -112,6 +144,11 @@ pub struct Names {
     pub routing_bucket: String,
     /// Subject space of job replies ([`JOB_REPLIES`]).
     pub job_replies: String,
+    /// Subject filter of the direct path (`dsa.direct.>`, [`DIRECT_SUBJECT_PREFIX`]); one kind's
+    /// subject is [`Names::direct_subject`].
+    pub direct_subjects: String,
+    /// Subject of the workers' presence beats ([`WORKER_PRESENCE`]).
+    pub worker_presence: String,
     /// Inbox prefix of the fronts.
     pub front_inbox: String,
     /// Inbox prefix of the workers.
@@ -153,6 +190,8 @@ impl Names {
             claim_bucket: bucket(CLAIM_BUCKET),
             routing_bucket: bucket(ROUTING_BUCKET),
             job_replies: subject(JOB_REPLIES),
+            direct_subjects: subject(&format!("{DIRECT_SUBJECT_PREFIX}.>")),
+            worker_presence: subject(WORKER_PRESENCE),
             front_inbox: inbox(FRONT_INBOX),
             worker_inbox: inbox(WORKER_INBOX),
             ledger_inbox: inbox(LEDGER_INBOX),
@@ -169,6 +208,19 @@ impl Names {
     /// The durable worker consumer of a kind of lookup (filtered on [`Names::jobs_subject`]).
     pub fn jobs_consumer(&self, kind: LookupKind) -> &str {
         self.jobs.get(&kind).map_or("", |(_, consumer)| consumer.as_str())
+    }
+
+    /// The direct-path subject of a kind of lookup (`dsa.direct.check`, under the prefix), inside
+    /// [`Names::direct_subjects`].
+    pub fn direct_subject(&self, kind: LookupKind) -> String {
+        let filter = &self.direct_subjects;
+        format!("{}.{kind}", filter.strip_suffix(".>").unwrap_or(filter))
+    }
+
+    /// The queue group in which a kind's workers take its direct jobs (one worker gets each): the
+    /// kind's consumer name, which already says "the workers of this kind" under the prefix.
+    pub fn direct_queue(&self, kind: LookupKind) -> &str {
+        self.jobs_consumer(kind)
     }
 }
 
@@ -197,5 +249,26 @@ mod tests {
         assert_eq!(t.ledger_inbox, "_INBOX_t_42_ledger");
         assert_eq!(plain.job_replies, "dsa.replies");
         assert_eq!(t.job_replies, "t-42.dsa.replies");
+    }
+
+    #[test]
+    fn the_direct_path_is_outside_the_jobs_stream_and_prefixed() {
+        let plain = Names::with_prefix("");
+        assert_eq!(plain.direct_subjects, "dsa.direct.>");
+        assert_eq!(plain.direct_subject(LookupKind::Check), "dsa.direct.check");
+        assert_eq!(plain.direct_queue(LookupKind::Whois), "dsa-workers-whois");
+        assert_eq!(plain.worker_presence, "dsa.workers.presence");
+        let t = Names::with_prefix("t-42");
+        assert_eq!(t.direct_subjects, "t-42.dsa.direct.>");
+        assert_eq!(t.direct_subject(LookupKind::Dns), "t-42.dsa.direct.dns");
+        assert_eq!(t.direct_queue(LookupKind::Check), "t-42-dsa-workers");
+        assert_eq!(t.worker_presence, "t-42.dsa.workers.presence");
+        // The jobs stream captures `dsa.jobs.>`: a direct job must never land in it.
+        for names in [&plain, &t] {
+            let jobs = names.jobs_subjects.strip_suffix('>').unwrap_or(&names.jobs_subjects);
+            for kind in LookupKind::ALL {
+                assert!(!names.direct_subject(kind).starts_with(jobs), "{}", names.direct_subject(kind));
+            }
+        }
     }
 }

@@ -5,8 +5,9 @@
 //!
 //! ```text
 //! front ──publish Job (Nats-Msg-Id = job id, Dsa-Reply-To = inbox, ──► stream DSA_JOBS
-//!   ▲                   Dsa-Request-Id = request id)                   │ a pull consumer per kind
-//!   │                                                                  ▼ (pull::pull)
+//!   ▲ │                 Dsa-Request-Id = request id)                   │ a pull consumer per kind
+//!   │ │                                                                ▼ (pull::pull)
+//!   │ └─ no ack / no "started" in 0.5 s: core publish dsa.direct.<kind> ─► worker (direct, queue group)
 //!   └──── core publish JobReply to the inbox ◄── worker: jobs::Jobs::run, then ack / nak / term
 //! ```
 //!
@@ -17,6 +18,9 @@
 //! * [`pool`]: the worker pool, one pull loop per kind of job over [`crate::jobs`].
 //! * [`budget`]: the fleet-wide per-upstream rate limit over NATS KV, the
 //!   [`crate::politeness::UpstreamBudget`] a worker's engine holds in fleet mode.
+//! * `direct`: the second path of interactive jobs (core NATS, a queue group per kind) for the
+//!   seconds in which the jobs stream or its consumer elects a leader.
+//! * [`presence`]: how many worker pools the fleet has (the budget's fallback share).
 //! * `shared`: the fleet-wide verdict cache and lookup claims (one registry query per name in
 //!   flight, fleet-wide).
 //! * [`routes`]: self-correcting routing decisions shared over NATS KV, the
@@ -27,7 +31,9 @@
 //! `budget` implements.
 
 pub mod budget;
+mod direct;
 pub mod pool;
+pub mod presence;
 pub mod pull;
 pub mod routes;
 mod shared;
@@ -35,7 +41,7 @@ pub mod streams;
 
 pub use budget::FleetBudget;
 pub use pool::{PoolStats, run_pool};
-pub use pull::{LiveLoop, Liveness, Pull, Settle, pull};
+pub use pull::{LiveLoop, Liveness, Pull, Settle, pull, pull_with_slots};
 pub use routes::FleetRoutes;
 pub use streams::{JOB_MAX_DELIVER, JOBS_MAX_BYTES, JOBS_MAX_MSGS, Tuning, declare};
 

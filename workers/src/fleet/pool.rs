@@ -17,6 +17,12 @@
 //! background slots (as many as its pull slots), so however many a bulk job sends, users' jobs
 //! of the same kind find their slots free. JetStream's `max_ack_pending` bounds the messages a
 //! worker holds this way.
+//!
+//! Interactive jobs may also arrive on the direct path ([`super::direct`]) while the jobs stream
+//! or its consumer elects a leader; those take a free slot of the same kind (the pull loop and the
+//! direct path share one semaphore), and a worker says "started" on the job's reply subject when
+//! the front asked for it. The stream copy of a job this pool answered already is acked at once,
+//! not run again; a direct copy of a job it runs right now is dropped.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -31,6 +37,7 @@ use common::request_id::{NATS_HEADER, RequestId};
 use common::subjects::{Names, REPLY_HEADER};
 use time::OffsetDateTime;
 
+use super::direct::{self, Recent};
 use super::pull::{self, LiveLoop, Liveness, Pull, Settle};
 use super::shared::SharedVerdicts;
 use super::{FleetError, Tuning};
@@ -61,6 +68,11 @@ pub struct PoolStats {
     pub live_loops: AtomicUsize,
     /// Pull loops fetching jobs right now: their consumer answered and NATS is connected.
     pub fetching_loops: AtomicUsize,
+    /// Jobs answered that came on the direct path (also counted in `answered`).
+    pub direct_answered: AtomicU64,
+    /// Copies of a job not run again: the stream copy of a job this pool answered already, or a
+    /// direct copy of a job it runs right now.
+    pub duplicates_skipped: AtomicU64,
 }
 
 impl Liveness for PoolStats {
@@ -93,7 +105,7 @@ impl PoolStats {
         }
     }
 
-    fn count(&self, source: Source) {
+    pub(super) fn count(&self, source: Source) {
         // Each metric named by a literal, so the operator files' checker (ops/check.sh) sees it.
         let counter = match source {
             Source::Registry => return,
@@ -117,6 +129,12 @@ impl PoolStats {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a copy of a job not run again (`path`: the way the copy came).
+    pub(super) fn duplicate(&self, path: &'static str) {
+        metrics::counter!("dsa_worker_duplicate_jobs_total", "path" => path).increment(1);
+        self.duplicates_skipped.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn terminated(&self, reason: &'static str) -> Settle {
         metrics::counter!("dsa_jobs_terminated_total", "reason" => reason).increment(1);
         self.terminated.fetch_add(1, Ordering::Relaxed);
@@ -126,7 +144,7 @@ impl PoolStats {
 
 /// An unknown verdict is handed back for another try only while this much of the job's deadline
 /// is left.
-const RETRY_MIN_LEFT: time::Duration = time::Duration::milliseconds(1500);
+pub(super) const RETRY_MIN_LEFT: time::Duration = time::Duration::milliseconds(1500);
 
 /// Runs a worker pool until `shutdown` resolves, then drains: stops fetching, finishes the jobs it
 /// holds, acks them. One pull loop per kind in `kinds`, each on its own consumer with its own
@@ -148,12 +166,34 @@ pub async fn run_pool(
         Some(shared) => Jobs::with_shared(lookups, Arc::new(shared)),
         None => Jobs::new(lookups),
     };
+    let recent = Arc::new(Recent::default());
     let progress_every = Duration::from_secs_f64((tuning.job_ack_wait_secs / 2.0).max(0.2));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut loops = Vec::new();
+    let mut directs = Vec::new();
     let mut backgrounds: Vec<(Arc<tokio::sync::Semaphore>, usize)> = Vec::new();
     for &(kind, concurrency) in kinds {
         let slots = concurrency.max(1);
+        // The kind's slots, shared by its pull loop and its direct path.
+        let semaphore = Arc::new(tokio::sync::Semaphore::new(slots));
+        let pulse = Arc::new(direct::Pulse::default());
+        let mut stop = stop_rx.clone();
+        directs.push(tokio::spawn(direct::serve(
+            direct::Direct {
+                client: client.clone(),
+                subject: names.direct_subject(kind),
+                queue: names.direct_queue(kind).to_owned(),
+                kind,
+                slots: semaphore.clone(),
+                jobs: jobs.clone(),
+                stats: stats.clone(),
+                recent: recent.clone(),
+                pulse: pulse.clone(),
+            },
+            async move {
+                let _ = stop.wait_for(|s| *s).await;
+            },
+        )));
         let config = Pull {
             stream: names.jobs_stream.clone(),
             consumer: names.jobs_consumer(kind).to_owned(),
@@ -172,19 +212,27 @@ pub async fn run_pool(
         let background = Arc::new(tokio::sync::Semaphore::new(slots));
         backgrounds.push((background.clone(), slots));
         let consumer_name: Arc<str> = names.jobs_consumer(kind).into();
+        let recent = recent.clone();
         let handler = move |messages: Vec<Message>| {
-            let (client, jobs, stats) = (client.clone(), jobs.clone(), stats.clone());
+            pulse.beat();
+            let (client, jobs, stats, recent) = (client.clone(), jobs.clone(), stats.clone(), recent.clone());
             let (background, consumer_name) = (background.clone(), consumer_name.clone());
             async move {
                 let mut settles = Vec::with_capacity(messages.len());
                 for message in messages {
                     if is_background(&message.payload) {
-                        let (client, jobs, stats, background, consumer_name) =
-                            (client.clone(), jobs.clone(), stats.clone(), background.clone(), consumer_name.clone());
+                        let (client, jobs, stats, recent, background, consumer_name) = (
+                            client.clone(),
+                            jobs.clone(),
+                            stats.clone(),
+                            recent.clone(),
+                            background.clone(),
+                            consumer_name.clone(),
+                        );
                         tokio::spawn(async move {
                             let work = async {
                                 let Ok(_slot) = background.acquire_owned().await else { return Settle::Leave };
-                                match job_panic::catch(answer(&client, &jobs, &stats, &message)).await {
+                                match job_panic::catch(answer(&client, &jobs, &stats, &recent, &message)).await {
                                     Ok(settle) => settle,
                                     Err(panicked) => {
                                         panicked.report(kind, "(outside the lookup)");
@@ -199,7 +247,7 @@ pub async fn run_pool(
                     }
                     // The jobs answer panics in their work themselves; one anywhere else here
                     // ends this job only (unanswered, redelivered after its ack wait).
-                    let settle = match job_panic::catch(answer(&client, &jobs, &stats, &message)).await {
+                    let settle = match job_panic::catch(answer(&client, &jobs, &stats, &recent, &message)).await {
                         Ok(settle) => settle,
                         Err(panicked) => {
                             panicked.report(kind, "(outside the lookup)");
@@ -211,10 +259,15 @@ pub async fn run_pool(
                 settles
             }
         };
-        loops.push(tokio::spawn(pull::pull(pulling, config, live, stopped, handler)));
+        loops.push(tokio::spawn(pull::pull_with_slots(pulling, config, semaphore, live, stopped, handler)));
     }
     shutdown.await;
     let _ = stop_tx.send(true);
+    // The direct paths stop taking jobs; the jobs they run hold pull slots, which the pull loops'
+    // drain waits for.
+    for d in directs {
+        let _ = d.await;
+    }
     for l in loops {
         let _ = l.await;
     }
@@ -262,8 +315,15 @@ async fn shared(client: &async_nats::Client, names: &Names) -> Option<SharedVerd
 }
 
 /// Answers one job message: runs it ([`Jobs::run`]), publishes the reply on the job's reply
-/// subject, and says how to settle the message.
-async fn answer(client: &async_nats::Client, jobs: &Jobs, stats: &PoolStats, message: &Message) -> Settle {
+/// subject, and says how to settle the message. A job this pool answered already (on the direct
+/// path) is acked without running again.
+async fn answer(
+    client: &async_nats::Client,
+    jobs: &Jobs,
+    stats: &PoolStats,
+    recent: &Arc<Recent>,
+    message: &Message,
+) -> Settle {
     let headers = message.headers.as_ref();
     let Some(reply_to) = headers.and_then(|h| h.get(REPLY_HEADER)).map(|v| v.as_str().to_owned()) else {
         tracing::error!(subject = %message.subject, "job without reply subject terminated");
@@ -280,6 +340,14 @@ async fn answer(client: &async_nats::Client, jobs: &Jobs, stats: &PoolStats, mes
         job.request_id = headers.and_then(|h| h.get(NATS_HEADER)).and_then(|v| RequestId::parse(v.as_str()));
     }
     let (job_id, deadline) = (job.job_id, job.deadline);
+    if recent.answered(job_id) {
+        stats.duplicate("stream");
+        return Settle::Ack;
+    }
+    if headers.is_some_and(direct::wants_started) {
+        direct::started(client, &reply_to, job_id).await;
+    }
+    let running = recent.running(job_id);
     // Expired before or while it ran: the front has given up; end the job.
     let Some(handled) = jobs.run(job, None).await else { return stats.terminated("expired") };
     stats.count(handled.source);
@@ -298,6 +366,7 @@ async fn answer(client: &async_nats::Client, jobs: &Jobs, stats: &PoolStats, mes
         }
         Err(e) => tracing::error!(error = %e, %job_id, "reply not serialisable"),
     }
+    running.answered();
     stats.answered.fetch_add(1, Ordering::Relaxed);
     Settle::Ack
 }

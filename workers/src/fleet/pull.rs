@@ -26,6 +26,10 @@ use tokio::sync::Semaphore;
 
 use crate::job_panic;
 
+/// How long past a fetch's expiry the loop waits for the server's next word on it (a message, or
+/// the status that ends the fetch) before taking the pull request as lost and fetching again.
+pub const LOST_FETCH_AFTER: Duration = Duration::from_secs(1);
+
 /// What to do with one message once its handler is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settle {
@@ -114,6 +118,26 @@ impl Drop for LiveLoop {
 pub async fn pull<H, Fut>(
     client: async_nats::Client,
     pull: Pull,
+    live: LiveLoop,
+    shutdown: impl Future<Output = ()> + Send,
+    handler: H,
+) where
+    H: Fn(Vec<jetstream::Message>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Vec<Settle>> + Send + 'static,
+{
+    let slots = Arc::new(Semaphore::new(pull.slots.max(1)));
+    pull_with_slots(client, pull, slots, live, shutdown, handler).await;
+}
+
+/// As [`pull`], holding its messages in `slots` (a semaphore of `pull.slots` permits) shared with
+/// other work of the same budget: the worker pool's direct path (`super::direct`) takes a free
+/// slot from it for each job it runs, so the pool's concurrency holds whichever way a job came.
+/// The loop fetches only as many messages as there are free slots, and the drain waits for every
+/// permit, the other work's included.
+pub async fn pull_with_slots<H, Fut>(
+    client: async_nats::Client,
+    pull: Pull,
+    slots: Arc<Semaphore>,
     mut live: LiveLoop,
     shutdown: impl Future<Output = ()> + Send,
     handler: H,
@@ -135,7 +159,6 @@ pub async fn pull<H, Fut>(
     };
     let slots_total = pull.slots.max(1);
     let chunk_size = pull.chunk.clamp(1, slots_total);
-    let slots = Arc::new(Semaphore::new(slots_total));
     let consumer_name: Arc<str> = pull.consumer.as_str().into();
     tracing::info!(consumer = %consumer_name, slots = slots_total, "pulling");
     loop {
@@ -162,8 +185,25 @@ pub async fn pull<H, Fut>(
             }
         };
         let mut chunk = Vec::with_capacity(chunk_size);
+        let connected_as = connects(&client);
         loop {
-            let next = batch.next().await;
+            // The server ends a fetch at its expiry (a timeout status); nothing at all for longer
+            // means the pull request was lost with its server (a NATS server killed, a consumer
+            // leader gone), and so it is when the client had to connect again meanwhile: fetch
+            // again rather than wait for the client's own timer (expiry + 5 s).
+            let next = tokio::select! {
+                next = tokio::time::timeout(pull.expires + LOST_FETCH_AFTER, batch.next()) => next.ok(),
+                () = reconnected(&client, connected_as) => None,
+            };
+            let next = match next {
+                Some(next) => next,
+                None => {
+                    // Each metric named by a literal, so the operator files' checker sees it.
+                    metrics::counter!("dsa_pull_fetches_lost_total", "consumer" => consumer_name.to_string())
+                        .increment(1);
+                    None
+                }
+            };
             let ended = next.is_none();
             if let Some(Ok(message)) = next {
                 chunk.push(message);
@@ -219,6 +259,18 @@ pub async fn detached(
             tracing::error!(consumer, panic = %panicked.message(), "a detached handler panicked; its message is redelivered after its ack wait");
             metrics::counter!("dsa_pull_panics_total", "consumer" => consumer.to_owned()).increment(1);
         }
+    }
+}
+
+/// Connections the client has made so far (one more after each reconnect).
+fn connects(client: &async_nats::Client) -> u64 {
+    client.statistics().connects.load(Ordering::Relaxed)
+}
+
+/// Resolves once the client has connected again since it had made `connected_as` connections.
+async fn reconnected(client: &async_nats::Client, connected_as: u64) {
+    while connects(client) == connected_as {
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -22,6 +22,15 @@
 //! nobody waits longer than half the check deadline. Waiting uses two core NATS subscriptions on
 //! the buckets' subjects (no JetStream consumer per wait), opened before the verdict is read
 //! again so that nothing published in between is missed.
+//!
+//! Every read of a bucket and every claim write is bounded by [`KV_TIMEOUT`]: a bucket whose
+//! stream is electing a leader (a NATS server was lost; 4–9 s in nats-server's Raft) takes no
+//! writes meanwhile, and a check must not wait for it. A read that does not answer in time is a
+//! miss; a claim that cannot be made in time is no claim (the worker asks the registry without
+//! one: politeness still holds, only the fleet-wide coalescing of that name is lost; a claim the
+//! bucket stores after the bound is never released by this worker and lapses at its own deadline,
+//! as a crashed worker's does). Sharing the verdict and releasing the claim are bounded by the
+//! caller (`crate::jobs`), which lets them finish in the background.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +49,24 @@ use crate::jobs::{Claim, Claimed, SharedChecks};
 
 /// The KV header naming a message's operation (`DEL`, `PURGE`; absent or `PUT` for a value).
 const KV_OPERATION: &str = "KV-Operation";
+
+/// Longest wait for one read of the verdict or claims bucket, or one claim write, before the
+/// check goes on without it (a healthy R3 bucket answers in milliseconds).
+pub(super) const KV_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Runs one bucket operation within [`KV_TIMEOUT`]; `None` (counted by `op`) when it did not
+/// answer in time.
+async fn bounded<T>(op: &'static str, work: impl std::future::Future<Output = T>) -> Option<T> {
+    match tokio::time::timeout(KV_TIMEOUT, work).await {
+        Ok(done) => Some(done),
+        Err(_) => {
+            // Each metric named by a literal, so the operator files' checker sees it.
+            metrics::counter!("dsa_worker_kv_timeouts_total", "op" => op).increment(1);
+            tracing::debug!(op, "fleet bucket did not answer in time; going on without it");
+            None
+        }
+    }
+}
 
 /// The fleet-wide verdict bucket and, when present, the claims bucket of one worker pool: the
 /// fleet's [`SharedChecks`].
@@ -70,7 +97,7 @@ impl SharedVerdicts {
 
     /// A fresh definitive verdict for `domain` from the fleet bucket, marked as a cache answer.
     pub(super) async fn fresh(&self, engine: &Engine, domain: &DomainName) -> Option<Verdict> {
-        let bytes = self.verdicts.get(domain.as_str()).await.ok()??;
+        let bytes = bounded("verdict_read", self.verdicts.get(domain.as_str())).await?.ok()??;
         usable(engine, domain, &bytes)
     }
 
@@ -84,14 +111,19 @@ impl SharedVerdicts {
             let value = ClaimValue { owner: self.owner.to_string(), void_after_ms: unix_ms(void_after) };
             serde_json::to_vec(&value).map(bytes::Bytes::from).unwrap_or_default()
         };
-        let holder = match claims.create(key, value(OffsetDateTime::now_utc())).await {
+        let Some(created) = bounded("claim_create", claims.create(key, value(OffsetDateTime::now_utc()))).await else {
+            return Claimed::Ask;
+        };
+        let holder = match created {
             Ok(revision) => return Claimed::Owned(Claim { key: key.to_owned(), revision }),
-            Err(e) if e.kind() == CreateErrorKind::AlreadyExists => match claims.entry(key).await {
-                Ok(Some(entry)) if entry.operation == kv::Operation::Put => entry,
-                // Released between the two calls: the verdict is probably there now.
-                Ok(_) => return self.fresh(engine, domain).await.map_or(Claimed::Ask, Claimed::Peer),
-                Err(_) => return Claimed::Ask,
-            },
+            Err(e) if e.kind() == CreateErrorKind::AlreadyExists => {
+                match bounded("claim_read", claims.entry(key)).await {
+                    Some(Ok(Some(entry))) if entry.operation == kv::Operation::Put => entry,
+                    // Released between the two calls: the verdict is probably there now.
+                    Some(Ok(_)) => return self.fresh(engine, domain).await.map_or(Claimed::Ask, Claimed::Peer),
+                    Some(Err(_)) | None => return Claimed::Ask,
+                }
+            }
             Err(e) => {
                 tracing::debug!(error = %e, domain = %key, "claim not made; asking without one");
                 return Claimed::Ask;
@@ -101,9 +133,9 @@ impl SharedVerdicts {
         let now = OffsetDateTime::now_utc();
         if unix_ms(now) >= void_after {
             // A void claim (its maker crashed or was cut off): take it over, once.
-            return match claims.update(key, value(now), holder.revision).await {
-                Ok(revision) => Claimed::Owned(Claim { key: key.to_owned(), revision }),
-                Err(_) => Claimed::Ask,
+            return match bounded("claim_takeover", claims.update(key, value(now), holder.revision)).await {
+                Some(Ok(revision)) => Claimed::Owned(Claim { key: key.to_owned(), revision }),
+                Some(Err(_)) | None => Claimed::Ask,
             };
         }
         let left = Duration::from_millis(u64::try_from(void_after - unix_ms(now)).unwrap_or(0));
