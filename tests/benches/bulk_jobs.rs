@@ -2,42 +2,47 @@
 //! over real HTTP to a standalone front run as its own process (`dsa serve`, in-process bus,
 //! SQLite). Not a timed test: `cargo bench -p dsa-tests --bench bulk_jobs`.
 //!
-//! For each job size of `BENCH_SIZES` (default `10000,40000`: the bench key's plan, Reseller,
-//! allows 50,000 credits a month, so a 100,000-name job is refused with a 429) one job of that many names across
-//! the RDAP registries of the demo scenario (.com, .net, .org, .dev), one name in
-//! `BENCH_TAKEN_EVERY` (5) registered and delegated (DNS answers it: no registry query), the rest
-//! available. Printed per size:
-//! * **wall time** from the submission to `done`, and the **minimum** the politeness budget allows:
-//!   the registry queries needed (names not delegated) over the RDAP host's queries per second
-//!   (`BENCH_RDAP_PER_SECOND`, default 500; the simulator serves every registry from one host,
-//!   so one budget bounds them all), or every name's DNS pre-check over the name servers' budget
-//!   (`BENCH_DNS_PER_SECOND`, default 500), whichever is longer — and the ratio of the two;
-//! * **registry queries per name** (RDAP + WHOIS queries the simulator saw, over the names);
-//! * **politeness**: the simulator enforces the RDAP budget itself (`rdap_per_second`, burst of
-//!   the same size) and counts every request over it; the busiest second of RDAP and of DNS
-//!   queries the simulator saw (sampled each second) is printed against its budget;
+//! The issue's shape: for each job size of `BENCH_SIZES` (default `10000,100000`) one job whose
+//! names are dealt round-robin over `BENCH_TLDS` (default 8) real open gTLDs, each TLD a registry
+//! of its own on its own simulated host (`Simulator::start_spread`: its own RDAP server and its
+//! own name server, so dsa keeps a politeness budget per registry, as with real registries);
+//! `BENCH_DELEGATED_PERCENT` (70) of each TLD's names registered and delegated (DNS answers them:
+//! no registry query), the rest available. The politeness limits are the shipped ones
+//! (`engine.limits`: RDAP 10 queries a second per host, burst 10; DNS 50 a second per name
+//! server), unless `BENCH_RDAP_PER_SECOND`, `BENCH_DNS_PER_SECOND` or `BENCH_BURST` say otherwise;
+//! the bench key's monthly allowance is raised to cover the job. Printed per size:
+//! * **wall time** from the submission to `done`, and the **minimum** the politeness budgets
+//!   allow: for each registry, its names not delegated over its RDAP budget, or all its names'
+//!   DNS pre-checks over its name server's budget, whichever is longer; the longest registry
+//!   (each budget times `engine.limits.background_share`: a job's checks are background work) —
+//!   and the ratio of the two;
+//! * **registry queries per name** (RDAP + WHOIS queries the simulator saw, over the names) and
+//!   DNS queries per name;
+//! * **politeness**: every simulated host enforces the RDAP budget on each client itself (burst
+//!   of the same size) and counts every request over it; the busiest second of RDAP and of DNS
+//!   queries over all hosts (sampled each second) is printed against the sum of the budgets;
 //! * the `dsa serve` process's **RSS** (`VmRSS` after the job, `VmHWM` its peak, from
 //!   `/proc/<pid>/status`), and the ratio of the peaks of the largest and smallest size: the
 //!   front's memory must not grow with the job (the upload is streamed into the store, results
 //!   are paged);
-//! * **interactive checks**: p99 of single checks (`GET /v1/domains/check`, fresh names, one
-//!   every 50 ms) while the job runs, against the p99 of the same before the job, same process.
+//! * **interactive checks**: p99 of single checks (`GET /v1/domains/check`, fresh `.com` names,
+//!   `.com` on a host of its own, one every 250 ms, within `.com`'s RDAP budget) while the job runs, against the p99 of the
+//!   same before the job, same process.
 //!
 //! Other knobs: `BENCH_RTT_MS` (20, added to every DNS and RDAP answer), `BENCH_CONCURRENCY`
-//! (the runner's checks in flight, default 64), `BENCH_BURST` (the budgets' burst, default 10),
+//! (the runner's checks in flight, `policy.bulk_jobs.concurrency`; default the shipped value),
 //! `BENCH_BACKGROUND_SHARE` (the share of each budget the job's checks may use; default the
-//! shipped `engine.limits.background_share`).
+//! shipped `engine.limits.background_share`), `BENCH_TRACE=1` (print every second's RDAP and
+//! DNS queries). `TMPDIR` places the SQLite file.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use api::config::Settings;
-use dsa_tests::harness::bench::env_or;
+use dsa_tests::harness::bench::{OPEN_GTLDS, env_or};
 use dsa_tests::harness::fleet::{WorkerProcess, free_port};
 use dsa_tests::sim::{DomainSpec, Knobs, Latency, RateLimit, Scenario, Simulator, Truth};
-
-const TLDS: [&str; 4] = ["com", "net", "org", "dev"];
 
 /// `VmRSS` and `VmHWM` of process `pid`, KiB.
 fn rss_kib(pid: u32) -> (u64, u64) {
@@ -53,8 +58,53 @@ fn rss_kib(pid: u32) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-fn name(size: usize, i: usize) -> String {
-    format!("dsa-bench-{size}-{i}.{}", TLDS[i % TLDS.len()])
+/// The `i`-th name of a job of `size` names, its TLD dealt round-robin over the first `tlds`
+/// of [`OPEN_GTLDS`].
+fn name(size: usize, i: usize, tlds: usize) -> String {
+    format!("dsa-bench-{size}-{i}.{}", OPEN_GTLDS[i % tlds])
+}
+
+/// Whether the `i`-th name is registered and delegated: `percent` of each TLD's names, mixed as
+/// in a real list (a fixed pseudo-random draw per name, SplitMix64 of its index, not blocks of
+/// taken names followed by blocks of free ones).
+fn delegated(i: usize, percent: usize) -> bool {
+    let mut z = (i as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z % 100) < percent as u64
+}
+
+/// The scenario: `.com` first (the simulator's host 0, the interactive checks' registry), then
+/// the job's TLDs, DNS and RDAP each.
+fn scenario(size: usize, k: &Knobset) -> Scenario {
+    let mut toml =
+        String::from("[[tld]]\nsuffix = \"com\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"verisign\"\n");
+    for tld in &OPEN_GTLDS[..k.tlds] {
+        toml.push_str(&format!(
+            "[[tld]]\nsuffix = \"{tld}\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"centralnic\"\n"
+        ));
+    }
+    let tlds = Scenario::from_toml(&toml).expect("scenario").tlds().to_vec();
+    let domains: Vec<DomainSpec> = (0..size)
+        .filter(|&i| delegated(i, k.delegated_percent))
+        .map(|i| DomainSpec { name: name(size, i, k.tlds), truth: Truth::Registered })
+        .collect();
+    Scenario::new(tlds, domains, Knobs::default()).expect("scenario")
+}
+
+/// The shortest wall time the politeness budgets allow for a job of `size` names, seconds: for
+/// each registry, its names not delegated over its RDAP budget or all its names' DNS pre-checks
+/// over its name server's budget, whichever is longer; the longest registry.
+fn minimum(size: usize, k: &Knobset) -> f64 {
+    let (rdap, dns) = (k.rdap_per_second * k.background_share, k.dns_per_second * k.background_share);
+    (0..k.tlds)
+        .map(|t| {
+            let names: Vec<usize> = (t..size).step_by(k.tlds).collect();
+            let needed = names.iter().filter(|&&i| !delegated(i, k.delegated_percent)).count();
+            (needed as f64 / rdap).max(names.len() as f64 / dns)
+        })
+        .fold(0.0, f64::max)
 }
 
 fn p99(mut v: Vec<f64>) -> f64 {
@@ -65,7 +115,8 @@ fn p99(mut v: Vec<f64>) -> f64 {
     v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1]
 }
 
-/// Interactive checks of fresh names, one every 50 ms, until `stop`; their latencies, ms.
+/// Interactive checks of fresh `.com` names, one every 250 ms (`.com`'s RDAP budget is 10 a
+/// second), until `stop`; their latencies, ms.
 async fn interactive(
     http: reqwest::Client,
     base: String,
@@ -84,14 +135,15 @@ async fn interactive(
             latencies.push(started.elapsed().as_secs_f64() * 1000.0);
         }
         i += 1;
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     latencies
 }
 
 struct Knobset {
-    taken_every: usize,
-    per_second: f64,
+    tlds: usize,
+    delegated_percent: usize,
+    rdap_per_second: f64,
     dns_per_second: f64,
     burst: u32,
     rtt: u64,
@@ -102,34 +154,27 @@ struct Knobset {
 
 /// Runs one job of `size` names; returns the `dsa serve` process's peak RSS, KiB.
 async fn run(size: usize, k: &Knobset) -> u64 {
-    let domains: Vec<DomainSpec> = (0..size)
-        .filter(|i| i % k.taken_every == 0)
-        .map(|i| DomainSpec { name: name(size, i), truth: Truth::Registered })
-        .collect();
-    let delegated = domains.len();
-    let scenario = Scenario::new(Scenario::demo().tlds().to_vec(), domains, Knobs::default()).expect("scenario");
-    let sim = Arc::new(Simulator::start(scenario).await.expect("simulator"));
+    let delegated = (0..size).filter(|&i| delegated(i, k.delegated_percent)).count();
+    let sim = Arc::new(Simulator::start_spread(scenario(size, k), k.tlds + 1).await.expect("simulator"));
     sim.set_knobs(Knobs {
         latency_ms: Latency { dns: k.rtt, rdap: k.rtt, whois: k.rtt },
-        rate_limit: RateLimit { rdap_per_second: Some(k.per_second as u32), ..RateLimit::default() },
+        // Each host limits each client on its own: the registries' own budgets.
+        rate_limit: RateLimit { rdap_per_second: Some(k.rdap_per_second as u32), ..RateLimit::default() },
         ..Knobs::default()
     });
     let file = std::env::temp_dir().join(format!("dsa-bench-bulk-{}.db", uuid::Uuid::now_v7()));
     let mut settings = Settings::default();
     settings.database.url = format!("sqlite://{}?mode=rwc", file.display()).into();
     settings.engine = dsa_tests::harness::sim_engine(&sim);
-    settings.engine.limits.rdap.per_second = k.per_second;
+    settings.engine.limits.rdap.per_second = k.rdap_per_second;
     settings.engine.limits.rdap.burst = k.burst;
-    settings.engine.limits.rdap.concurrency = k.concurrency.max(1);
     settings.engine.limits.dns.per_second = k.dns_per_second;
-    settings.engine.limits.dns.burst = k.burst;
-    settings.engine.limits.dns.concurrency = k.concurrency.max(1);
     settings.engine.check_deadline_secs = 10.0;
     settings.engine.limits.max_queue_wait_secs = 10.0;
     settings.engine.limits.background_share = k.background_share;
     settings.policy.bulk_jobs.concurrency = k.concurrency;
     settings.policy.bulk_jobs.max_names = settings.policy.bulk_jobs.max_names.max(size);
-    settings.jobs.workers = k.concurrency.max(8);
+    settings.jobs.workers = settings.jobs.workers.max(k.concurrency);
     settings.server.listen = format!("127.0.0.1:{}", free_port()).parse().expect("address");
     settings.bootstrap.create_dev_key = false;
     let key = {
@@ -151,6 +196,15 @@ async fn run(size: usize, k: &Knobset) -> u64 {
             .expect("key");
         drop((state, store));
         let _ = tokio::time::timeout(Duration::from_secs(10), ledger).await;
+        // The largest plan allows 50,000 credits a month: the operator gives the bench key an
+        // allowance that covers the job and the interactive checks.
+        let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", file.display())).await.expect("database");
+        sqlx::query("UPDATE client_keys SET monthly_allowance = ?")
+            .bind(i64::try_from(size).unwrap_or(i64::MAX / 2) + 10_000)
+            .execute(&db)
+            .await
+            .expect("allowance");
+        db.close().await;
         key
     };
     let mut front = WorkerProcess::spawn_role(&settings, "serve");
@@ -163,20 +217,21 @@ async fn run(size: usize, k: &Knobset) -> u64 {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
-    // Interactive checks without a job: 5 s.
+    // Interactive checks without a job: 10 s.
     let stop = Arc::new(AtomicBool::new(false));
     let idle = tokio::spawn(interactive(http.clone(), base.clone(), key.clone(), "idle", stop.clone()));
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
     stop.store(true, Ordering::Relaxed);
     let idle = idle.await.expect("interactive");
 
-    let body: String = (0..size).map(|i| name(size, i) + "\n").collect();
+    let body: String = (0..size).map(|i| name(size, i, k.tlds) + "\n").collect();
     let before = sim.stats();
     let (rss_before, _) = rss_kib(pid);
     // The busiest second the simulator saw, RDAP and DNS.
     let sampling = Arc::new(AtomicBool::new(true));
     let sampler = {
         let (sampling, sim) = (sampling.clone(), sim.clone());
+        let trace = env_or("BENCH_TRACE", 0) == 1;
         tokio::spawn(async move {
             let (mut rdap, mut dns) = (0_u64, 0_u64);
             let mut last = sim.stats();
@@ -185,6 +240,13 @@ async fn run(size: usize, k: &Knobset) -> u64 {
             while sampling.load(Ordering::Relaxed) {
                 tick.tick().await;
                 let now = sim.stats();
+                if trace {
+                    println!(
+                        "  second: RDAP {}, DNS {}",
+                        now.rdap.queries - last.rdap.queries,
+                        now.dns.queries - last.dns.queries
+                    );
+                }
                 rdap = rdap.max(now.rdap.queries - last.rdap.queries);
                 dns = dns.max(now.dns.queries - last.dns.queries);
                 last = now;
@@ -229,23 +291,35 @@ async fn run(size: usize, k: &Knobset) -> u64 {
     let violations = (after.rdap.rate_limit_violations - before.rdap.rate_limit_violations)
         + (after.whois.rate_limit_violations - before.whois.rate_limit_violations);
     let needed = size - delegated;
-    let minimum = (needed as f64 / k.per_second).max(size as f64 / k.dns_per_second);
+    let minimum = minimum(size, k);
+    let budgets = (k.rdap_per_second * k.tlds as f64, k.dns_per_second * k.tlds as f64);
     let (p99_idle, p99_busy) = (p99(idle.clone()), p99(busy.clone()));
+    let wall_s = wall.as_secs_f64();
     println!(
-        "bulk job of {size} names ({delegated} delegated): upload {:.2} s, wall {:.1} s, budget minimum {:.1} s ({needed} registry queries at {}/s, {size} DNS pre-checks at {}/s), wall/minimum {:.2}; \
-         registry queries per name {:.3} ({registry} for {size}), DNS queries per name {:.3} (the interactive checks' included); politeness violations counted by the simulator {violations}; busiest second RDAP {busiest_rdap} (budget {}), DNS {busiest_dns} (budget {}); unknown {}; \
-         dsa serve RSS before {} MiB, after {} MiB, peak {} MiB; interactive p99 {p99_idle:.0} ms idle ({} checks), {p99_busy:.0} ms during the job ({} checks), ratio {:.2}",
+        "bulk job of {size} names over {} registries ({delegated} delegated): upload {:.2} s, wall {wall_s:.1} s, \
+         budget minimum {minimum:.1} s ({needed} registry queries at {} a second per registry, {size} DNS pre-checks at {} a second per name server, \
+         shares {:.2}), wall/minimum {:.2}",
+        k.tlds,
         uploaded.as_secs_f64(),
-        wall.as_secs_f64(),
-        minimum,
-        k.per_second,
+        k.rdap_per_second,
         k.dns_per_second,
-        wall.as_secs_f64() / minimum.max(1e-9),
+        k.background_share,
+        wall_s / minimum.max(1e-9),
+    );
+    println!(
+        "  registry queries per name {:.3} ({registry} for {size}); DNS queries per name {:.3} (the interactive checks' included); \
+         politeness violations counted by the simulator {violations}; RDAP {:.0}/s on average, busiest second {busiest_rdap} (all budgets {}); \
+         DNS {:.0}/s on average, busiest second {busiest_dns} (all budgets {}); unknown {}",
         registry as f64 / size as f64,
         (after.dns.queries - before.dns.queries) as f64 / size as f64,
-        k.per_second,
-        k.dns_per_second,
+        (after.rdap.queries - before.rdap.queries) as f64 / wall_s,
+        budgets.0,
+        (after.dns.queries - before.dns.queries) as f64 / wall_s,
+        budgets.1,
         done["counts"]["unknown"],
+    );
+    println!(
+        "  dsa serve RSS before {} MiB, after {} MiB, peak {} MiB; interactive p99 {p99_idle:.0} ms idle ({} checks), {p99_busy:.0} ms during the job ({} checks), ratio {:.2}",
         rss_before / 1024,
         rss_after / 1024,
         rss_peak / 1024,
@@ -263,15 +337,17 @@ async fn run(size: usize, k: &Knobset) -> u64 {
 #[tokio::main]
 async fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let sizes: String = env_or("BENCH_SIZES", "10000,40000".to_owned());
+    let sizes: String = env_or("BENCH_SIZES", "10000,100000".to_owned());
+    let shipped = workers::config::LimitsConfig::default();
     let knobs = Knobset {
-        taken_every: env_or::<usize>("BENCH_TAKEN_EVERY", 5).max(1),
-        per_second: env_or("BENCH_RDAP_PER_SECOND", 500.0),
-        dns_per_second: env_or("BENCH_DNS_PER_SECOND", 500.0),
-        burst: env_or("BENCH_BURST", 10),
+        tlds: env_or::<usize>("BENCH_TLDS", 8).clamp(1, OPEN_GTLDS.len()),
+        delegated_percent: env_or::<usize>("BENCH_DELEGATED_PERCENT", 70).min(100),
+        rdap_per_second: env_or("BENCH_RDAP_PER_SECOND", shipped.rdap.per_second),
+        dns_per_second: env_or("BENCH_DNS_PER_SECOND", shipped.dns.per_second),
+        burst: env_or("BENCH_BURST", shipped.rdap.burst),
         rtt: env_or("BENCH_RTT_MS", 20),
-        concurrency: env_or("BENCH_CONCURRENCY", 64),
-        background_share: env_or("BENCH_BACKGROUND_SHARE", workers::config::LimitsConfig::default().background_share),
+        concurrency: env_or("BENCH_CONCURRENCY", api::front::bulk_jobs::BulkJobsConfig::default().concurrency),
+        background_share: env_or("BENCH_BACKGROUND_SHARE", shipped.background_share),
     };
     let mut peaks = Vec::new();
     for size in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {

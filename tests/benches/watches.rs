@@ -39,7 +39,7 @@
 use std::time::{Duration, Instant};
 
 use dsa_tests::harness::app::{KeyOpts, TestApp, TestClock};
-use dsa_tests::harness::bench::{env_or, ms, percentile};
+use dsa_tests::harness::bench::{OPEN_GTLDS, env_or, ms, percentile};
 use dsa_tests::sim::Scenario;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
@@ -49,15 +49,8 @@ use time::macros::datetime;
 const T0: OffsetDateTime = datetime!(2026-03-01 00:00 UTC);
 const DAYS: i64 = 30;
 
-/// Open gTLDs whose entries in dsa's catalogue (`common/data/tld-catalogue.json`) have RDAP and
-/// name servers, so a watch of a name under them is checked by DNS and RDAP. Not `com`: the
-/// interactive checks' own registry.
-const TLDS: [&str; 46] = [
-    "org", "net", "info", "biz", "xyz", "online", "site", "shop", "store", "top", "club", "tv", "cc", "fun", "space",
-    "website", "tech", "live", "pro", "blog", "cloud", "vip", "app", "dev", "art", "bio", "cafe", "city", "email",
-    "group", "guru", "life", "link", "news", "one", "page", "world", "zone", "agency", "center", "digital", "media",
-    "network", "studio", "team", "today",
-];
+/// The watched names' TLDs (not `com`: the interactive checks' own registry).
+const TLDS: [&str; 46] = OPEN_GTLDS;
 
 /// The `i`-th watched name, its TLD dealt round-robin over the first `tlds` of [`TLDS`].
 fn watched(i: usize, tlds: usize) -> String {

@@ -292,8 +292,10 @@ impl VerdictBook {
         chain
     }
 
-    /// The RDAP base for a registry suffix governed by `entry` (overrides first).
-    pub(crate) fn rdap_base_of<'a>(&'a self, suffix: &str, entry: &'a TldEntry) -> Option<&'a str> {
+    /// The RDAP base URL the engine asks for a registry suffix governed by `entry`:
+    /// `engine.rdap.base_overrides` first (the suffix, then `*`), else the catalogue's (HTTPS
+    /// first); `None` when there is none or `overrides_only` leaves none.
+    pub fn rdap_base_of<'a>(&'a self, suffix: &str, entry: &'a TldEntry) -> Option<&'a str> {
         let overrides = &self.inner.config.rdap.base_overrides;
         if let Some(base) = overrides.get(suffix).or_else(|| overrides.get(entry.suffix.as_str())) {
             return Some(base);

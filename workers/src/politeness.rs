@@ -196,7 +196,10 @@ pub struct Budget {
     pub cooldown_remaining_secs: Option<f64>,
 }
 
+/// The governor quota of `limit`'s paced schedule ([`HostLimit::paced`]: a little inside the
+/// limit, so jitter on the way never makes a query arrive early at the upstream).
 fn quota(limit: &HostLimit) -> Quota {
+    let limit = limit.paced();
     let per_second = if limit.per_second.is_finite() && limit.per_second > 0.0 { limit.per_second } else { 1.0 };
     let period = Duration::from_secs_f64(1.0 / per_second).max(Duration::from_nanos(1));
     let burst = NonZeroU32::new(limit.burst.max(1)).unwrap_or(NonZeroU32::MIN);
@@ -343,7 +346,7 @@ impl Politeness {
             let Ok(Ok(slot)) = acquired else { return Err(busy()) };
             if matches!(protocol, Protocol::Rdap | Protocol::Whois) {
                 let left = share_deadline.saturating_duration_since(tokio::time::Instant::now());
-                if !self.upstream_budget().acquire(&background_key(host), &share.limit, left).await {
+                if !self.upstream_budget().acquire(&background_key(host), &share.limit.paced(), left).await {
                     return Err(busy());
                 }
             }
@@ -383,7 +386,7 @@ impl Politeness {
         .await;
         if let (Ok(Ok(_)), Protocol::Rdap | Protocol::Whois) = (&acquired, protocol) {
             let limit = self.limit_for(protocol, host);
-            if !self.upstream_budget().acquire(host, limit, wait).await {
+            if !self.upstream_budget().acquire(host, &limit.paced(), wait).await {
                 return Err(busy());
             }
         }
@@ -430,6 +433,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_hosts_burst_keeps_one_token_back() {
+        // The upstream allows 3 at once at 1 a second: dsa takes 2 (jitter on the way must not
+        // make the third arrive before the upstream's bucket refilled).
+        let p = Politeness::new(limits(1.0, 3, 8));
+        for _ in 0..2 {
+            p.acquire(Protocol::Rdap, "rdap.example").await.expect("within the burst, less one").succeeded();
+        }
+        let third = p.acquire(Protocol::Rdap, "rdap.example").await;
+        assert!(matches!(third, Err(ProbeError::Busy { .. })), "{third:?}");
+    }
+
+    #[test]
+    fn the_paced_schedule_is_a_little_inside_the_limit() {
+        let rdap = HostLimit { per_second: 10.0, burst: 10, concurrency: 8 }.paced();
+        assert_eq!((rdap.per_second, rdap.burst, rdap.concurrency), (10.0, 9, 8));
+        let single = HostLimit { per_second: 1.0, burst: 1, concurrency: 1 }.paced();
+        assert_eq!(single.burst, 1);
+        assert!((single.per_second - 1.0 / 1.1).abs() < 1e-9, "{single:?}");
+        let zero = HostLimit { per_second: 2.0, burst: 0, concurrency: 1 }.paced();
+        assert_eq!(zero.burst, 1);
+        assert!(zero.per_second < 2.0);
+    }
+
+    #[tokio::test]
     async fn repeated_failures_start_a_cooldown() {
         let p = Politeness::new(limits(1000.0, 1000, 4));
         for _ in 0..2 {
@@ -467,7 +494,7 @@ mod tests {
     #[tokio::test]
     async fn background_work_keeps_to_its_share_and_users_are_served_meanwhile() {
         // 20/s with a burst of 2 and 8 in flight; the background share (0.25) is 5/s, a burst of
-        // 1 and 2 in flight.
+        // 1 and 2 in flight, paced at 5/1.1 a second.
         let mut config = limits(20.0, 2, 8);
         config.max_queue_wait_secs = 2.0;
         config.background_share = 0.25;
@@ -502,7 +529,8 @@ mod tests {
         }
         // A user's slot comes within a few of the host's 50 ms periods, not behind 16 waiters.
         assert!(slowest <= Duration::from_millis(250), "slowest user acquisition {slowest:?}");
-        // GCRA at 5/s with a burst of 1: at most 1 + 1.5 s × 5 in the window, and not starved.
+        // GCRA at 5/1.1 a second with a burst of 1: at most 1 + 1.5 s × 4.5 in the window, and
+        // not starved.
         let granted = granted.load(Ordering::Relaxed);
         assert!((3..=9).contains(&granted), "background slots in {window:?}: {granted}");
     }
@@ -549,8 +577,8 @@ mod tests {
         }
         // One token period (50 ms) and scheduling, not behind 16 background waiters (800 ms).
         assert!(slowest <= Duration::from_millis(150), "slowest user acquisition {slowest:?}");
-        // The rest of the budget went to background work: 20/s over 1.5 s, a burst of 2, less
-        // the users' tokens; a share-less budget left idle would show far fewer.
+        // The rest of the budget went to background work: 20/s over 1.5 s, a burst of 2 (1 once
+        // paced), less the users' tokens; a share-less budget left idle would show far fewer.
         let granted = granted.load(Ordering::Relaxed);
         assert!(granted + users >= 24 && granted + users <= 33, "background {granted} + users {users} in {window:?}");
     }

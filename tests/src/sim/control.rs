@@ -52,7 +52,9 @@ impl Counters {
     }
 }
 
-type Limiter = DefaultKeyedRateLimiter<IpAddr>;
+/// Keyed by (client address, server address): each simulated registry host limits each client
+/// on its own, as real registries do (a client of two registries has two budgets).
+type Limiter = DefaultKeyedRateLimiter<(IpAddr, IpAddr)>;
 
 /// Knobs plus the limiters built from them; swapped whole by `set_knobs`.
 struct Live {
@@ -143,15 +145,16 @@ impl Control {
         self.counters(protocol).faults.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Whether `client` is within its rate limit for `protocol`; a refusal is counted as a
+    /// Whether `client` is within its rate limit for `protocol` at the server listening on
+    /// `server` (each simulated host limits its clients on its own); a refusal is counted as a
     /// violation. DNS is never limited.
-    pub(crate) fn admit(&self, protocol: Protocol, client: IpAddr) -> bool {
+    pub(crate) fn admit(&self, protocol: Protocol, client: IpAddr, server: IpAddr) -> bool {
         let limiter = match protocol {
             Protocol::Dns => None,
             Protocol::Rdap => self.read().rdap.clone(),
             Protocol::Whois => self.read().whois.clone(),
         };
-        let admitted = limiter.is_none_or(|l| l.check_key(&client).is_ok());
+        let admitted = limiter.is_none_or(|l| l.check_key(&(client, server)).is_ok());
         if !admitted {
             self.counters(protocol).violations.fetch_add(1, Ordering::Relaxed);
         }

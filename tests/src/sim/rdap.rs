@@ -53,6 +53,8 @@ struct RdapState {
     control: Arc<Control>,
     /// This listener's `http://<ip>:<port>`, for `self` links.
     origin: String,
+    /// This listener's address (its rate limit is its own).
+    ip: std::net::IpAddr,
 }
 
 /// The RDAP router (built apart from serving so it can be exercised directly).
@@ -74,7 +76,7 @@ pub(crate) async fn start(
     let listener = TcpListener::bind((ip, port)).await?;
     let addr = listener.local_addr()?;
     let stopped = control.stopped();
-    let state = RdapState { scenario, control, origin: format!("http://{addr}") };
+    let state = RdapState { scenario, control, origin: format!("http://{addr}"), ip: addr.ip() };
     let app = router(state).into_make_service_with_connect_info::<ConnMeta>();
     let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(FaultListener(listener), app).with_graceful_shutdown(stopped).await {
@@ -91,7 +93,7 @@ async fn domain(
 ) -> Response {
     let control = &state.control;
     control.count_query(Protocol::Rdap);
-    if !control.admit(Protocol::Rdap, conn.peer.ip()) {
+    if !control.admit(Protocol::Rdap, conn.peer.ip(), state.ip) {
         tracing::debug!(%name, client = %conn.peer, "RDAP rate limit exceeded");
         let mut resp = error_object(
             StatusCode::TOO_MANY_REQUESTS,

@@ -124,7 +124,7 @@ async fn connection(
     }
     let family = scenario.tld_of(&name).and_then(|t| if t.offers(Protocol::Whois) { t.whois_family } else { None });
 
-    if !control.admit(Protocol::Whois, peer.ip()) {
+    if !control.admit(Protocol::Whois, peer.ip(), stream.local_addr()?.ip()) {
         tracing::debug!(%name, client = %peer, "WHOIS rate limit exceeded");
         stream.write_all(recorded::whois_throttled(family).text.as_bytes()).await?;
         return stream.shutdown().await;

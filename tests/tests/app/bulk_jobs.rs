@@ -507,3 +507,39 @@ async fn a_bulk_jobs_checks_keep_to_the_background_share_and_users_keep_the_rest
     assert!(cancelled["checked"].as_i64().is_some_and(|c| c < 60), "the job kept to its share: {cancelled}");
     app.finish(None).await;
 }
+
+/// A job's registries (its interleaving and ETA key) are the RDAP hosts the engine asks, with
+/// `engine.rdap.base_overrides`, not the catalogue's: `.online` and `.site` share one RDAP server
+/// in the catalogue (`rdap.radix.host`), and here each is served by a simulated host of its own,
+/// each with its own politeness budget.
+#[tokio::test]
+async fn a_jobs_registries_are_the_rdap_hosts_the_engine_asks() {
+    let scenario = dsa_tests::sim::Scenario::from_toml(
+        "[[tld]]\nsuffix = \"online\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"centralnic\"\n\
+         [[tld]]\nsuffix = \"site\"\nprotocols = [\"dns\", \"rdap\"]\nrdap_family = \"centralnic\"\n",
+    )
+    .expect("scenario");
+    let app = TestApp::spawn_spread(
+        scenario,
+        2,
+        |s| {
+            // The job stays queued: its ETA is that of every name.
+            s.policy.bulk_jobs.run = false;
+            s.engine.limits.rdap.per_second = 10.0;
+        },
+        api::state::system_clock(),
+    )
+    .await;
+    let key = app.key(KeyOpts::default()).await;
+    let names: String =
+        (0..20).flat_map(|i| [format!("dsa-eta-{i}.online\n"), format!("dsa-eta-{i}.site\n")]).collect();
+    let (status, _, accepted) = submit(&app, &key, "text/plain", names).await;
+    assert_eq!(status, 202, "{accepted}");
+    let id = accepted["id"].as_str().expect("id");
+    let (status, _, job) = app.get(&format!("/v1/jobs/{id}?client_key={key}")).await;
+    assert_eq!(status, 200, "{job}");
+    assert_eq!(job["state"], "queued", "{job}");
+    // 20 names at each of two hosts at 10 a second: 2 s (one shared budget would be 4 s).
+    assert_eq!(job["eta_secs"].as_f64(), Some(2.0), "{job}");
+    app.finish(Some(&key)).await;
+}

@@ -366,12 +366,16 @@ pub(crate) fn rfc3339(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// The registry that answers for a name (the interleaving and ETA key): its RDAP host, else its
-/// WHOIS host, else its suffix.
+/// The registry that answers for a name (the interleaving and ETA key): the host of the RDAP
+/// base the engine asks (with `engine.rdap.base_overrides`, as the engine's politeness keys it),
+/// else its WHOIS host, else its suffix.
 fn registry_of(state: &AppState, domain: &common::domain::DomainName) -> String {
     let Ok(entry) = state.book().entry(domain) else { return format!("suffix:{}", domain.suffix()) };
-    if let Some(host) =
-        entry.rdap.first().and_then(|u| url::Url::parse(u).ok()).and_then(|u| u.host_str().map(str::to_owned))
+    if let Some(host) = state
+        .book()
+        .rdap_base_of(domain.suffix(), entry)
+        .and_then(|u| url::Url::parse(u).ok())
+        .and_then(|u| u.host_str().map(str::to_owned))
     {
         return format!("rdap:{host}");
     }
