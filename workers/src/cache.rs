@@ -62,12 +62,27 @@ impl VerdictCache {
 
     /// Stores a verdict (fresh cache and last known store); unknown verdicts are ignored (they
     /// must be asked again, and must not overwrite the last definitive one).
+    ///
+    /// Background work ([`common::priority`], [`crate::politeness::background`]: a bulk job's or
+    /// a watch's check) refreshes a name
+    /// either store already holds but admits no new one: a 100,000-name job would otherwise fill
+    /// both stores (`engine.cache.capacity`, `engine.stale.capacity`) with names nobody asks
+    /// again, and a process's memory would grow with the size of the jobs it ran.
     pub async fn put(&self, verdict: &Verdict) {
-        if verdict.status != Status::Unknown {
+        if verdict.status == Status::Unknown {
+            return;
+        }
+        // A worker runs a background job inside `politeness::background`; a fleet front
+        // remembers its workers' answers inside the job's `common::priority` scope.
+        let refresh_only =
+            crate::politeness::is_background() || common::priority::current() == common::priority::Priority::Background;
+        if !refresh_only || self.inner.contains_key(&verdict.domain) {
             self.inner.insert(verdict.domain.clone(), verdict.clone()).await;
-            if let Some(last_known) = &self.last_known {
-                last_known.insert(verdict.domain.clone(), verdict.clone()).await;
-            }
+        }
+        if let Some(last_known) = &self.last_known
+            && (!refresh_only || last_known.contains_key(&verdict.domain))
+        {
+            last_known.insert(verdict.domain.clone(), verdict.clone()).await;
         }
     }
 
@@ -85,5 +100,43 @@ impl VerdictCache {
         if let Some(last_known) = &self.last_known {
             last_known.invalidate_all();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use common::verdict::Method;
+
+    use super::*;
+
+    fn verdict(domain: &str, status: Status) -> Verdict {
+        Verdict {
+            domain: domain.to_owned(),
+            status,
+            method: Method::Rdap,
+            authoritative: true,
+            checked_at: time::OffsetDateTime::now_utc(),
+            evidence: "test".into(),
+            confirmed_by: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn background_work_refreshes_the_names_held_and_admits_no_new_one() {
+        let cache = VerdictCache::new(&CacheConfig::default(), &StaleConfig::default());
+        // A user's check is kept in both stores.
+        cache.put(&verdict("asked.com", Status::Taken)).await;
+        // A bulk job's check of a new name is kept in neither, whether the worker's scope or the
+        // front's says it is background work.
+        common::priority::background(cache.put(&verdict("listed.com", Status::Available))).await;
+        crate::politeness::background(cache.put(&verdict("listed.org", Status::Available))).await;
+        for name in ["listed.com", "listed.org"] {
+            assert!(cache.get(name).await.is_none(), "{name}");
+            assert!(cache.last_known(name).await.is_none(), "{name}");
+        }
+        // A bulk job's check of a name held refreshes it in both.
+        common::priority::background(cache.put(&verdict("asked.com", Status::PendingDelete))).await;
+        assert_eq!(cache.get("asked.com").await.map(|v| v.status), Some(Status::PendingDelete));
+        assert_eq!(cache.last_known("asked.com").await.map(|v| v.status), Some(Status::PendingDelete));
     }
 }

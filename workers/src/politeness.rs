@@ -51,7 +51,8 @@ pub async fn background<F: Future>(work: F) -> F::Output {
     BACKGROUND.scope((), work).await
 }
 
-fn is_background() -> bool {
+/// Whether the current task runs inside [`background`].
+pub(crate) fn is_background() -> bool {
     BACKGROUND.try_with(|()| ()).is_ok()
 }
 

@@ -14,7 +14,8 @@
 //!   bus to the workers, DNS first in the engine), no second copy of it.
 //! * Exactly once: a definitive verdict is charged through the ledger with an event id derived
 //!   from (job, name) ([`super::charge_event_id`]) *before* its result is written; a runner that
-//!   dies in between leaves the name pending, the next one checks it again (from the cache) and
+//!   dies in between leaves the name pending, the next one checks it again (a job's verdicts do
+//!   not enter the verdict caches, so that is a registry query again) and
 //!   its charge is the same event, applied once. Results are written once per name (the store
 //!   skips a name already done). A name without a definitive verdict is tried `attempts` times,
 //!   then reported unknown and not charged.
