@@ -1,12 +1,14 @@
 //! Bulk jobs (`/v1/jobs`, issue 26) in the fleet: Postgres holds the job, JetStream carries its
-//! checks and charges. A `dsa front` process that runs the job is SIGKILLed mid-job and the ledger
-//! consumer crashes with it; another front takes the job over when the dead one's lease runs out,
-//! and every name ends with one result and one ledger entry.
+//! checks and charges. A `dsa front` process that runs the job and the only `dsa worker` process
+//! are SIGKILLed mid-job and the ledger consumer crashes with them; another front takes the job
+//! over when the dead one's lease runs out, new workers take the checks the dead one held (the
+//! jobs stream redelivers them), and every name ends with one result and one ledger entry.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api::keys::Plan;
-use dsa_tests::harness::fleet::{Fleet, free_port, settled, wait_until};
+use dsa_tests::harness::fleet::{Fleet, PoolStats, free_port, settled, wait_until};
 use dsa_tests::sim::{Knobs, Latency};
 use serde_json::Value;
 
@@ -18,12 +20,12 @@ async fn job(http: &reqwest::Client, base: &str, key: &str, id: &str) -> Value {
 }
 
 #[tokio::test]
-async fn a_job_survives_the_sigkill_of_its_front_and_a_ledger_crash() {
+async fn a_job_survives_the_sigkill_of_its_front_and_its_worker_and_a_ledger_crash() {
     // Front 0 (in process) only serves reads: the job runs on the front process, then on the
-    // front added after the kill.
+    // front added after the kill. Until the kill, one worker process runs every check.
     let mut fleet = Fleet::builder("bulkjobs")
         .fronts(1)
-        .workers(2)
+        .workers(0)
         .knobs(Knobs { latency_ms: Latency { rdap: 30, ..Latency::default() }, ..Knobs::default() })
         .configure(|s| {
             s.policy.bulk_jobs.run = false;
@@ -40,6 +42,8 @@ async fn a_job_survives_the_sigkill_of_its_front_and_a_ledger_crash() {
     runner.policy.bulk_jobs.run = true;
     runner.server.listen = format!("127.0.0.1:{}", free_port()).parse().expect("address");
     runner.bootstrap.create_dev_key = false;
+    let worker_settings = fleet.settings().clone();
+    let worker = fleet.spawn_process("worker", &worker_settings);
     let process = fleet.spawn_process("front", &runner);
     let base = format!("http://{}", runner.server.listen);
     let up = wait_until(Duration::from_secs(60), || {
@@ -83,12 +87,17 @@ async fn a_job_survives_the_sigkill_of_its_front_and_a_ledger_crash() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     fleet.process(process).sigkill();
+    fleet.process(worker).sigkill();
     fleet.crash_ledger();
     let at_kill = job(&http, &reader, &key, &id).await;
     assert!(at_kill["checked"].as_i64().is_some_and(|c| c < total), "{at_kill}");
-    // A new front with a runner takes the job over once the dead front's lease ran out; the
-    // ledger comes back and settles what was charged meanwhile.
+    // A new front with a runner takes the job over once the dead front's lease ran out; two
+    // workers take the checks (those the dead worker held are redelivered); the ledger comes back
+    // and settles what was charged meanwhile.
     tokio::time::sleep(Duration::from_millis(500)).await;
+    for _ in 0..2 {
+        fleet.add_worker(Arc::new(PoolStats::default()));
+    }
     fleet.start_ledger(fleet.ledger_stats().clone());
     let mut settings = fleet.settings().clone();
     settings.policy.bulk_jobs.run = true;
