@@ -625,7 +625,7 @@ async fn direct_jobs_pass_the_role_permissions_one_way_only() {
     // A front's direct job reaches a worker, which starts and answers it.
     let http = reqwest::Client::new();
     let url = fleet.front(0).url(&format!("/v1/domains/check?client_key={key}&domain=dsa-demo-available.com"));
-    let check = tokio::spawn(timed_check_owned(http, url));
+    let check = tokio::spawn(async move { timed_check(&http, url).await });
     let copy = tokio::time::timeout(Duration::from_secs(4), direct.next())
         .await
         .expect("the front's direct job reached the worker")
@@ -660,11 +660,6 @@ async fn direct_jobs_pass_the_role_permissions_one_way_only() {
     let forged = tokio::time::timeout(Duration::from_millis(500), direct.next()).await;
     assert!(forged.is_err(), "a worker sent a direct job: {forged:?}");
     fleet.stop().await;
-}
-
-/// [`timed_check`] on owned arguments (for a spawned task).
-async fn timed_check_owned(http: reqwest::Client, url: String) -> (u16, serde_json::Value, Duration) {
-    timed_check(&http, url).await
 }
 
 /// Issue 29: with two of the three servers lost, no stream or bucket has a majority: fronts send
