@@ -513,8 +513,8 @@ pub trait Dialect: Database {
     /// Applies pending migrations of `migrations/<dialect>`.
     fn migrate(pool: &Pool<Self>) -> BoxFuture<'_, anyhow::Result<()>>;
 
-    /// [`Store::apply_ledger`] in this dialect.
-    fn apply_ledger(pool: &Pool<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
+    /// [`Store::apply_ledger`] in this dialect, on `store`'s pool or its ledger connection.
+    fn apply_ledger(store: &SqlStore<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
 
     /// The webhook fan-out's condition on `events`, as its partial index states it.
     const UNDISPATCHED: &'static str;
@@ -530,11 +530,16 @@ pub trait Dialect: Database {
 /// [`crate::store::postgres::PgStore`] (the fleet).
 pub struct SqlStore<DB: Database> {
     pool: Pool<DB>,
+    /// The standalone ledger writer's own connection, opened on its first batch with the pool's
+    /// options and outside the pool (SQLite): one writer on one connection keeps its page cache
+    /// and prepared statements warm, where pooled connections in turn each found the database
+    /// changed by the others and read their pages again. Reopened after an error.
+    ledger_connection: std::sync::Arc<tokio::sync::Mutex<Option<DB::Connection>>>,
 }
 
 impl<DB: Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
-        Self { pool: self.pool.clone() }
+        Self { pool: self.pool.clone(), ledger_connection: self.ledger_connection.clone() }
     }
 }
 
@@ -547,7 +552,7 @@ impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
 impl<DB: Database> SqlStore<DB> {
     /// The store over `pool` (each dialect's `connect` sets the pool up).
     pub(crate) fn from_pool(pool: Pool<DB>) -> Self {
-        Self { pool }
+        Self { pool, ledger_connection: std::sync::Arc::default() }
     }
 
     /// The connection pool (readiness checks; tests read the schema through it).
@@ -555,6 +560,10 @@ impl<DB: Database> SqlStore<DB> {
         &self.pool
     }
 }
+
+/// SQLite's soft heap limit in the standalone process, bytes (`PRAGMA soft_heap_limit`): what all
+/// connections' page caches may hold together before SQLite recycles pages rather than allocate.
+pub const SQLITE_SOFT_HEAP_LIMIT: i64 = 8 << 20;
 
 /// The standalone store: one SQLite file (WAL journal).
 pub type SqliteStore = SqlStore<Sqlite>;
@@ -573,9 +582,15 @@ impl SqlStore<Sqlite> {
             // "PRAGMA synchronous").
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(std::time::Duration::from_secs(10))
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // One bound for the page caches of every connection together (a process-wide
+            // setting): each connection's own cache holds up to about 2 MiB, and SQLite's memory
+            // comes from the C allocator, outside jemalloc's purging, so caches that filled while
+            // a large bulk job was uploaded and worked stayed resident (issue 26). Over this
+            // limit SQLite reuses its least recently used cache pages instead of allocating.
+            .pragma("soft_heap_limit", SQLITE_SOFT_HEAP_LIMIT.to_string());
         let pool = SqlitePoolOptions::new().max_connections(max_connections.max(1)).connect_with(options).await?;
-        Ok(Self { pool })
+        Ok(Self::from_pool(pool))
     }
 }
 
@@ -609,67 +624,95 @@ impl Dialect for Sqlite {
         })
     }
 
-    fn apply_ledger(pool: &SqlitePool, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+    fn apply_ledger(store: &SqlStore<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(async move {
             if events.is_empty() {
                 return Ok(0);
             }
-            // The whole batch in two statements of fixed text (prepared once, cached by sqlx),
-            // whatever its size: the events go in as one JSON array unnested by `json_each`, not
-            // as two statements per event (each a round trip to sqlx's SQLite thread: the
-            // standalone ledger writer's main cost under load, issue 29). ON CONFLICT skips an
-            // event already applied, or repeated in the batch; RETURNING gives the rows inserted,
-            // whose credits alone go to the usage.
-            let rows: Vec<serde_json::Value> = events
-                .iter()
-                .map(|e| {
-                    Ok(serde_json::json!({
-                        "event_id": e.event_id.to_string(),
-                        "key_id": e.key_id,
-                        "period": e.period,
-                        "endpoint": e.endpoint,
-                        "credits": e.credits,
-                        "charged_at": Self::instant(e.charged_at)?,
-                        "front": e.front,
-                    }))
-                })
-                .collect::<anyhow::Result<_>>()?;
-            let mut tx = pool.begin().await?;
-            // `WHERE true`: without a WHERE, SQLite would read ON CONFLICT as a join's (SQLite
-            // manual, "INSERT", parsing ambiguity).
-            let inserted = sqlx::query(
-                "INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at, front) \
-                 SELECT value ->> 'event_id', value ->> 'key_id', value ->> 'period', value ->> 'endpoint', \
-                 value ->> 'credits', value ->> 'charged_at', value ->> 'front' FROM json_each($1) WHERE true \
-                 ON CONFLICT (event_id) DO NOTHING RETURNING key_id, period, credits",
-            )
-            .bind(serde_json::Value::Array(rows).to_string())
-            .fetch_all(&mut *tx)
-            .await?;
-            let applied = inserted.len() as u64;
-            let mut usage: std::collections::BTreeMap<(String, String), i64> = std::collections::BTreeMap::new();
-            for row in &inserted {
-                *usage.entry((row.try_get("key_id")?, row.try_get("period")?)).or_default() +=
-                    row.try_get::<i64, _>("credits")?;
+            let mut connection = store.ledger_connection.lock().await;
+            let open = match connection.take() {
+                Some(open) => open,
+                None => sqlx::ConnectOptions::connect(&*store.pool.connect_options()).await?,
+            };
+            let open = connection.insert(open);
+            let applied = apply_sqlite_ledger(open, &events).await;
+            if applied.is_err() {
+                // A connection in an unknown state is not used again.
+                connection.take();
             }
-            if !usage.is_empty() {
-                let usage: Vec<serde_json::Value> = usage
-                    .into_iter()
-                    .map(|((key_id, period), used)| serde_json::json!([key_id, period, used]))
-                    .collect();
-                sqlx::query(
-                    "INSERT INTO key_usage (key_id, period, used) \
-                     SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each($1) WHERE true \
-                     ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
-                )
-                .bind(serde_json::Value::Array(usage).to_string())
-                .execute(&mut *tx)
-                .await?;
-            }
-            tx.commit().await?;
-            Ok(applied)
+            applied
         })
     }
+}
+
+/// Applies `events` in one transaction on `connection` (the standalone ledger writer's):
+/// [`Store::apply_ledger`]'s contract.
+async fn apply_sqlite_ledger(connection: &mut sqlx::SqliteConnection, events: &[LedgerEvent]) -> anyhow::Result<u64> {
+    // A batch in a few multi-row statements with bound parameters: the events are cut into
+    // power-of-two runs (a batch of 37: 32 + 4 + 1), each run one `INSERT … VALUES (…), (…)` whose
+    // text depends on its length alone, so every text is prepared once on the writer's connection
+    // and cached by sqlx (at most 10 texts). Not one statement per event (each a round trip to
+    // sqlx's SQLite thread), nor one JSON array unnested by `json_each` (SQLite re-read each
+    // event's object once per column: a fifth of a cached check's instructions, issue 29). ON
+    // CONFLICT skips an event already applied, or repeated in the batch; the trigger
+    // `ledger_entries_add_usage` (migration 0010) adds each inserted entry's credits to its usage.
+    let mut tx = sqlx::Connection::begin(connection).await?;
+    let mut applied = 0_u64;
+    for run in power_of_two_runs(events) {
+        let mut query = sqlx::query(AssertSqlSafe(ledger_insert_sql(run.len())));
+        for e in run {
+            query = query
+                .bind(e.event_id.to_string())
+                .bind(e.key_id.as_str())
+                .bind(e.period.as_str())
+                .bind(e.endpoint.as_str())
+                .bind(e.credits)
+                .bind(Sqlite::instant(e.charged_at)?)
+                .bind(e.front.as_str());
+        }
+        // The statement's own rows: a trigger's changes are not counted (SQLite, `changes()`).
+        applied += query.execute(&mut *tx).await?.rows_affected();
+    }
+    tx.commit().await?;
+    Ok(applied)
+}
+
+/// The longest run of rows in one ledger statement: the largest power of two within the ledger's
+/// batch.
+const LARGEST_RUN: usize = 1 << crate::front::ledger::MAX_BATCH.ilog2();
+
+/// `items` cut into consecutive runs whose lengths are powers of two up to [`LARGEST_RUN`],
+/// longest first (37 items: 32, 4, 1), so a statement per run has one of few texts.
+fn power_of_two_runs<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let len = (1_usize << rest.len().ilog2()).min(LARGEST_RUN);
+        let (run, tail) = rest.split_at(len);
+        rest = tail;
+        Some(run)
+    })
+}
+
+/// `INSERT INTO ledger_entries … VALUES` with `rows` rows of seven parameters, `rows` a power of
+/// two up to [`LARGEST_RUN`] (every text is built on first use).
+fn ledger_insert_sql(rows: usize) -> &'static str {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        (0..=LARGEST_RUN.ilog2())
+            .map(|log| {
+                let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; 1_usize << log].join(", ");
+                format!(
+                    "INSERT INTO ledger_entries (event_id, key_id, period, endpoint, credits, charged_at, front) \
+                     VALUES {values} ON CONFLICT (event_id) DO NOTHING"
+                )
+            })
+            .collect()
+    });
+    debug_assert!(rows.is_power_of_two() && rows <= LARGEST_RUN, "a run of {rows} rows");
+    texts.get(rows.max(1).ilog2() as usize).map_or("", String::as_str)
 }
 
 /// Now, unix seconds (the roll grace is checked against the database host's wall clock).
@@ -964,7 +1007,7 @@ where
     }
 
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
-        DB::apply_ledger(&self.pool, events)
+        DB::apply_ledger(self, events)
     }
 
     fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>> {
@@ -1689,6 +1732,15 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Issue 26: SQLite's page caches are bounded together (a soft heap limit), so a large bulk
+    /// job does not leave every connection's cache full and resident.
+    #[tokio::test]
+    async fn sqlite_page_caches_share_one_soft_limit() {
+        let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        let limit: i64 = sqlx::query_scalar("PRAGMA soft_heap_limit").fetch_one(&store.pool).await.expect("pragma");
+        assert_eq!(limit, SQLITE_SOFT_HEAP_LIMIT);
+    }
+
     /// The ledger consumer's seam ([`workers::ledger::LedgerStore`]): a redelivered event settles
     /// nothing twice, an event the database refuses as data (a key that does not exist) is
     /// `Refused` (terminated), and a store that cannot be reached is `Unavailable` (redelivered).
@@ -1734,10 +1786,27 @@ mod tests {
         assert!(matches!(failed, Err(SettleError::Unavailable(_))), "{failed:?}");
     }
 
-    /// The standalone ledger's batch (two statements over `json_each`, issue 29) applies each
-    /// event once: a redelivered batch and duplicates inside one settle nothing twice, each
-    /// period has its own usage row, a batch naming an unknown key fails whole, and the stored
-    /// row keeps every field.
+    /// A batch is cut into runs of powers of two, longest first, none longer than the longest
+    /// statement text, covering every event in order.
+    #[test]
+    fn ledger_runs_are_powers_of_two_in_order() {
+        for n in [0_usize, 1, 2, 3, 37, 511, 512, 513, 1500] {
+            let items: Vec<usize> = (0..n).collect();
+            let runs: Vec<&[usize]> = power_of_two_runs(&items).collect();
+            assert!(runs.iter().all(|r| r.len().is_power_of_two() && r.len() <= LARGEST_RUN), "{n}: {runs:?}");
+            assert_eq!(runs.concat(), items, "{n}");
+            assert!(runs.windows(2).all(|w| w[0].len() >= w[1].len()), "{n}");
+        }
+        assert_eq!(power_of_two_runs(&[0; 37]).map(<[i32]>::len).collect::<Vec<_>>(), [32, 4, 1]);
+        assert_eq!(ledger_insert_sql(4).matches('?').count(), 28);
+        assert_eq!(ledger_insert_sql(LARGEST_RUN).matches('?').count(), 7 * LARGEST_RUN);
+    }
+
+    /// The standalone ledger's batch (multi-row statements in power-of-two runs on the writer's
+    /// own connection, issue 29) applies each event once: a redelivered batch and duplicates
+    /// inside one settle nothing twice, also across runs of a batch larger than the longest run,
+    /// each period has its own usage row, a batch naming an unknown key fails whole (and the
+    /// writer's connection is usable after it), and the stored row keeps every field.
     #[tokio::test]
     async fn sqlite_ledger_batches_apply_each_event_once() {
         let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
@@ -1790,6 +1859,16 @@ mod tests {
         ghost.key_id = "no-such-key".into();
         assert!(store.apply_ledger(vec![event(1, "check"), ghost]).await.is_err(), "an unknown key fails the batch");
         assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 355);
+
+        // 700 events (runs of 512, 128, 32, 16, 8 and 4), each of the first 100 twice, one in
+        // the last run repeating one of the first.
+        let large: Vec<_> = (0..600).map(|_| event(1, "bulk")).collect();
+        let mut sent = large.clone();
+        sent.extend(large[..99].iter().cloned());
+        sent.push(large[0].clone());
+        assert_eq!(sent.len(), 700);
+        assert_eq!(store.apply_ledger(sent).await.expect("large"), 600);
+        assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 955);
 
         let one = event(3, "dns");
         store.apply_ledger(vec![one.clone()]).await.expect("one");

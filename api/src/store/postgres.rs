@@ -138,7 +138,8 @@ impl Dialect for Postgres {
         })
     }
 
-    fn apply_ledger(pool: &PgPool, mut events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+    fn apply_ledger(store: &SqlStore<Self>, mut events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
+        let pool = store.pool();
         Box::pin(async move {
             if events.is_empty() {
                 return Ok(0);
