@@ -14,7 +14,10 @@ pub fn init_logs() {
         .ok()
         .and_then(|s| EnvFilter::try_new(s).ok())
         .unwrap_or_else(|| EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colours only on a terminal: a log written to a file, a pipe or the journal carried ANSI
+    // escape codes around every field name and level.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     let _ = if std::env::var("DSA_LOG_FORMAT").as_deref() == Ok("json") {
         builder.json().try_init()
     } else {

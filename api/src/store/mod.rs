@@ -677,9 +677,9 @@ async fn apply_sqlite_ledger(connection: &mut sqlx::SqliteConnection, events: &[
     Ok(applied)
 }
 
-/// The longest run of rows in one ledger statement: the largest power of two within the ledger's
-/// batch.
-const LARGEST_RUN: usize = 1 << crate::front::ledger::MAX_BATCH.ilog2();
+/// The longest run of rows in one ledger statement, a power of two: the standalone ledger's
+/// largest batch (512), 3,584 parameters (SQLite takes up to 32,766). A longer batch is split.
+const LARGEST_RUN: usize = 512;
 
 /// `items` cut into consecutive runs whose lengths are powers of two up to [`LARGEST_RUN`],
 /// longest first (37 items: 32, 4, 1), so a statement per run has one of few texts.

@@ -142,6 +142,18 @@ fn assert_key_fields(record: &Value) {
     assert_eq!(fields, KEY_FIELDS, "{record}");
 }
 
+/// Logs written anywhere but a terminal (a file, a pipe, the journal) are plain text: no ANSI
+/// escape codes around levels and field names.
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let db = Db::new();
+    let output = db.command(&["keys", "list"]).env("DSA_DATABASE__URL", db.url()).env("DSA_LOG", "debug").output();
+    let run = Run::from(output.expect("run dsa"));
+    assert!(run.ok, "dsa keys list failed:\n{}", run.stderr);
+    assert!(run.stderr.contains("DEBUG"), "no debug log line on standard error:\n{}", run.stderr);
+    assert!(!run.stderr.contains('\u{1b}'), "ANSI escape codes in a piped log:\n{}", run.stderr);
+}
+
 #[test]
 fn create_prints_the_key_once_with_its_kind_prefix() {
     let db = Db::new();
