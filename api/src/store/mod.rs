@@ -535,11 +535,34 @@ pub struct SqlStore<DB: Database> {
     /// and prepared statements warm, where pooled connections in turn each found the database
     /// changed by the others and read their pages again. Reopened after an error.
     ledger_connection: std::sync::Arc<tokio::sync::Mutex<Option<DB::Connection>>>,
+    /// The WAL checkpoints run beside the standalone ledger writer ([`LEDGER_EVENTS_PER_CHECKPOINT`]).
+    checkpoints: std::sync::Arc<WalCheckpoints>,
+}
+
+/// Ledger events the standalone writer applies between two WAL checkpoints: about SQLite's own
+/// rhythm (an automatic checkpoint once the WAL holds 1,000 pages; a batch writes about one page
+/// per event, its table and index leaves).
+pub const LEDGER_EVENTS_PER_CHECKPOINT: u64 = 1000;
+
+/// The standalone ledger writer's WAL checkpoints, run on a pooled connection beside it (SQLite
+/// "Write-Ahead Logging", §"Checkpointing": a passive checkpoint and a writer run at once).
+#[derive(Debug, Default)]
+struct WalCheckpoints {
+    /// Events applied since the last checkpoint began.
+    events_since: std::sync::atomic::AtomicU64,
+    /// A checkpoint is running (one at a time).
+    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Checkpoints completed (tests).
+    completed: std::sync::atomic::AtomicU64,
 }
 
 impl<DB: Database> Clone for SqlStore<DB> {
     fn clone(&self) -> Self {
-        Self { pool: self.pool.clone(), ledger_connection: self.ledger_connection.clone() }
+        Self {
+            pool: self.pool.clone(),
+            ledger_connection: self.ledger_connection.clone(),
+            checkpoints: self.checkpoints.clone(),
+        }
     }
 }
 
@@ -552,7 +575,7 @@ impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
 impl<DB: Database> SqlStore<DB> {
     /// The store over `pool` (each dialect's `connect` sets the pool up).
     pub(crate) fn from_pool(pool: Pool<DB>) -> Self {
-        Self { pool, ledger_connection: std::sync::Arc::default() }
+        Self { pool, ledger_connection: std::sync::Arc::default(), checkpoints: std::sync::Arc::default() }
     }
 
     /// The connection pool (readiness checks; tests read the schema through it).
@@ -632,7 +655,7 @@ impl Dialect for Sqlite {
             let mut connection = store.ledger_connection.lock().await;
             let open = match connection.take() {
                 Some(open) => open,
-                None => sqlx::ConnectOptions::connect(&*store.pool.connect_options()).await?,
+                None => sqlx::ConnectOptions::connect(&ledger_writer_options(&store.pool.connect_options())).await?,
             };
             let open = connection.insert(open);
             let applied = apply_sqlite_ledger(open, &events).await;
@@ -640,9 +663,61 @@ impl Dialect for Sqlite {
                 // A connection in an unknown state is not used again.
                 connection.take();
             }
+            drop(connection);
+            if applied.is_ok() {
+                checkpoint_beside_the_writer(store, events.len());
+            }
             applied
         })
     }
+}
+
+/// The standalone ledger writer's connection options: the pool's, and
+/// * **no automatic checkpoint** (`PRAGMA wal_autocheckpoint = 0`): SQLite runs one on the
+///   connection whose commit takes the WAL past 1,000 pages, inside that commit, so every charge of
+///   that batch waited while pages were copied into the database file and it was synced. The
+///   writer's checkpoints run on a pooled connection beside it instead
+///   ([`checkpoint_beside_the_writer`]);
+/// * **statement journals in memory** (`PRAGMA temp_store = MEMORY`): a multi-row insert's
+///   statement journal went to a temporary file once over 64 KiB (thousands of `pwrite`s a second
+///   under load). It holds the pages one statement changes, at most a 512-row run's.
+fn ledger_writer_options(pool: &SqliteConnectOptions) -> SqliteConnectOptions {
+    pool.clone().pragma("wal_autocheckpoint", "0").pragma("temp_store", "memory")
+}
+
+/// Notes `events` applied by the standalone ledger writer and, every
+/// [`LEDGER_EVENTS_PER_CHECKPOINT`], starts a passive WAL checkpoint on a pooled connection (its
+/// own thread) unless one is running. A checkpoint that fails is logged and the next one retries.
+fn checkpoint_beside_the_writer(store: &SqlStore<Sqlite>, events: usize) {
+    use std::sync::atomic::Ordering;
+    let checkpoints = &store.checkpoints;
+    let events = events as u64;
+    if checkpoints.events_since.fetch_add(events, Ordering::AcqRel) + events < LEDGER_EVENTS_PER_CHECKPOINT
+        || checkpoints.running.swap(true, Ordering::AcqRel)
+    {
+        return;
+    }
+    checkpoints.events_since.store(0, Ordering::Release);
+    /// Clears `running` however the checkpoint's task ends.
+    struct Running(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            self.0.store(false, Ordering::Release);
+        }
+    }
+    let running = Running(checkpoints.running.clone());
+    let (pool, checkpoints) = (store.pool.clone(), store.checkpoints.clone());
+    tokio::spawn(async move {
+        let _running = running;
+        // (busy, WAL pages, pages checkpointed): SQLite's answer to the pragma.
+        match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(&pool).await {
+            Ok((_, wal, copied)) => {
+                checkpoints.completed.fetch_add(1, Ordering::AcqRel);
+                tracing::debug!(wal, copied, "WAL checkpoint beside the ledger writer");
+            }
+            Err(e) => tracing::warn!(error = %e, "WAL checkpoint failed; the next one retries"),
+        }
+    });
 }
 
 /// Applies `events` in one transaction on `connection` (the standalone ledger writer's):
@@ -1729,6 +1804,74 @@ mod tests {
         let store = SqliteStore::connect(&format!("sqlite://{}", dir.join("dsa.db").display()), 2).await.expect("open");
         let level: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.pool).await.expect("pragma");
         assert_eq!(level, 2, "PRAGMA synchronous");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue 29: the standalone ledger writer's connection syncs every commit (FULL), never
+    /// checkpoints inside a commit and keeps statement journals in memory; its WAL is copied into
+    /// the database file by checkpoints beside it, every [`LEDGER_EVENTS_PER_CHECKPOINT`] events.
+    #[tokio::test]
+    async fn the_ledger_writer_checkpoints_beside_itself() {
+        let dir = std::env::temp_dir().join(format!("dsa-checkpoint-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("dsa.db");
+        let store = SqliteStore::connect(&format!("sqlite://{}", file.display()), 2).await.expect("open");
+        store.migrate().await.expect("migrate");
+        let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
+        let key = store
+            .create_key(NewKey {
+                key_hash,
+                kind: KeyKind::Server,
+                plan: Plan::Free,
+                pricing_enabled: false,
+                show_purchase_button: false,
+                default_commission_percent: None,
+                purchase_url: None,
+                allowed_origins: Vec::new(),
+                label: String::new(),
+            })
+            .await
+            .expect("key");
+        // Everything so far in the database file: from here only a checkpoint makes it grow.
+        let _: (i64, i64, i64) =
+            sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)").fetch_one(&store.pool).await.expect("checkpoint");
+        let before = std::fs::metadata(&file).expect("file").len();
+        let events = |n: usize| -> Vec<LedgerEvent> {
+            (0..n)
+                .map(|_| LedgerEvent {
+                    event_id: uuid::Uuid::now_v7(),
+                    key_id: key.id.clone(),
+                    period: "2026-11".into(),
+                    endpoint: "check".into(),
+                    credits: 1,
+                    charged_at: OffsetDateTime::now_utc(),
+                    front: "front-1".into(),
+                    request_id: None,
+                })
+                .collect()
+        };
+        assert_eq!(store.apply_ledger(events(600)).await.expect("apply"), 600);
+        assert_eq!(store.checkpoints.completed.load(std::sync::atomic::Ordering::Acquire), 0);
+        {
+            let mut writer = store.ledger_connection.lock().await;
+            let writer = writer.as_mut().expect("the writer's connection");
+            for (pragma, expected) in [("synchronous", 2), ("wal_autocheckpoint", 0), ("temp_store", 2)] {
+                let value: i64 = sqlx::query_scalar(AssertSqlSafe(format!("PRAGMA {pragma}")))
+                    .fetch_one(&mut *writer)
+                    .await
+                    .expect("pragma");
+                assert_eq!(value, expected, "PRAGMA {pragma} on the ledger writer's connection");
+            }
+        }
+        assert_eq!(std::fs::metadata(&file).expect("file").len(), before, "no checkpoint before 1,000 events");
+        assert_eq!(store.apply_ledger(events(600)).await.expect("apply"), 600);
+        let waited = std::time::Instant::now();
+        while store.checkpoints.completed.load(std::sync::atomic::Ordering::Acquire) == 0 {
+            assert!(waited.elapsed() < std::time::Duration::from_secs(10), "no checkpoint after 1,200 events");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(std::fs::metadata(&file).expect("file").len() > before, "the ledger's pages are in the database file");
+        assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 1200);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
