@@ -299,7 +299,13 @@ impl TestApp {
                 .expect("count"),
             None => 0,
         };
-        let _ = std::fs::remove_file(&self.db_path);
+        // The database and its write-ahead log and shared-memory index (SQLite keeps both beside
+        // it while a connection is open).
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = self.db_path.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
         count
     }
 }

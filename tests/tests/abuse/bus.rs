@@ -319,3 +319,128 @@ async fn suggestions_charge_exactly_what_they_answer() {
 
     fleet.stop().await;
 }
+
+/// The direct path (`dsa.direct.<kind>`) is a NATS input of running workers that only fronts may
+/// publish to. Connected with a front's credential (leaked, or a compromised front), hostile
+/// direct jobs are sent to the DNS workers: bytes that are not JSON, JSON that is not a job, a job
+/// with no reply subject, a job whose reply subject is the ledger's charge subject, a DNS job for
+/// internal names (which the front's `/v1/dns` refuses, so it never reached a worker before) and a
+/// job of the wrong kind. The workers survive all of it, answer nothing but a rejection of the
+/// internal names (they do not ask their resolvers), charge nothing, and a well-formed direct job
+/// sent after them is answered.
+#[tokio::test]
+async fn hostile_direct_jobs_do_not_reach_a_workers_resolver_or_the_ledger() {
+    use common::lookup::{DnsType, LookupKind, LookupOutcome};
+    use common::messages::{Job, JobAnswer, JobReply, JobWork};
+    use common::subjects::{DIRECT_REASON_HEADER, REPLY_HEADER, STARTED_HEADER};
+
+    let fleet = Fleet::builder("direct").role_users().start().await;
+    let (front, store, nats, names) = (fleet.front(0), fleet.store(), fleet.nats(), fleet.names());
+    let (key, key_id) = fleet.key(Plan::Free).await;
+    let http = reqwest::Client::new();
+    let check = || {
+        let (http, url) = (http.clone(), front.url(&format!("/v1/domains/check?client_key={key}&domain=example.com")));
+        async move { http.get(url).send().await.expect("request").status().as_u16() }
+    };
+    assert_eq!(check().await, 200);
+    assert_eq!(settled(store, &key_id, 1).await, 1);
+
+    let (attacker, _errors) = client_as(nats, FleetRole::Front.user(), fleet.role_password(FleetRole::Front)).await;
+    let replies = format!("{}.{}", names.job_replies, uuid::Uuid::new_v4().simple());
+    let mut answers = attacker.subscribe(format!("{replies}.*")).await.expect("subscribe to job replies");
+    let subject = names.direct_subject(LookupKind::Dns);
+    let dns_job = |name: &str| Job {
+        job_id: uuid::Uuid::now_v7(),
+        request_id: None,
+        deadline: time::OffsetDateTime::now_utc() + Duration::from_secs(5),
+        priority: common::priority::Priority::Interactive,
+        work: JobWork::Dns { name: name.to_owned(), types: vec![DnsType::A] },
+    };
+    let headers = |reply_to: &str| {
+        let mut h = async_nats::HeaderMap::new();
+        h.insert(REPLY_HEADER, reply_to);
+        // "The stream never took it": a worker takes the copy at once.
+        h.insert(DIRECT_REASON_HEADER, "publish_failed");
+        h
+    };
+    let send = |payload: Vec<u8>, headers: Option<async_nats::HeaderMap>| {
+        let (attacker, subject) = (attacker.clone(), subject.clone());
+        async move {
+            match headers {
+                Some(h) => attacker.publish_with_headers(subject, h, payload.into()).await,
+                None => attacker.publish(subject, payload.into()).await,
+            }
+            .expect("a front may publish direct jobs");
+        }
+    };
+    let reply_to = |job: &Job| format!("{replies}.{}", job.job_id);
+
+    // Not JSON, not a job, no reply subject, a reply subject in the ledger's space.
+    send(vec![0xff, 0x00, b'{', 0xc3, 0x28], Some(headers(&format!("{replies}.garbage")))).await;
+    send(br#"{"job_id": "not-a-uuid", "kind": "dns", "name": 7}"#.to_vec(), Some(headers(&format!("{replies}.x"))))
+        .await;
+    let orphan = dns_job("example.com");
+    send(serde_json::to_vec(&orphan).expect("json"), None).await;
+    let to_ledger = dns_job("example.com");
+    send(serde_json::to_vec(&to_ledger).expect("json"), Some(headers(&names.ledger_charge))).await;
+    // A check job on the DNS kind's subject.
+    let mut wrong_kind = dns_job("example.com");
+    wrong_kind.work = JobWork::Check { domain: "example.com".into() };
+    send(serde_json::to_vec(&wrong_kind).expect("json"), Some(headers(&reply_to(&wrong_kind)))).await;
+    // Internal names: each must come back rejected, never resolved.
+    let internal = [
+        "metadata.google.internal",
+        "kubernetes.default.svc.cluster.local",
+        "LOCALHOST.",
+        "10.in-addr.arpa",
+        "nas.lan",
+    ];
+    let mut rejected_jobs = std::collections::HashMap::new();
+    for name in internal {
+        let job = dns_job(name);
+        rejected_jobs.insert(job.job_id, name);
+        send(serde_json::to_vec(&job).expect("json"), Some(headers(&reply_to(&job)))).await;
+    }
+    // Then a well-formed job: its answer shows the workers still take direct jobs.
+    let fine = dns_job("example.com");
+    send(serde_json::to_vec(&fine).expect("json"), Some(headers(&reply_to(&fine)))).await;
+    attacker.flush().await.expect("flush");
+
+    let mut answered_fine = false;
+    let until = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !(answered_fine && rejected_jobs.is_empty()) {
+        let message = tokio::time::timeout_at(until, answers.next())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "replies missing: internal names {rejected_jobs:?}, the well-formed job answered {answered_fine}"
+                )
+            })
+            .expect("subscription open");
+        if message.headers.as_ref().is_some_and(|h| h.get(STARTED_HEADER).is_some()) {
+            continue;
+        }
+        let reply: JobReply = serde_json::from_slice(&message.payload).expect("a worker's reply parses");
+        assert_ne!(reply.job_id, wrong_kind.job_id, "a job of another kind was run: {reply:?}");
+        if reply.job_id == fine.job_id {
+            assert!(matches!(reply.outcome, LookupOutcome::Answer { answer: JobAnswer::Dns { .. } }), "{reply:?}");
+            answered_fine = true;
+        } else if let Some(name) = rejected_jobs.remove(&reply.job_id) {
+            match &reply.outcome {
+                LookupOutcome::Rejected { reason } => {
+                    assert!(reason.contains("only public names"), "{name}: {reason}")
+                }
+                other => panic!("{name} was not refused by the worker: {other:?}"),
+            }
+        } else {
+            panic!("an unexpected reply on {}: {reply:?}", message.subject);
+        }
+    }
+    // Nothing charged by any of it, and the fleet still serves users.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    assert_eq!(store.ledger_count(&key_id, &period).await.expect("count"), 1);
+    assert_eq!(check().await, 200, "the workers survived the hostile direct jobs");
+    assert_eq!(settled(store, &key_id, 2).await, 2);
+    fleet.stop().await;
+}
