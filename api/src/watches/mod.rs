@@ -399,12 +399,28 @@ pub fn delegation_look(watch: &WatchRecord, now: i64, config: &WatchesConfig) ->
 
 /// When to look next at a watch whose registry check is due at `registry_due`: sooner, for a DNS
 /// look, when the name is registered far from expiry.
-pub fn next_look(state: Lifecycle, registry_due: i64, now: i64, config: &WatchesConfig) -> i64 {
-    if state == Lifecycle::Registered && config.delegation_interval_secs > 0 {
-        registry_due.min(now + config.delegation_interval_secs)
+///
+/// The DNS look comes up to a tenth of `delegation_interval_secs` early, by an offset fixed per
+/// watch (`spread`, from [`look_spread`]): watches created together would otherwise fall due at
+/// the same second every interval (a burst of DNS queries and a scheduler round that waits for
+/// all of them); with their own offsets they drift further apart at every look. Never later than
+/// the interval.
+pub fn next_look(state: Lifecycle, registry_due: i64, now: i64, config: &WatchesConfig, spread: u64) -> i64 {
+    let interval = config.delegation_interval_secs;
+    if state == Lifecycle::Registered && interval > 0 {
+        let early = spread % (interval.unsigned_abs() / 10 + 1);
+        registry_due.min(now + interval - i64::try_from(early).unwrap_or(0))
     } else {
         registry_due
     }
+}
+
+/// A watch's fixed offset for [`next_look`]: the 64-bit FNV-1a hash of its id, the same in every
+/// process and version.
+pub fn look_spread(watch_id: &str) -> u64 {
+    watch_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Whether a DNS look's answer calls for a registry check now: the delegation contradicts the
@@ -503,6 +519,31 @@ mod tests {
             evidence: String::new(),
             checked_at: OffsetDateTime::UNIX_EPOCH,
         }
+    }
+
+    /// Watches created together get DNS looks spread over the last tenth of the interval, each
+    /// at its own fixed offset, never later than the interval; a registry check due sooner wins.
+    #[test]
+    fn delegation_looks_of_watches_created_together_are_spread() {
+        let config = WatchesConfig::default();
+        let (now, interval) = (1_800_000_000_i64, config.delegation_interval_secs);
+        let far = now + 30 * 86_400;
+        let looks: Vec<i64> = (0..100)
+            .map(|i| next_look(Lifecycle::Registered, far, now, &config, look_spread(&format!("wch_{i:04}"))))
+            .collect();
+        for look in &looks {
+            assert!((now + interval - interval / 10..=now + interval).contains(look), "{look} outside the spread");
+        }
+        let distinct: std::collections::BTreeSet<_> = looks.iter().collect();
+        assert!(distinct.len() >= 90, "100 watches share {} look times", distinct.len());
+        let spread = looks.iter().max().copied().unwrap_or(0) - looks.iter().min().copied().unwrap_or(0);
+        assert!(spread > interval / 20, "looks within {spread} s of each other");
+        // Stable: the same watch, the same offset.
+        assert_eq!(look_spread("wch_0001"), look_spread("wch_0001"));
+        assert_eq!(next_look(Lifecycle::Registered, now + 60, now, &config, u64::MAX), now + 60);
+        assert_eq!(next_look(Lifecycle::Available, far, now, &config, 12345), far);
+        let off = WatchesConfig { delegation_interval_secs: 0, ..WatchesConfig::default() };
+        assert_eq!(next_look(Lifecycle::Registered, far, now, &off, 12345), far);
     }
 
     #[test]

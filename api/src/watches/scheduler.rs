@@ -121,7 +121,13 @@ impl Context {
                     transitions: watch.transitions,
                     expiring_for: watch.expiring_for,
                     last_checked_at: watch.last_checked_at,
-                    next_check_at: super::next_look(watch.state, registry_due, now, &self.config),
+                    next_check_at: super::next_look(
+                        watch.state,
+                        registry_due,
+                        now,
+                        &self.config,
+                        super::look_spread(&watch.id),
+                    ),
                     failures: watch.failures,
                     charged_period: watch.charged_period.clone(),
                 };
@@ -272,6 +278,7 @@ impl Context {
                 super::next_check(state, expires_at, predicted_drop_at, now, &self.config),
                 now,
                 &self.config,
+                super::look_spread(&watch.id),
             ),
             failures: 0,
             charged_period,
