@@ -1826,18 +1826,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// Issue 29: the standalone ledger writer's connection syncs every commit (FULL), never
-    /// checkpoints inside a commit and keeps statement journals in memory; its WAL is copied into
-    /// the database file by checkpoints beside it, every [`LEDGER_EVENTS_PER_CHECKPOINT`] events.
-    #[tokio::test]
-    async fn the_ledger_writer_checkpoints_beside_itself() {
-        let dir = std::env::temp_dir().join(format!("dsa-checkpoint-{}", uuid::Uuid::now_v7().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let file = dir.join("dsa.db");
-        let store = SqliteStore::connect(&format!("sqlite://{}", file.display()), 2).await.expect("open");
-        store.migrate().await.expect("migrate");
+    /// A new server key on the Free plan in `store`.
+    async fn free_key(store: &SqliteStore) -> KeyRecord {
         let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
-        let key = store
+        store
             .create_key(NewKey {
                 key_hash,
                 kind: KeyKind::Server,
@@ -1850,7 +1842,20 @@ mod tests {
                 label: String::new(),
             })
             .await
-            .expect("key");
+            .expect("key")
+    }
+
+    /// Issue 29: the standalone ledger writer's connection syncs every commit (FULL), never
+    /// checkpoints inside a commit and keeps statement journals in memory; its WAL is copied into
+    /// the database file by checkpoints beside it, every [`LEDGER_EVENTS_PER_CHECKPOINT`] events.
+    #[tokio::test]
+    async fn the_ledger_writer_checkpoints_beside_itself() {
+        let dir = std::env::temp_dir().join(format!("dsa-checkpoint-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("dsa.db");
+        let store = SqliteStore::connect(&format!("sqlite://{}", file.display()), 2).await.expect("open");
+        store.migrate().await.expect("migrate");
+        let key = free_key(&store).await;
         // Everything so far in the database file: from here only a checkpoint makes it grow.
         let _: (i64, i64, i64) =
             sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)").fetch_one(&store.pool).await.expect("checkpoint");
@@ -1911,21 +1916,7 @@ mod tests {
         use workers::ledger::LedgerStore;
         let sqlite = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
         sqlite.migrate().await.expect("migrate");
-        let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
-        let key = sqlite
-            .create_key(NewKey {
-                key_hash,
-                kind: KeyKind::Server,
-                plan: Plan::Free,
-                pricing_enabled: false,
-                show_purchase_button: false,
-                default_commission_percent: None,
-                purchase_url: None,
-                allowed_origins: Vec::new(),
-                label: String::new(),
-            })
-            .await
-            .expect("key");
+        let key = free_key(&sqlite).await;
         let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(sqlite.clone());
         let charge = |key_id: &str| LedgerEvent {
             event_id: uuid::Uuid::now_v7(),
@@ -1973,19 +1964,7 @@ mod tests {
     async fn sqlite_ledger_batches_apply_each_event_once() {
         let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
         store.migrate().await.expect("migrate");
-        let (_, key_hash) = crate::front::keys::generate(KeyKind::Server);
-        let new = NewKey {
-            key_hash,
-            kind: KeyKind::Server,
-            plan: Plan::Free,
-            pricing_enabled: false,
-            show_purchase_button: false,
-            default_commission_percent: None,
-            purchase_url: None,
-            allowed_origins: Vec::new(),
-            label: String::new(),
-        };
-        let key = store.create_key(new).await.expect("key");
+        let key = free_key(&store).await;
         let period = "2026-11";
         let event = |credits: i64, endpoint: &str| LedgerEvent {
             event_id: uuid::Uuid::now_v7(),
