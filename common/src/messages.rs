@@ -38,6 +38,53 @@ pub struct LedgerEvent {
     pub request_id: Option<crate::request_id::RequestId>,
 }
 
+/// Most charges one ledger stream message carries ([`encode_ledger_message`]). A fleet front
+/// sends the charges that queued while its earlier messages waited for their acks as one message:
+/// with `sync_interval: always` the stream syncs its disk once per message, not once per charge.
+pub const LEDGER_EVENTS_PER_MESSAGE: usize = 128;
+
+/// Why a ledger stream message's payload holds no charges to settle.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerPayloadError {
+    /// Neither a charge nor an array of charges.
+    #[error("not a ledger event or an array of them: {0}")]
+    Unparsable(#[from] serde_json::Error),
+    /// More charges than [`LEDGER_EVENTS_PER_MESSAGE`] (no front sends that many).
+    #[error("{0} ledger events in one message (at most {LEDGER_EVENTS_PER_MESSAGE})")]
+    TooMany(usize),
+    /// An empty array.
+    #[error("no ledger event in the message")]
+    Empty,
+}
+
+/// The payload of one ledger stream message carrying `events` (1 to
+/// [`LEDGER_EVENTS_PER_MESSAGE`] of them): a JSON array of [`LedgerEvent`] objects.
+pub fn encode_ledger_message(events: &[LedgerEvent]) -> Vec<u8> {
+    // Plain data: serialising it cannot fail.
+    serde_json::to_vec(events).unwrap_or_default()
+}
+
+/// The charges of one ledger stream message: a JSON array of [`LedgerEvent`]s
+/// ([`encode_ledger_message`]) or a single event object, as fronts published before they grouped
+/// charges (so messages still in the stream across an upgrade settle).
+///
+/// # Errors
+/// [`LedgerPayloadError`]: unparsable, an empty array, or more than
+/// [`LEDGER_EVENTS_PER_MESSAGE`] events. Each event's own values (credits) are the consumer's to
+/// judge.
+pub fn decode_ledger_message(payload: &[u8]) -> Result<Vec<LedgerEvent>, LedgerPayloadError> {
+    let array = payload.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    if !array {
+        return Ok(vec![serde_json::from_slice::<LedgerEvent>(payload)?]);
+    }
+    // Counted before the events are built, so an oversized array allocates nothing per event.
+    match serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(payload)?.len() {
+        0 => Err(LedgerPayloadError::Empty),
+        n if n > LEDGER_EVENTS_PER_MESSAGE => Err(LedgerPayloadError::TooMany(n)),
+        _ => Ok(serde_json::from_slice::<Vec<LedgerEvent>>(payload)?),
+    }
+}
+
 /// The work a job asks for: one arm per kind of job, the one list of kinds on the wire (its
 /// [`JobWork::kind`] names the subject and consumer, [`LookupKind`]). Adding a kind is an arm
 /// here, its [`JobAnswer`] arm, and its handler in `workers::jobs`.
@@ -315,5 +362,45 @@ mod tests {
         assert_eq!(serde_json::from_str::<LedgerEvent>(&hostile).expect("parse"), e);
         assert_eq!(billing_period(e.charged_at), "2026-11");
         assert_eq!(billing_period(time::macros::datetime!(2026-12-01 00:00:00 UTC)), "2026-12");
+    }
+
+    #[test]
+    fn ledger_messages_carry_one_event_or_an_array_of_them() {
+        let event = |n: u8| LedgerEvent {
+            event_id: Uuid::now_v7(),
+            key_id: format!("k{n}"),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: time::macros::datetime!(2026-11-28 12:00:00 UTC),
+            front: "front-1".into(),
+            request_id: None,
+        };
+        let events: Vec<_> = (0..3).map(event).collect();
+        assert_eq!(decode_ledger_message(&encode_ledger_message(&events)).expect("array"), events);
+        // A single object, as fronts published before grouping charges.
+        let one = serde_json::to_vec(&events[0]).expect("serialise");
+        assert_eq!(decode_ledger_message(&one).expect("object"), vec![events[0].clone()]);
+        assert_eq!(
+            decode_ledger_message(b" \n [ ] ").map_err(|e| e.to_string()),
+            Err("no ledger event in the message".into())
+        );
+        let full: Vec<_> = (0..LEDGER_EVENTS_PER_MESSAGE).map(|_| event(1)).collect();
+        assert_eq!(
+            decode_ledger_message(&encode_ledger_message(&full)).expect("full").len(),
+            LEDGER_EVENTS_PER_MESSAGE
+        );
+        let over: Vec<_> = (0..=LEDGER_EVENTS_PER_MESSAGE).map(|_| event(1)).collect();
+        assert!(matches!(
+            decode_ledger_message(&encode_ledger_message(&over)),
+            Err(LedgerPayloadError::TooMany(n)) if n == LEDGER_EVENTS_PER_MESSAGE + 1
+        ));
+        // Hostile bytes: an error, never a panic; one bad element spoils the message.
+        for bytes in [&b""[..], b"[", b"[1,2]", b"{}", b"[{\"event_id\":7}]", b"\xff\xfe", b"null"] {
+            assert!(decode_ledger_message(bytes).is_err(), "{bytes:?}");
+        }
+        let mut mixed = serde_json::to_value(&events).expect("value");
+        mixed[1]["credits"] = serde_json::json!("many");
+        assert!(decode_ledger_message(&serde_json::to_vec(&mixed).expect("bytes")).is_err());
     }
 }

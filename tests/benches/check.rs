@@ -11,7 +11,9 @@
 //!   omission) → p50/p99/max at that rate.
 //!
 //! For the fleet also the ledger: settle lag of the charges above (p50/p99 of applied − charged),
-//! and settling throughput (50,000 charge events published at once, time until all are applied).
+//! the charges per ledger stream message the front published (its grouping), and settling
+//! throughput (50,000 charge events published at once in messages of 128, time until all are
+//! applied).
 //! The fleet runs twice: on one nats-server (`fleet`) and on a three-server JetStream cluster on
 //! loopback with every stream and bucket R3 (`cluster`); the run prints the cluster's closed-loop
 //! throughput as a ratio of the single server's.
@@ -270,6 +272,8 @@ struct FleetFigures {
     open_lag_p50_ms: f64,
     open_lag_p99_ms: f64,
     settle_per_sec: f64,
+    /// Charges per ledger stream message the front published during the run.
+    charges_per_message: f64,
 }
 
 /// The fleet on one nats-server (`nodes` = 1) or on a JetStream cluster of `nodes` servers on
@@ -302,12 +306,15 @@ async fn fleet(
     settings.fleet.ledger_replicas = nodes.min(3);
     unlimited(&mut settings);
     settings.fleet.ledger_ack_wait_secs = 10.0;
+    let grouping_before = ledger_grouping();
     let front = Front::start(&settings).await;
     let w1 = Role::worker(&settings, Arc::default());
     let w2 = Role::worker(&settings, Arc::default());
     let ledger = Role::ledger(&settings, Arc::default());
     let keys = keys(&front.store, 18).await?;
     let http = drive(&format!("http://{}", front.addr), &keys, secs, connections, rate).await?;
+    let grouping_after = ledger_grouping();
+    let charges_per_message = (grouping_after.0 - grouping_before.0) / (grouping_after.1 - grouping_before.1).max(1.0);
     let store = front.store.clone();
     front.stop().await;
 
@@ -351,7 +358,8 @@ async fn fleet(
     .await?;
     let (open_lag_p50_ms, open_lag_p99_ms) = (open_lag_p50_ms.unwrap_or(0.0), open_lag_p99_ms.unwrap_or(0.0));
 
-    // Settling throughput: 50,000 events published at once.
+    // Settling throughput: 50,000 events published at once, grouped as a busy front groups
+    // them (full messages of `LEDGER_EVENTS_PER_MESSAGE`).
     let key_id = store.find_key(&api::keys::hash_key(&keys[0])).await?.map(|k| k.id).unwrap_or_default();
     let client = async_nats::connect(url.split(',').collect::<Vec<_>>()).await?;
     let js = async_nats::jetstream::new(client);
@@ -360,26 +368,30 @@ async fn fleet(
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
     let before = store.ledger_count(&key_id, &period).await?;
     let started = Instant::now();
-    let mut acks = Vec::with_capacity(total);
-    for _ in 0..total {
-        let event = common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.clone(),
-            period: period.clone(),
-            endpoint: "check".into(),
-            // A real charge: the ledger terminates one of zero credits as poison and applies
-            // nothing (with 0 here the bench waited its 120 s out and printed 50,000 / 120 s).
-            credits: 1,
-            charged_at: time::OffsetDateTime::now_utc(),
-            front: "bench".into(),
-            request_id: None,
-        };
+    let mut acks = Vec::new();
+    let mut published = 0;
+    while published < total {
+        let group: Vec<_> = (0..common::messages::LEDGER_EVENTS_PER_MESSAGE.min(total - published))
+            .map(|_| common::messages::LedgerEvent {
+                event_id: uuid::Uuid::now_v7(),
+                key_id: key_id.clone(),
+                period: period.clone(),
+                endpoint: "check".into(),
+                // A real charge: the ledger terminates one of zero credits as poison and applies
+                // nothing (with 0 here the bench waited its 120 s out and printed 50,000 / 120 s).
+                credits: 1,
+                charged_at: time::OffsetDateTime::now_utc(),
+                front: "bench".into(),
+                request_id: None,
+            })
+            .collect();
+        published += group.len();
         let message = async_nats::jetstream::message::PublishMessage::build()
-            .payload(serde_json::to_vec(&event)?.into())
-            .message_id(event.event_id.to_string());
+            .payload(common::messages::encode_ledger_message(&group).into())
+            .message_id(uuid::Uuid::now_v7().to_string());
         acks.push(js.send_publish(names.ledger_charge.clone(), message).await?);
         // The client caps acks in flight: collect them in chunks.
-        if acks.len() == 1000 {
+        if acks.len() == 100 {
             for ack in acks.drain(..) {
                 ack.await?;
             }
@@ -405,7 +417,26 @@ async fn fleet(
     w2.stop().await;
     ledger.stop().await;
     db.drop_now().await;
-    Ok(FleetFigures { http, charges, lag_p50_ms, lag_p99_ms, open_lag_p50_ms, open_lag_p99_ms, settle_per_sec })
+    Ok(FleetFigures {
+        http,
+        charges,
+        lag_p50_ms,
+        lag_p99_ms,
+        open_lag_p50_ms,
+        open_lag_p99_ms,
+        settle_per_sec,
+        charges_per_message,
+    })
+}
+
+/// (charges, ledger messages) the fronts of this process have published so far, from the
+/// metrics (`dsa_ledger_events_published_total`, `dsa_ledger_messages_published_total`).
+fn ledger_grouping() -> (f64, f64) {
+    let rendered = api::telemetry::prometheus().render();
+    let read = |name: &str| {
+        rendered.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse::<f64>().ok())).unwrap_or(0.0)
+    };
+    (read("dsa_ledger_events_published_total "), read("dsa_ledger_messages_published_total "))
 }
 
 /// Resident set size of process `pid` in MiB (`VmRSS` of `/proc/PID/status`).
@@ -881,8 +912,16 @@ async fn run() -> anyhow::Result<()> {
         report("fleet", &f.http);
         println!(
             "fleet      ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
-             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
-            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.http.rate, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
+             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; {:.1} charges per ledger message; settling throughput \
+             {:.0} events/s (messages of 128)",
+            f.charges,
+            f.lag_p50_ms,
+            f.lag_p99_ms,
+            f.http.rate,
+            f.open_lag_p50_ms,
+            f.open_lag_p99_ms,
+            f.charges_per_message,
+            f.settle_per_sec
         );
         if let Some(s) = standalone_closed {
             println!("ratio      fleet/standalone closed-loop throughput: {:.2}", f.http.closed / s);
@@ -893,8 +932,16 @@ async fn run() -> anyhow::Result<()> {
         report("cluster", &f.http);
         println!(
             "cluster    ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
-             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; settling throughput {:.0} events/s",
-            f.charges, f.lag_p50_ms, f.lag_p99_ms, f.http.rate, f.open_lag_p50_ms, f.open_lag_p99_ms, f.settle_per_sec
+             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; {:.1} charges per ledger message; settling throughput \
+             {:.0} events/s (messages of 128)",
+            f.charges,
+            f.lag_p50_ms,
+            f.lag_p99_ms,
+            f.http.rate,
+            f.open_lag_p50_ms,
+            f.open_lag_p99_ms,
+            f.charges_per_message,
+            f.settle_per_sec
         );
         if let Some(single) = fleet_closed {
             println!(

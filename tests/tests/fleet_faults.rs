@@ -460,6 +460,40 @@ async fn ledger_poison_event_is_terminated_and_its_batch_applied() {
     fleet.stop().await;
 }
 
+/// The same within one message: a front's group of charges with one the database refuses (its
+/// key does not exist) settles its other charges, and the message is acked, not redelivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grouped_message_settles_its_charges_around_a_refused_one() {
+    init();
+    let mut fleet = Fleet::builder("ledger-group-poison").fronts(0).workers(0).ledger(false).start().await;
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let store = fleet.store().clone();
+    let (_key, key_id) = fleet.key(Plan::Free).await;
+    let event = |key_id: &str| LedgerEvent {
+        event_id: uuid::Uuid::now_v7(),
+        key_id: key_id.to_owned(),
+        period: period(),
+        endpoint: "check".into(),
+        credits: 1,
+        charged_at: time::OffsetDateTime::now_utc(),
+        front: "front-group-test".into(),
+        request_id: None,
+    };
+    let group = [event(&key_id), event("no-such-key"), event(&key_id)];
+    let payload = common::messages::encode_ledger_message(&group);
+    publish(&js, &names.ledger_charge, &payload, &uuid::Uuid::now_v7().to_string(), None).await;
+    let stats = Arc::new(LedgerStats::default());
+    fleet.start_ledger(stats.clone());
+    assert_eq!(settled(&store, &key_id, 2).await, 2, "the group's good charges applied");
+    fleet.drain().await;
+    assert_eq!(stats.applied.load(Ordering::Relaxed), 2);
+    assert_eq!(ledger_count(&store, "no-such-key").await, 0);
+    let info = consumer_info(&js, &names.ledger_stream, &names.ledger_consumer).await;
+    assert_eq!((info.num_pending, info.num_ack_pending), (0, 0), "the message is settled, not left for redelivery");
+    fleet.stop().await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. Duplicate publishes.
 

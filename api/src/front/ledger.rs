@@ -5,14 +5,16 @@
 //!
 //! * **standalone** ([`run`]): the charge is in SQLite. Charges queue on a bounded channel; the
 //!   writer applies whatever has queued since its last transaction in one transaction
-//!   (`ON CONFLICT DO NOTHING` on the event id, plus the per-key monthly usage) and then wakes
-//!   every handler of the batch: a group commit. A failed transaction is retried with back-off
+//!   (`ON CONFLICT DO NOTHING` on the event id, plus the per-key monthly usage) and wakes every
+//!   handler of the batch once a disk sync begun after the commit has finished (a group commit;
+//!   the sync runs beside the next transaction). A failed transaction is retried with back-off
 //!   and never dropped.
-//! * **fleet** ([`forward`]): the charge is stored by JetStream in `DSA_LEDGER` (publish ack;
-//!   `Nats-Msg-Id` = event id, so a retried publish is absorbed by the stream's dedup). Charges
-//!   queue on a bounded channel; the forwarder publishes each batch pipelined and wakes each
-//!   handler when its ack arrives, with several batches in flight. NATS disconnected → the charge
-//!   is refused at once (the handler answers 503 and keeps nothing).
+//! * **fleet** ([`forward`]): the charge is stored by JetStream in `DSA_LEDGER` (publish ack).
+//!   Charges queue on a bounded channel; the forwarder publishes what queued as one message of
+//!   up to [`EVENTS_PER_MESSAGE`] charges (a `Nats-Msg-Id` of its own, so a retried publish is
+//!   absorbed by the stream's dedup), keeps a few messages in flight, and wakes a message's
+//!   handlers when its ack arrives: a group commit. NATS disconnected → the charges are refused
+//!   at once (the handlers answer 503 and keep nothing).
 //!
 //! Nothing waits in memory once a client has its 200, so a front killed at any moment loses no
 //! charge. The reverse can happen: a charge durable just before the front died (or whose ack
@@ -43,14 +45,11 @@ use workers::ledger::SETTLE_LAG_ALERT_FRACTION;
 
 pub use workers::ledger::{ConsumerStats, consume};
 
-/// Largest batch applied in one transaction (standalone) or published at once (fleet).
+/// Largest batch the standalone writer applies in one transaction.
 pub const MAX_BATCH: usize = 512;
 
 /// Charges that may wait for the ledger writer at once; past it a charge is refused (503).
 pub const QUEUE_CAPACITY: usize = 8192;
-
-/// Batches the fleet forwarder keeps in flight (published, acks not all in).
-const BATCHES_IN_FLIGHT: usize = 16;
 
 /// How long a handler waits for its charge to become durable before answering 503 (seconds).
 pub const DURABLE_WAIT: Duration = Duration::from_secs(3);
@@ -203,43 +202,91 @@ fn backoff() -> ExponentialBuilder {
 }
 
 /// The standalone ledger writer: applies queued charges in batches (group commit) and confirms
-/// each batch's charges once its transaction is committed. Runs until every [`LedgerSink`] is
-/// dropped and everything queued is applied.
+/// each batch's charges once its transaction is durable. Runs until every [`LedgerSink`] is
+/// dropped and everything queued is applied and confirmed.
+///
+/// A batch is committed, then made durable beside the next one: the writer hands the committed
+/// batch to a syncer task and commits what queued meanwhile while the syncer flushes the disk
+/// ([`Store::commit_ledger`], [`crate::store::LedgerSync`]). One sync confirms every batch
+/// committed before it began, so the disk's sync time no longer holds the next commit back.
+/// A sync that fails answers its batches' handlers [`RecordError::Unconfirmed`] (503; the
+/// charges may be in the store: never twice).
 pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
+    let (to_sync, committed) = mpsc::channel(COMMITS_AWAITING_SYNC);
+    let syncer = tokio::spawn(confirm_when_durable(committed));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         // No wait to let a batch fill: what queued during the last transaction is the next batch.
         if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
-            return;
+            break;
         }
         let (events, waiting): (Vec<LedgerEvent>, Vec<_>) = batch.drain(..).map(|p: Pending| (p.event, p.done)).unzip();
         // Never dropped: a charge confirmed to nobody yet may have been answered 200 after a
         // timeout, so the batch is retried until the store takes it.
-        let applied = (|| store.apply_ledger(events.clone()))
+        let (applied, sync) = (|| store.commit_ledger(events.clone()))
             .retry(backoff().without_max_times())
             .notify(
                 |e, wait| tracing::error!(error = ?e, events = events.len(), ?wait, "ledger batch failed; retrying"),
             )
             .await
-            .unwrap_or(0);
+            .unwrap_or((0, None));
         metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
-        for done in waiting {
-            let _ = done.send(Ok(()));
+        if to_sync.send(Committed { sync, waiting }).await.is_err() {
+            break;
+        }
+    }
+    drop(to_sync);
+    let _ = syncer.await;
+}
+
+/// Committed batches that may wait for their sync at once; past it the writer waits.
+const COMMITS_AWAITING_SYNC: usize = 64;
+
+/// A committed batch: what makes it durable (`None`: it already is) and its handlers.
+struct Committed {
+    sync: Option<crate::store::LedgerSync>,
+    waiting: Vec<oneshot::Sender<Result<(), RecordError>>>,
+}
+
+/// The standalone writer's syncer: takes every batch committed so far, runs one sync for them
+/// all (the newest batch's: it began after every one of their commits) and wakes their handlers.
+async fn confirm_when_durable(mut committed: mpsc::Receiver<Committed>) {
+    let mut ready = Vec::with_capacity(COMMITS_AWAITING_SYNC);
+    while committed.recv_many(&mut ready, COMMITS_AWAITING_SYNC).await > 0 {
+        let sync = ready.iter_mut().rev().find_map(|c| c.sync.take());
+        let outcome = match sync {
+            None => Ok(()),
+            Some(sync) => sync.run().await.map_err(|e| {
+                metrics::counter!("dsa_ledger_sync_failures_total").increment(1);
+                tracing::error!(error = %e, "the ledger's disk sync failed; its charges are not confirmed");
+                RecordError::Unconfirmed
+            }),
+        };
+        metrics::counter!("dsa_ledger_syncs_total").increment(1);
+        for done in ready.drain(..).flat_map(|c| c.waiting) {
+            let _ = done.send(outcome);
         }
     }
 }
 
 /// The fleet front's ledger forwarder: publishes queued charges to `subject` on the ledger
-/// stream in pipelined batches and confirms each charge when JetStream acks it. A charge whose
-/// publish fails is retried (same `Nats-Msg-Id`) until [`DURABLE_WAIT`] has passed; with NATS
-/// disconnected a batch is refused at once. Returns when every [`LedgerSink`] is dropped and the
-/// batches in flight are settled.
+/// stream, the charges that queued meanwhile as one message
+/// ([`common::messages::encode_ledger_message`], up to [`EVENTS_PER_MESSAGE`]), with up to
+/// [`MESSAGES_IN_FLIGHT`] messages awaiting their acks, and confirms a message's charges when
+/// JetStream acks it. A message whose publish fails is retried (same `Nats-Msg-Id`, same
+/// charges) until [`DURABLE_WAIT`] has passed; with NATS disconnected its charges are refused at
+/// once. Returns when every [`LedgerSink`] is dropped and the messages in flight are settled.
 ///
-/// With `store` (the fleet's Postgres), a charge not acked within [`STORE_FALLBACK_AFTER`] is
-/// also applied to the store directly, and confirmed once either has it. On a NATS cluster the
-/// ledger stream takes no writes while it elects a new leader (4–9 s after its leader's server
-/// is lost, nats-server's Raft timing); the charge is durable in Postgres meanwhile, and when
-/// the publish lands too the ledger consumer skips it (an event id is applied once).
+/// One message for many charges is the fleet's group commit: a stream that syncs every write
+/// (`sync_interval: always`, `nats/nats.conf`) syncs once per message, so a lone charge waits for
+/// one sync and a busy front's charges share theirs.
+///
+/// With `store` (the fleet's Postgres), a message not acked within [`STORE_FALLBACK_AFTER`] has
+/// its charges applied to the store directly, and confirmed once either has them. On a NATS
+/// cluster the ledger stream takes no writes while it elects a new leader (4–9 s after its
+/// leader's server is lost, nats-server's Raft timing); the charges are durable in Postgres
+/// meanwhile, and when the publish lands too the ledger consumer skips them (an event id is
+/// applied once).
 pub async fn forward(
     js: async_nats::jetstream::Context,
     subject: String,
@@ -247,34 +294,29 @@ pub async fn forward(
     LedgerQueue(mut queue): LedgerQueue,
 ) {
     let client = js.client();
-    let slots = Arc::new(tokio::sync::Semaphore::new(BATCHES_IN_FLIGHT));
+    let slots = Arc::new(tokio::sync::Semaphore::new(MESSAGES_IN_FLIGHT));
     let mut in_flight = tokio::task::JoinSet::new();
-    let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
-        if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
+        // The slot first: what queues while every slot waits for its ack is the next message.
+        let Ok(slot) = slots.clone().acquire_owned().await else { break };
+        let mut group = Vec::with_capacity(EVENTS_PER_MESSAGE);
+        if queue.recv_many(&mut group, EVENTS_PER_MESSAGE).await == 0 {
             break;
         }
-        let Ok(slot) = slots.clone().acquire_owned().await else { break };
         if client.connection_state() != async_nats::connection::State::Connected {
             // Not published at all, so definitely not recorded: the handlers answer 503.
-            metrics::counter!("dsa_ledger_refused_total").increment(batch.len() as u64);
-            tracing::warn!(events = batch.len(), "NATS disconnected; charges refused");
-            for pending in batch.drain(..) {
+            metrics::counter!("dsa_ledger_refused_total").increment(group.len() as u64);
+            tracing::warn!(events = group.len(), "NATS disconnected; charges refused");
+            for pending in group {
                 let _ = pending.done.send(Err(RecordError::Unavailable));
             }
             continue;
         }
-        let mut acks = Vec::with_capacity(batch.len());
-        for pending in batch.drain(..) {
-            let ack = js.send_publish(subject.clone(), message(&pending.event)).await;
-            acks.push((pending, ack));
-        }
         let (js, subject, store) = (js.clone(), subject.clone(), store.clone());
+        let message = Grouped::new(group);
+        let first = js.send_publish(subject.clone(), message.publish()).await;
         in_flight.spawn(async move {
-            futures::future::join_all(
-                acks.into_iter().map(|(pending, ack)| confirm(&js, &subject, store.as_ref(), pending, ack)),
-            )
-            .await;
+            confirm(&js, &subject, store.as_ref(), message, first).await;
             drop(slot);
         });
         while in_flight.try_join_next().is_some() {}
@@ -282,26 +324,56 @@ pub async fn forward(
     while in_flight.join_next().await.is_some() {}
 }
 
-/// The JetStream message of a charge (`Nats-Msg-Id` = event id).
-fn message(event: &LedgerEvent) -> async_nats::jetstream::message::PublishMessage {
-    // A LedgerEvent is plain data: serialising it cannot fail.
-    let payload = serde_json::to_vec(event).unwrap_or_default();
-    let message = async_nats::jetstream::message::PublishMessage::build()
-        .payload(payload.into())
-        .message_id(event.event_id.to_string());
-    match &event.request_id {
-        Some(id) => message.header(common::request_id::NATS_HEADER, id.as_str()),
-        None => message,
+/// Most charges in one ledger stream message ([`common::messages::LEDGER_EVENTS_PER_MESSAGE`]).
+pub const EVENTS_PER_MESSAGE: usize = common::messages::LEDGER_EVENTS_PER_MESSAGE;
+
+/// Ledger messages a fleet front keeps awaiting their acks. Few, so that under load each
+/// carries many charges (the stream syncs once per message); more than one, so that a message
+/// never waits for the one before it to be acked.
+pub const MESSAGES_IN_FLIGHT: usize = 4;
+
+/// One ledger stream message: its charges, their handlers, and what is published (again).
+struct Grouped {
+    pending: Vec<Pending>,
+    /// `Nats-Msg-Id`: a retried publish is absorbed by the stream's duplicate window.
+    message_id: String,
+    payload: bytes::Bytes,
+}
+
+impl Grouped {
+    fn new(pending: Vec<Pending>) -> Self {
+        let events: Vec<LedgerEvent> = pending.iter().map(|p| p.event.clone()).collect();
+        let payload = common::messages::encode_ledger_message(&events).into();
+        Grouped { pending, message_id: uuid::Uuid::now_v7().to_string(), payload }
+    }
+
+    fn publish(&self) -> async_nats::jetstream::message::PublishMessage {
+        let message = async_nats::jetstream::message::PublishMessage::build()
+            .payload(self.payload.clone())
+            .message_id(&self.message_id);
+        // A lone charge keeps its request id in a header too, for a reader of the stream.
+        match &self.pending[..] {
+            [only] => match &only.event.request_id {
+                Some(id) => message.header(common::request_id::NATS_HEADER, id.as_str()),
+                None => message,
+            },
+            _ => message,
+        }
+    }
+
+    fn events(&self) -> Vec<LedgerEvent> {
+        self.pending.iter().map(|p| p.event.clone()).collect()
     }
 }
 
-/// Waits for one charge's ack, republishing it with back-off on failure, and wakes its handler;
-/// with `store`, applies the charge there too when no ack came within [`STORE_FALLBACK_AFTER`].
+/// Waits for one message's ack, republishing it with back-off on failure, and wakes its
+/// handlers; with `store`, applies its charges there too when no ack came within
+/// [`STORE_FALLBACK_AFTER`].
 async fn confirm(
     js: &async_nats::jetstream::Context,
     subject: &str,
     store: Option<&Arc<dyn Store>>,
-    pending: Pending,
+    message: Grouped,
     first: Result<async_nats::jetstream::context::PublishAckFuture, async_nats::jetstream::context::PublishError>,
 ) {
     let started = Instant::now();
@@ -313,12 +385,10 @@ async fn confirm(
         if acked {
             return Ok(());
         }
-        let publish = || async { js.send_publish(subject.to_owned(), message(&pending.event)).await?.await };
+        let publish = || async { js.send_publish(subject.to_owned(), message.publish()).await?.await };
         publish
             .retry(backoff().with_total_delay(Some(DURABLE_WAIT)).without_max_times())
-            .notify(
-                |e, _| tracing::warn!(error = %e, event = %pending.event.event_id, "ledger publish failed; retrying"),
-            )
+            .notify(|e, _| tracing::warn!(error = %e, message = %message.message_id, events = message.pending.len(), "ledger publish failed; retrying"))
             .await
             .map(|_| ())
             .map_err(|_| RecordError::Unconfirmed)
@@ -331,14 +401,14 @@ async fn confirm(
                 outcome = &mut published => outcome,
                 () = tokio::time::sleep(STORE_FALLBACK_AFTER) => {
                     let left = DURABLE_WAIT.saturating_sub(started.elapsed());
-                    let applied = tokio::time::timeout(left, store.apply_ledger(vec![pending.event.clone()]));
-                    // Whichever has the charge first confirms it; the other is no longer needed.
+                    let applied = tokio::time::timeout(left, store.apply_ledger(message.events()));
+                    // Whichever has the charges first confirms them; the other is no longer needed.
                     tokio::select! {
                         outcome = &mut published => outcome,
                         stored = applied => match stored {
                             Ok(Ok(_)) => {
-                                metrics::counter!("dsa_ledger_store_fallback_total").increment(1);
-                                tracing::warn!(event = %pending.event.event_id, "ledger stream did not ack in time; charge applied to the store directly");
+                                metrics::counter!("dsa_ledger_store_fallback_total").increment(message.pending.len() as u64);
+                                tracing::warn!(message = %message.message_id, events = message.pending.len(), "ledger stream did not ack in time; charges applied to the store directly");
                                 Ok(())
                             }
                             _ => published.await,
@@ -348,11 +418,17 @@ async fn confirm(
             }
         }
     };
+    let events = message.pending.len() as u64;
     match outcome {
-        Ok(()) => metrics::counter!("dsa_ledger_events_published_total").increment(1),
-        Err(_) => metrics::counter!("dsa_ledger_unconfirmed_total").increment(1),
+        Ok(()) => {
+            metrics::counter!("dsa_ledger_events_published_total").increment(events);
+            metrics::counter!("dsa_ledger_messages_published_total").increment(1);
+        }
+        Err(_) => metrics::counter!("dsa_ledger_unconfirmed_total").increment(events),
     }
-    let _ = pending.done.send(outcome);
+    for pending in message.pending {
+        let _ = pending.done.send(outcome);
+    }
 }
 
 /// Watches the ledger stream every `every` and exports the age of its oldest event as
@@ -389,5 +465,75 @@ pub async fn watch_unsettled(js: async_nats::jetstream::Context, stream: String,
                 "the oldest unsettled charge is past half the ledger stream's max age: is the ledger consumer running?"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::store::LedgerSync;
+
+    /// A batch committed after a sync began waits for the next sync; one sync confirms every
+    /// batch committed before it began (the newest one's runs, once); a failed sync confirms
+    /// nothing (the handlers answer 503).
+    #[tokio::test]
+    async fn a_batch_is_confirmed_only_by_a_sync_begun_after_its_commit() {
+        let log = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (release, gate) = std::sync::mpsc::channel::<()>();
+        let gate = Arc::new(Mutex::new(gate));
+        let sync = |name: &'static str, fail: bool| {
+            let (log, gate) = (log.clone(), gate.clone());
+            LedgerSync::new(move || {
+                log.lock().unwrap().push(format!("{name} began"));
+                // Held until the test lets it finish.
+                gate.lock().unwrap().recv().map_err(std::io::Error::other)?;
+                log.lock().unwrap().push(format!("{name} done"));
+                if fail { Err(std::io::Error::other("disk gone")) } else { Ok(()) }
+            })
+        };
+        let batch = |sync: Option<LedgerSync>| {
+            let (done, confirmed) = oneshot::channel();
+            (Committed { sync, waiting: vec![done] }, confirmed)
+        };
+        let (to_sync, committed) = mpsc::channel(COMMITS_AWAITING_SYNC);
+        let syncer = tokio::spawn(confirm_when_durable(committed));
+
+        let (first, mut first_confirmed) = batch(Some(sync("sync 1", false)));
+        to_sync.send(first).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while log.lock().unwrap().is_empty() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("sync 1 begins");
+        // Committed while sync 1 runs: sync 1 does not cover them.
+        let (second, mut second_confirmed) = batch(Some(sync("sync 2", false)));
+        let (third, third_confirmed) = batch(Some(sync("sync 3", false)));
+        to_sync.send(second).await.unwrap();
+        to_sync.send(third).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(first_confirmed.try_recv().is_err(), "not confirmed before its sync is done");
+        release.send(()).unwrap();
+        assert_eq!(first_confirmed.await.unwrap(), Ok(()));
+        assert!(second_confirmed.try_recv().is_err(), "sync 1 began before batch 2 was committed");
+        release.send(()).unwrap();
+        assert_eq!(second_confirmed.await.unwrap(), Ok(()));
+        assert_eq!(third_confirmed.await.unwrap(), Ok(()));
+        assert_eq!(*log.lock().unwrap(), ["sync 1 began", "sync 1 done", "sync 3 began", "sync 3 done"]);
+
+        // A failed sync: its batches are not confirmed.
+        let (failing, failing_confirmed) = batch(Some(sync("sync 4", true)));
+        to_sync.send(failing).await.unwrap();
+        release.send(()).unwrap();
+        assert_eq!(failing_confirmed.await.unwrap(), Err(RecordError::Unconfirmed));
+        // A batch durable on commit (no sync) is confirmed at once.
+        let (durable, durable_confirmed) = batch(None);
+        to_sync.send(durable).await.unwrap();
+        assert_eq!(durable_confirmed.await.unwrap(), Ok(()));
+        drop(to_sync);
+        syncer.await.unwrap();
     }
 }

@@ -85,6 +85,32 @@ impl KeyUpdate {
     }
 }
 
+/// What makes committed ledger transactions durable: flushing the file their commits were written
+/// to (`fdatasync`). Running one covers every transaction committed before it began, so the
+/// standalone ledger writer runs one sync for all the batches committed while the last sync ran.
+pub struct LedgerSync(Box<dyn FnOnce() -> std::io::Result<()> + Send>);
+
+impl LedgerSync {
+    /// A sync that runs `flush` (blocking; it runs on Tokio's blocking pool).
+    pub fn new(flush: impl FnOnce() -> std::io::Result<()> + Send + 'static) -> Self {
+        LedgerSync(Box::new(flush))
+    }
+
+    /// Runs the sync.
+    ///
+    /// # Errors
+    /// The flush's error: the transactions it covers may not be durable.
+    pub async fn run(self) -> std::io::Result<()> {
+        tokio::task::spawn_blocking(self.0).await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+impl std::fmt::Debug for LedgerSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LedgerSync")
+    }
+}
+
 /// Storage of keys, settled usage and ledger entries.
 pub trait Store: Send + Sync + 'static {
     /// Applies pending schema migrations.
@@ -100,8 +126,14 @@ pub trait Store: Send + Sync + 'static {
     /// Settled credits used by a key in a period (`YYYY-MM`).
     fn settled_usage(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// Applies ledger events in one transaction; an event id seen before is skipped. Returns how
-    /// many were new.
+    /// many were new, once they are durable.
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
+    /// [`Store::apply_ledger`] returning as soon as the transaction is committed, with what makes
+    /// it durable: the events are durable once the [`LedgerSync`] has run (`None`: already). The
+    /// standalone ledger writer commits its next batch while the last one is synced.
+    fn commit_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+        Box::pin(async move { Ok((self.apply_ledger(events).await?, None)) })
+    }
     /// The shared secret called `name`, created (random, 256 bits, hex) on first use; every
     /// process on this database gets the same value.
     fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>>;
@@ -516,6 +548,15 @@ pub trait Dialect: Database {
     /// [`Store::apply_ledger`] in this dialect, on `store`'s pool or its ledger connection.
     fn apply_ledger(store: &SqlStore<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
 
+    /// [`Store::commit_ledger`] in this dialect: by default [`Dialect::apply_ledger`], durable
+    /// on return.
+    fn commit_ledger(
+        store: &SqlStore<Self>,
+        events: Vec<LedgerEvent>,
+    ) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+        Box::pin(async move { Ok((Self::apply_ledger(store, events).await?, None)) })
+    }
+
     /// The webhook fan-out's condition on `events`, as its partial index states it.
     const UNDISPATCHED: &'static str;
 
@@ -537,6 +578,9 @@ pub struct SqlStore<DB: Database> {
     ledger_connection: std::sync::Arc<tokio::sync::Mutex<Option<DB::Connection>>>,
     /// The WAL checkpoints run beside the standalone ledger writer ([`LEDGER_EVENTS_PER_CHECKPOINT`]).
     checkpoints: std::sync::Arc<WalCheckpoints>,
+    /// The write-ahead log the standalone ledger writer's commits go to (`None`: an in-memory
+    /// database), learnt from SQLite when its connection is first opened ([`wal_sync`]).
+    ledger_wal: std::sync::Arc<std::sync::OnceLock<Option<std::path::PathBuf>>>,
 }
 
 /// Ledger events the standalone writer applies between two WAL checkpoints: about SQLite's own
@@ -562,6 +606,7 @@ impl<DB: Database> Clone for SqlStore<DB> {
             pool: self.pool.clone(),
             ledger_connection: self.ledger_connection.clone(),
             checkpoints: self.checkpoints.clone(),
+            ledger_wal: self.ledger_wal.clone(),
         }
     }
 }
@@ -575,7 +620,12 @@ impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
 impl<DB: Database> SqlStore<DB> {
     /// The store over `pool` (each dialect's `connect` sets the pool up).
     pub(crate) fn from_pool(pool: Pool<DB>) -> Self {
-        Self { pool, ledger_connection: std::sync::Arc::default(), checkpoints: std::sync::Arc::default() }
+        Self {
+            pool,
+            ledger_connection: std::sync::Arc::default(),
+            checkpoints: std::sync::Arc::default(),
+            ledger_wal: std::sync::Arc::default(),
+        }
     }
 
     /// The connection pool (readiness checks; tests read the schema through it).
@@ -649,13 +699,34 @@ impl Dialect for Sqlite {
 
     fn apply_ledger(store: &SqlStore<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(async move {
+            let (applied, sync) = Self::commit_ledger(store, events).await?;
+            if let Some(sync) = sync {
+                sync.run().await?;
+            }
+            Ok(applied)
+        })
+    }
+
+    fn commit_ledger(
+        store: &SqlStore<Self>,
+        events: Vec<LedgerEvent>,
+    ) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+        Box::pin(async move {
             if events.is_empty() {
-                return Ok(0);
+                return Ok((0, None));
             }
             let mut connection = store.ledger_connection.lock().await;
             let open = match connection.take() {
                 Some(open) => open,
-                None => sqlx::ConnectOptions::connect(&ledger_writer_options(&store.pool.connect_options())).await?,
+                None => {
+                    let mut open =
+                        sqlx::ConnectOptions::connect(&ledger_writer_options(&store.pool.connect_options())).await?;
+                    if store.ledger_wal.get().is_none() {
+                        let wal = write_ahead_log(&mut open).await?;
+                        let _ = store.ledger_wal.set(wal);
+                    }
+                    open
+                }
             };
             let open = connection.insert(open);
             let applied = apply_sqlite_ledger(open, &events).await;
@@ -667,9 +738,43 @@ impl Dialect for Sqlite {
             if applied.is_ok() {
                 checkpoint_beside_the_writer(store, events.len());
             }
-            applied
+            Ok((applied?, store.ledger_wal.get().cloned().flatten().map(wal_sync)))
         })
     }
+}
+
+/// The write-ahead log of the database `connection` is open on: `<database>-wal`, or `None` for
+/// an in-memory database (SQLite's `PRAGMA database_list` names no file).
+///
+/// # Errors
+/// A file database not in WAL mode (the store always opens it in WAL mode): its commits would
+/// not be made durable by [`wal_sync`].
+async fn write_ahead_log(connection: &mut sqlx::SqliteConnection) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+        .fetch_one(&mut *connection)
+        .await?;
+    if file.is_empty() {
+        return Ok(None);
+    }
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut *connection).await?;
+    anyhow::ensure!(mode.eq_ignore_ascii_case("wal"), "the database {file} is in journal mode {mode}, not WAL");
+    Ok(Some(std::path::PathBuf::from(format!("{file}-wal"))))
+}
+
+/// The sync that makes the standalone ledger writer's commits durable: `fdatasync` of the
+/// database's write-ahead log (`wal`), where a WAL-mode commit writes its frames.
+///
+/// The writer's connection commits without syncing (`synchronous = NORMAL`,
+/// [`ledger_writer_options`]), so its next transaction need not wait for the disk; the handlers
+/// of a batch are answered only after a sync that began once their commit was written. A crash
+/// loses no confirmed charge: a commit's frames and the WAL's header were all written before
+/// that sync began, and SQLite's recovery keeps every transaction up to the last valid commit
+/// frame (SQLite "Write-Ahead Logging"; "PRAGMA synchronous": NORMAL in WAL mode keeps the
+/// database consistent and may lose only the last transactions, those not yet synced).
+fn wal_sync(wal: std::path::PathBuf) -> LedgerSync {
+    // Opened afresh each time: should SQLite delete the WAL and make it again, the file flushed
+    // is the one the commit went to.
+    LedgerSync::new(move || std::fs::File::open(&wal)?.sync_data())
 }
 
 /// The standalone ledger writer's connection options: the pool's, and
@@ -681,8 +786,10 @@ impl Dialect for Sqlite {
 /// * **statement journals in memory** (`PRAGMA temp_store = MEMORY`): a multi-row insert's
 ///   statement journal went to a temporary file once over 64 KiB (thousands of `pwrite`s a second
 ///   under load). It holds the pages one statement changes, at most a 512-row run's.
+/// * **commits without a sync of their own** (`synchronous = NORMAL`): the ledger writer flushes
+///   the WAL itself, beside its next transaction ([`wal_sync`]), and answers a batch only then.
 fn ledger_writer_options(pool: &SqliteConnectOptions) -> SqliteConnectOptions {
-    pool.clone().pragma("wal_autocheckpoint", "0").pragma("temp_store", "memory")
+    pool.clone().pragma("wal_autocheckpoint", "0").pragma("temp_store", "memory").synchronous(SqliteSynchronous::Normal)
 }
 
 /// Notes `events` applied by the standalone ledger writer and, every
@@ -1102,6 +1209,10 @@ where
 
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         DB::apply_ledger(self, events)
+    }
+
+    fn commit_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+        DB::commit_ledger(self, events)
     }
 
     fn shared_secret(&self, name: &str) -> BoxFuture<'_, anyhow::Result<String>> {
@@ -1845,9 +1956,10 @@ mod tests {
             .expect("key")
     }
 
-    /// Issue 29: the standalone ledger writer's connection syncs every commit (FULL), never
-    /// checkpoints inside a commit and keeps statement journals in memory; its WAL is copied into
-    /// the database file by checkpoints beside it, every [`LEDGER_EVENTS_PER_CHECKPOINT`] events.
+    /// Issue 29: the standalone ledger writer's connection commits without a sync of its own
+    /// (NORMAL: the writer flushes the WAL itself, [`Store::commit_ledger`]), never checkpoints
+    /// inside a commit and keeps statement journals in memory; its WAL is copied into the
+    /// database file by checkpoints beside it, every [`LEDGER_EVENTS_PER_CHECKPOINT`] events.
     #[tokio::test]
     async fn the_ledger_writer_checkpoints_beside_itself() {
         let dir = std::env::temp_dir().join(format!("dsa-checkpoint-{}", uuid::Uuid::now_v7().simple()));
@@ -1879,7 +1991,7 @@ mod tests {
         {
             let mut writer = store.ledger_connection.lock().await;
             let writer = writer.as_mut().expect("the writer's connection");
-            for (pragma, expected) in [("synchronous", 2), ("wal_autocheckpoint", 0), ("temp_store", 2)] {
+            for (pragma, expected) in [("synchronous", 1), ("wal_autocheckpoint", 0), ("temp_store", 2)] {
                 let value: i64 = sqlx::query_scalar(AssertSqlSafe(format!("PRAGMA {pragma}")))
                     .fetch_one(&mut *writer)
                     .await
@@ -1896,6 +2008,14 @@ mod tests {
         }
         assert!(std::fs::metadata(&file).expect("file").len() > before, "the ledger's pages are in the database file");
         assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 1200);
+        // A commit comes with the sync of the database's WAL; a sync of a WAL that is not there
+        // fails (its commits are not confirmed), never passes silently.
+        let (applied, sync) = store.commit_ledger(events(3)).await.expect("commit");
+        assert_eq!(applied, 3);
+        sync.expect("a file database's commit needs its WAL synced").run().await.expect("sync");
+        assert_eq!(*store.ledger_wal.get().expect("learnt"), Some(dir.join("dsa.db-wal")));
+        let gone = wal_sync(dir.join("no-such.db-wal"));
+        assert_eq!(gone.run().await.expect_err("no WAL").kind(), std::io::ErrorKind::NotFound);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -1906,6 +2026,27 @@ mod tests {
         let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
         let limit: i64 = sqlx::query_scalar("PRAGMA soft_heap_limit").fetch_one(&store.pool).await.expect("pragma");
         assert_eq!(limit, SQLITE_SOFT_HEAP_LIMIT);
+    }
+
+    /// An in-memory database has no WAL to flush: its commits come with no sync.
+    #[tokio::test]
+    async fn an_in_memory_ledger_needs_no_sync() {
+        let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        store.migrate().await.expect("migrate");
+        let key = free_key(&store).await;
+        let event = LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key.id.clone(),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits: 2,
+            charged_at: OffsetDateTime::now_utc(),
+            front: "front-1".into(),
+            request_id: None,
+        };
+        let (applied, sync) = store.commit_ledger(vec![event]).await.expect("commit");
+        assert_eq!((applied, sync.is_none()), (1, true));
+        assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 2);
     }
 
     /// The ledger consumer's seam ([`workers::ledger::LedgerStore`]): a redelivered event settles

@@ -161,7 +161,9 @@ async fn a_worker_credential_cannot_read_or_forge_other_roles_traffic() {
 /// The ledger's own checks, behind the permissions (a server run without them, or a credential
 /// that leaked): a message published into the ledger's fetch inbox is not a JetStream delivery of
 /// the ledger stream and is dropped, and a charge of zero or fewer credits, even one delivered
-/// by the stream, is terminated as poison. Neither changes the key's usage or ledger entries.
+/// by the stream, is terminated as poison (alone, or dropped from a group of charges whose real
+/// ones settle), and so is a group larger than fronts send. None changes the key's usage or
+/// ledger entries.
 #[tokio::test]
 async fn the_ledger_applies_only_its_streams_deliveries_of_positive_charges() {
     // An open server: only the ledger's own checks stand between a client and the balance.
@@ -206,21 +208,36 @@ async fn the_ledger_applies_only_its_streams_deliveries_of_positive_charges() {
             .await
             .expect("stored");
     }
+    // A group of charges, as fronts publish them, with a forged one inside: the real charge of
+    // the group is applied, the non-positive one dropped.
+    let group = [forged(&key_id, -1000), forged(&key_id, 4)];
+    js.publish(names.ledger_charge.clone(), common::messages::encode_ledger_message(&group).into())
+        .await
+        .expect("publish")
+        .await
+        .expect("stored");
+    // A group over the size fronts keep to is terminated whole, unread.
+    let oversized: Vec<_> = (0..=common::messages::LEDGER_EVENTS_PER_MESSAGE).map(|_| forged(&key_id, 1)).collect();
+    js.publish(names.ledger_charge.clone(), common::messages::encode_ledger_message(&oversized).into())
+        .await
+        .expect("publish")
+        .await
+        .expect("stored");
     let after_forging = forged(&key_id, 2);
     js.publish(names.ledger_charge.clone(), serde_json::to_vec(&after_forging).expect("json").into())
         .await
         .expect("publish")
         .await
         .expect("stored");
-    assert_eq!(settled(store, &key_id, 2).await, 2, "the next real charge is applied");
+    assert_eq!(settled(store, &key_id, 3).await, 3, "the grouped real charge and the next one are applied");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
     assert_eq!(
         store.ledger_count(&key_id, &period).await.expect("count"),
-        2,
-        "only the two real charges are ledger entries"
+        3,
+        "only the three real charges are ledger entries"
     );
-    assert_eq!(used(store, &key_id).await, 5, "key_usage.used counts the real charges only");
+    assert_eq!(used(store, &key_id).await, 3 + 4 + 2, "key_usage.used counts the real charges only");
     // Every non-positive charge was terminated, not left to be redelivered.
     let mut stream = js.get_stream(&names.ledger_stream).await.expect("stream");
     let state = stream.info().await.expect("info").state.clone();

@@ -62,6 +62,51 @@ async fn check_flow_through_jetstream_and_the_ledger() {
     fleet.stop().await;
 }
 
+/// A front's charges that queue while its ledger messages await their acks travel as one
+/// message (the stream syncs once per message, not once per charge): 500 charges handed to the
+/// forwarder at once take a handful of messages, each acked charge is confirmed to its handler,
+/// and the ledger consumer settles each exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_charges_share_ledger_messages_and_settle_once() {
+    use api::front::ledger::{EVENTS_PER_MESSAGE, MESSAGES_IN_FLIGHT, forward, queue};
+    let mut fleet = Fleet::builder("grouped").fronts(0).workers(0).ledger(false).start().await;
+    let (_key, key_id) = fleet.key(Plan::Free).await;
+    let names = fleet.names().clone();
+    let js = fleet.jetstream().await;
+    let (sink, ledger_queue) = queue(api::front::ledger::QUEUE_CAPACITY);
+    let forwarder = tokio::spawn(forward(js.clone(), names.ledger_charge.clone(), None, ledger_queue));
+    let charges: usize = 500;
+    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
+    let recorded = futures::future::join_all((0..charges).map(|_| {
+        let event = common::messages::LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key_id.clone(),
+            period: period.clone(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: time::OffsetDateTime::now_utc(),
+            front: "front-grouping-test".into(),
+            request_id: None,
+        };
+        let sink = sink.clone();
+        async move { sink.record(event).await }
+    }))
+    .await;
+    assert!(recorded.iter().all(Result::is_ok), "every charge confirmed: {recorded:?}");
+    let mut stream = js.get_stream(&names.ledger_stream).await.expect("stream");
+    let messages = stream.info().await.expect("info").state.messages;
+    println!("[grouping] {charges} charges in {messages} ledger messages");
+    // At most a message per free slot before the queue filled, then full ones.
+    let bound = (MESSAGES_IN_FLIGHT + charges.div_ceil(EVENTS_PER_MESSAGE)) as u64 * 4;
+    assert!(messages <= bound, "{charges} charges took {messages} messages (at most {bound} expected)");
+    drop(sink);
+    forwarder.await.expect("the forwarder ends once every sink is dropped");
+    fleet.start_ledger(std::sync::Arc::new(dsa_tests::harness::fleet::LedgerStats::default()));
+    assert_eq!(settled(fleet.store(), &key_id, charges as i64).await, charges as i64, "each charge settled once");
+    fleet.drain().await;
+    fleet.stop().await;
+}
+
 /// `dsa_ledger_settle_lag_seconds` is the age of the last settled batch's oldest charge while
 /// charges flow, and 0 once nothing waits (the consumer checks every 5 s), not the last batch's
 /// age for ever. The gauge is process-wide, so the test looks for an exact 0, which only the

@@ -1,5 +1,6 @@
-//! The ledger consumer: pulls charge events from the ledger stream, settles each batch in one
-//! store transaction and acks only after the commit.
+//! The ledger consumer: pulls charge messages (each one charge or a front's group of them) from
+//! the ledger stream, settles each fetched batch in one store transaction and acks only after the
+//! commit.
 //!
 //! It runs on the fleet's one JetStream pull loop ([`crate::fleet::pull`]), like the job pool.
 
@@ -128,6 +129,13 @@ async fn clear_settle_lag_when_idle(js: async_nats::jetstream::Context, stream: 
 
 /// What each message of a fetched batch deserves: the batch's charges settled in one
 /// transaction and acked after the commit; poison terminated; foreign messages left alone.
+///
+/// A message carries one charge or up to [`common::messages::LEDGER_EVENTS_PER_MESSAGE`]
+/// ([`common::messages::decode_ledger_message`]). A charge the consumer refuses (non-positive
+/// credits, one the store refuses as data) is counted as poison and skipped; its message is
+/// acked when any other charge of it settled, terminated when none did, and redelivered whole
+/// when any of its charges could not be settled for the store's own trouble (the settled ones
+/// are absorbed on redelivery: an event id is applied once).
 async fn settle_batch<S: LedgerStore + ?Sized>(
     store: &S,
     stats: &ConsumerStats,
@@ -146,16 +154,21 @@ async fn settle_batch<S: LedgerStore + ?Sized>(
             metrics::counter!("dsa_ledger_foreign_total").increment(1);
             continue;
         }
-        match serde_json::from_slice::<LedgerEvent>(&message.payload) {
-            Ok(event) if event.credits > 0 => events.push((i, event)),
-            Ok(event) => {
-                // A charge never gives credits back: a non-positive one is forged or broken.
-                tracing::error!(event = %event.event_id, credits = event.credits, "non-positive ledger event terminated");
-                metrics::counter!("dsa_ledger_poison_total").increment(1);
-                settles[i] = Settle::Term("non_positive");
+        match common::messages::decode_ledger_message(&message.payload) {
+            Ok(decoded) => {
+                for event in decoded {
+                    if event.credits > 0 {
+                        events.push((i, event));
+                    } else {
+                        // A charge never gives credits back: a non-positive one is forged or broken.
+                        tracing::error!(event = %event.event_id, credits = event.credits, "non-positive ledger event terminated");
+                        metrics::counter!("dsa_ledger_poison_total").increment(1);
+                        settles[i] = merge(settles[i], Settle::Term("non_positive"));
+                    }
+                }
             }
             Err(e) => {
-                tracing::error!(error = %e, "poison ledger event terminated");
+                tracing::error!(error = %e, "poison ledger message terminated");
                 metrics::counter!("dsa_ledger_poison_total").increment(1);
                 settles[i] = Settle::Term("unparsable");
             }
@@ -178,7 +191,7 @@ async fn settle_batch<S: LedgerStore + ?Sized>(
             stats.batches.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("dsa_ledger_events_applied_total").increment(applied);
             for (i, _) in &events {
-                settles[*i] = Settle::Ack;
+                settles[*i] = merge(settles[*i], Settle::Ack);
             }
         }
         Err(e) => {
@@ -194,18 +207,18 @@ async fn settle_batch<S: LedgerStore + ?Sized>(
                     Ok(applied) => {
                         stats.applied.fetch_add(applied, Ordering::Relaxed);
                         stats.duplicates.fetch_add(1 - applied.min(1), Ordering::Relaxed);
-                        settles[i] = Settle::Ack;
+                        settles[i] = merge(settles[i], Settle::Ack);
                     }
                     Err(reason @ SettleError::Refused(_)) => {
                         tracing::error!(error = ?reason, "ledger event cannot be applied; terminated");
                         metrics::counter!("dsa_ledger_poison_total").increment(1);
-                        settles[i] = Settle::Term("refused");
+                        settles[i] = merge(settles[i], Settle::Term("refused"));
                     }
                     Err(reason @ SettleError::Unavailable(_)) => {
                         tracing::warn!(error = ?reason, "ledger store failing; redelivering the rest of the batch");
-                        settles[i] = Settle::Nak(Duration::from_secs(1));
+                        settles[i] = merge(settles[i], Settle::Nak(Duration::from_secs(1)));
                         for (j, _) in rest.by_ref() {
-                            settles[j] = Settle::Nak(Duration::from_secs(1));
+                            settles[j] = merge(settles[j], Settle::Nak(Duration::from_secs(1)));
                         }
                     }
                 }
@@ -213,6 +226,20 @@ async fn settle_batch<S: LedgerStore + ?Sized>(
         }
     }
     settles
+}
+
+/// What a message deserves given what one more of its charges deserves: redelivery if any charge
+/// must be settled again, else an ack if any settled, else termination (every charge refused).
+fn merge(message: Settle, charge: Settle) -> Settle {
+    fn rank(settle: Settle) -> u8 {
+        match settle {
+            Settle::Leave => 0,
+            Settle::Term(_) => 1,
+            Settle::Ack => 2,
+            Settle::Nak(_) => 3,
+        }
+    }
+    if rank(charge) > rank(message) { charge } else { message }
 }
 
 /// What the debug log says of each settled charge: its event id, key id, credits and the request

@@ -3,7 +3,7 @@
 //! The path of a charge in the fleet:
 //!
 //! ```text
-//! front: Reservation::commit ──publish LedgerEvent (Nats-Msg-Id = event id)──► stream DSA_LEDGER
+//! front: Reservation::commit ──publish [LedgerEvent, …] (a group a message)──► stream DSA_LEDGER
 //!                                                                               │ pull consumer
 //!                                                                               ▼ dsa-ledger
 //!   store (Postgres) ◄── LedgerStore::settle, one transaction a batch ◄── consumer::consume, then ack
