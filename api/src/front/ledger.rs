@@ -486,10 +486,10 @@ mod tests {
         let sync = |name: &'static str, fail: bool| {
             let (log, gate) = (log.clone(), gate.clone());
             LedgerSync::new(move || {
-                log.lock().unwrap().push(format!("{name} began"));
+                log.lock().expect("log").push(format!("{name} began"));
                 // Held until the test lets it finish.
-                gate.lock().unwrap().recv().map_err(std::io::Error::other)?;
-                log.lock().unwrap().push(format!("{name} done"));
+                gate.lock().expect("gate").recv().map_err(std::io::Error::other)?;
+                log.lock().expect("log").push(format!("{name} done"));
                 if fail { Err(std::io::Error::other("disk gone")) } else { Ok(()) }
             })
         };
@@ -501,9 +501,9 @@ mod tests {
         let syncer = tokio::spawn(confirm_when_durable(committed));
 
         let (first, mut first_confirmed) = batch(Some(sync("sync 1", false)));
-        to_sync.send(first).await.unwrap();
+        to_sync.send(first).await.expect("send");
         tokio::time::timeout(Duration::from_secs(5), async {
-            while log.lock().unwrap().is_empty() {
+            while log.lock().expect("log").is_empty() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         })
@@ -512,28 +512,28 @@ mod tests {
         // Committed while sync 1 runs: sync 1 does not cover them.
         let (second, mut second_confirmed) = batch(Some(sync("sync 2", false)));
         let (third, third_confirmed) = batch(Some(sync("sync 3", false)));
-        to_sync.send(second).await.unwrap();
-        to_sync.send(third).await.unwrap();
+        to_sync.send(second).await.expect("send");
+        to_sync.send(third).await.expect("send");
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(first_confirmed.try_recv().is_err(), "not confirmed before its sync is done");
-        release.send(()).unwrap();
-        assert_eq!(first_confirmed.await.unwrap(), Ok(()));
+        release.send(()).expect("release");
+        assert_eq!(first_confirmed.await.expect("answered"), Ok(()));
         assert!(second_confirmed.try_recv().is_err(), "sync 1 began before batch 2 was committed");
-        release.send(()).unwrap();
-        assert_eq!(second_confirmed.await.unwrap(), Ok(()));
-        assert_eq!(third_confirmed.await.unwrap(), Ok(()));
-        assert_eq!(*log.lock().unwrap(), ["sync 1 began", "sync 1 done", "sync 3 began", "sync 3 done"]);
+        release.send(()).expect("release");
+        assert_eq!(second_confirmed.await.expect("answered"), Ok(()));
+        assert_eq!(third_confirmed.await.expect("answered"), Ok(()));
+        assert_eq!(*log.lock().expect("log"), ["sync 1 began", "sync 1 done", "sync 3 began", "sync 3 done"]);
 
         // A failed sync: its batches are not confirmed.
         let (failing, failing_confirmed) = batch(Some(sync("sync 4", true)));
-        to_sync.send(failing).await.unwrap();
-        release.send(()).unwrap();
-        assert_eq!(failing_confirmed.await.unwrap(), Err(RecordError::Unconfirmed));
+        to_sync.send(failing).await.expect("send");
+        release.send(()).expect("release");
+        assert_eq!(failing_confirmed.await.expect("answered"), Err(RecordError::Unconfirmed));
         // A batch durable on commit (no sync) is confirmed at once.
         let (durable, durable_confirmed) = batch(None);
-        to_sync.send(durable).await.unwrap();
-        assert_eq!(durable_confirmed.await.unwrap(), Ok(()));
+        to_sync.send(durable).await.expect("send");
+        assert_eq!(durable_confirmed.await.expect("answered"), Ok(()));
         drop(to_sync);
-        syncer.await.unwrap();
+        syncer.await.expect("the syncer ends");
     }
 }
