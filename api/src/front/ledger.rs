@@ -272,8 +272,8 @@ async fn confirm_when_durable(mut committed: mpsc::Receiver<Committed>) {
 /// The fleet front's ledger forwarder: publishes queued charges to `subject` on the ledger
 /// stream, the charges that queued meanwhile as one message
 /// ([`common::messages::encode_ledger_message`], up to [`EVENTS_PER_MESSAGE`]), with up to
-/// [`MESSAGES_IN_FLIGHT`] messages awaiting their acks, and confirms a message's charges when
-/// JetStream acks it. A message whose publish fails is retried (same `Nats-Msg-Id`, same
+/// [`MESSAGES_IN_FLIGHT`] messages awaiting their acks (a message slower than [`SLOW_ACK`] stops
+/// counting), and confirms a message's charges when JetStream acks it. A message whose publish fails is retried (same `Nats-Msg-Id`, same
 /// charges) until [`DURABLE_WAIT`] has passed; with NATS disconnected its charges are refused at
 /// once. Returns when every [`LedgerSink`] is dropped and the messages in flight are settled.
 ///
@@ -316,8 +316,15 @@ pub async fn forward(
         let message = Grouped::new(group);
         let first = js.send_publish(subject.clone(), message.publish()).await;
         in_flight.spawn(async move {
-            confirm(&js, &subject, store.as_ref(), message, first).await;
-            drop(slot);
+            let confirming = confirm(&js, &subject, store.as_ref(), message, first);
+            tokio::pin!(confirming);
+            // A message whose ack is slow (a stream electing its leader, a publish retried, the
+            // store fallback) gives its slot up: the charges queued behind it go out meanwhile.
+            tokio::select! {
+                () = &mut confirming => return,
+                () = tokio::time::sleep(SLOW_ACK) => drop(slot),
+            }
+            confirming.await;
         });
         while in_flight.try_join_next().is_some() {}
     }
@@ -331,6 +338,11 @@ pub const EVENTS_PER_MESSAGE: usize = common::messages::LEDGER_EVENTS_PER_MESSAG
 /// carries many charges (the stream syncs once per message); more than one, so that a message
 /// never waits for the one before it to be acked.
 pub const MESSAGES_IN_FLIGHT: usize = 4;
+
+/// How long a ledger message holds its in-flight slot at most: past it the message goes on
+/// waiting for its ack (or retrying, or falling back to the store) without one, so a stalled
+/// stream never holds more than [`MESSAGES_IN_FLIGHT`] groups of charges back for longer.
+pub const SLOW_ACK: Duration = Duration::from_millis(100);
 
 /// One ledger stream message: its charges, their handlers, and what is published (again).
 struct Grouped {
