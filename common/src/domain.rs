@@ -117,8 +117,18 @@ impl DomainName {
         let above = &ascii[..ascii.len() - suffix.len() - 1];
         let sld = above.rsplit('.').next().unwrap_or(above);
         let was_subdomain = sld.len() != above.len();
-        let registrable = format!("{sld}.{suffix}");
-        let (unicode, _) = idna::domain_to_unicode(&registrable);
+        // Built by hand: `format!` costs more than the rest of this step on a cached check.
+        let mut registrable = String::with_capacity(sld.len() + 1 + suffix.len());
+        registrable.push_str(sld);
+        registrable.push('.');
+        registrable.push_str(suffix);
+        // An A-label name without a Punycode label (`xn--`) is its own U-label form: UTS 46
+        // ToUnicode maps lower-case LDH labels to themselves, so the common case skips it.
+        let unicode = if registrable.split('.').any(|label| label.starts_with("xn--")) {
+            idna::domain_to_unicode(&registrable).0
+        } else {
+            registrable.clone()
+        };
         Ok(Self { sld_len: sld.len(), ascii: registrable, unicode, was_subdomain })
     }
 
@@ -144,7 +154,10 @@ impl DomainName {
 
     /// The registry suffix with its leading dot, as the spec writes TLDs (`.com`, `.com.af`).
     pub fn tld(&self) -> String {
-        format!(".{}", self.suffix())
+        let mut tld = String::with_capacity(1 + self.suffix().len());
+        tld.push('.');
+        tld.push_str(self.suffix());
+        tld
     }
 
     /// Whether the input named a subdomain that was reduced to this registrable domain.

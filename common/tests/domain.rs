@@ -101,12 +101,14 @@ fn is_ldh_name(s: &str) -> bool {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
-    /// Whatever the input, parsing never panics; accepted output is ASCII LDH within limits and
-    /// normalising it again gives the same name (idempotence).
+    /// Whatever the input, parsing never panics; accepted output is ASCII LDH within limits,
+    /// its U-label form is UTS 46 ToUnicode of it (the parser skips ToUnicode for a name without
+    /// an `xn--` label), and normalising it again gives the same name (idempotence).
     #[test]
     fn never_panics_and_is_idempotent(input in "\\PC{0,80}") {
         if let Ok(d) = parse(&input) {
             prop_assert!(is_ldh_name(d.as_str()), "{:?} → {:?}", input, d.as_str());
+            prop_assert_eq!(d.unicode(), idna::domain_to_unicode(d.as_str()).0);
             let again = parse(d.as_str()).expect("normalised output parses");
             prop_assert_eq!(again.as_str(), d.as_str());
             let again_unicode = parse(d.unicode()).expect("U-label form parses");
@@ -142,6 +144,7 @@ proptest! {
         if let Ok(d) = parse(&input) {
             prop_assert!(is_ldh_name(d.as_str()));
             prop_assert_eq!(d.suffix(), suffix);
+            prop_assert_eq!(d.unicode(), idna::domain_to_unicode(d.as_str()).0);
             let again = parse(d.as_str()).expect("idempotent");
             prop_assert_eq!(again.as_str(), d.as_str());
         }

@@ -372,18 +372,9 @@ async fn fleet(
     let mut published = 0;
     while published < total {
         let group: Vec<_> = (0..common::messages::LEDGER_EVENTS_PER_MESSAGE.min(total - published))
-            .map(|_| common::messages::LedgerEvent {
-                event_id: uuid::Uuid::now_v7(),
-                key_id: key_id.clone(),
-                period: period.clone(),
-                endpoint: "check".into(),
-                // A real charge: the ledger terminates one of zero credits as poison and applies
-                // nothing (with 0 here the bench waited its 120 s out and printed 50,000 / 120 s).
-                credits: 1,
-                charged_at: time::OffsetDateTime::now_utc(),
-                front: "bench".into(),
-                request_id: None,
-            })
+            // A real charge: the ledger terminates one of zero credits as poison and applies
+            // nothing (with 0 here the bench waited its 120 s out and printed 50,000 / 120 s).
+            .map(|_| dsa_tests::harness::ledger_event(&key_id, 1, "bench"))
             .collect();
         published += group.len();
         let message = async_nats::jetstream::message::PublishMessage::build()
@@ -910,19 +901,7 @@ async fn run() -> anyhow::Result<()> {
         let f = fleet(&sim, secs, connections, rate, 1).await?;
         fleet_closed = Some(f.http.closed);
         report("fleet", &f.http);
-        println!(
-            "fleet      ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
-             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; {:.1} charges per ledger message; settling throughput \
-             {:.0} events/s (messages of 128)",
-            f.charges,
-            f.lag_p50_ms,
-            f.lag_p99_ms,
-            f.http.rate,
-            f.open_lag_p50_ms,
-            f.open_lag_p99_ms,
-            f.charges_per_message,
-            f.settle_per_sec
-        );
+        print_ledger("fleet", &f);
         if let Some(s) = standalone_closed {
             println!("ratio      fleet/standalone closed-loop throughput: {:.2}", f.http.closed / s);
         }
@@ -930,19 +909,7 @@ async fn run() -> anyhow::Result<()> {
     if modes.split(',').any(|m| m == "cluster") {
         let f = fleet(&sim, secs, connections, rate, 3).await?;
         report("cluster", &f.http);
-        println!(
-            "cluster    ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
-             during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; {:.1} charges per ledger message; settling throughput \
-             {:.0} events/s (messages of 128)",
-            f.charges,
-            f.lag_p50_ms,
-            f.lag_p99_ms,
-            f.http.rate,
-            f.open_lag_p50_ms,
-            f.open_lag_p99_ms,
-            f.charges_per_message,
-            f.settle_per_sec
-        );
+        print_ledger("cluster", &f);
         if let Some(single) = fleet_closed {
             println!(
                 "ratio      cluster (3 nats-servers, R3)/single-server fleet closed-loop throughput: {:.2}",
@@ -951,4 +918,22 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The ledger line of a fleet run (`fleet` or `cluster`): charges settled, settle lag, grouping
+/// and the ledger consumer's settling throughput.
+fn print_ledger(label: &str, f: &FleetFigures) {
+    println!(
+        "{label:<10} ledger: {} charges settled; settle lag over the whole run p50 {:.0} ms, p99 {:.0} ms; \
+         during the {}/s open loop p50 {:.0} ms, p99 {:.0} ms; {:.1} charges per ledger message; settling throughput \
+         {:.0} events/s (messages of 128)",
+        f.charges,
+        f.lag_p50_ms,
+        f.lag_p99_ms,
+        f.http.rate,
+        f.open_lag_p50_ms,
+        f.open_lag_p99_ms,
+        f.charges_per_message,
+        f.settle_per_sec
+    );
 }

@@ -22,6 +22,7 @@ use common::messages::{Job, JobAnswer, JobReply, JobWork, LedgerEvent};
 use dsa_tests::harness::fleet::{
     Fleet, LedgerStats, PoolStats, consumer_info, free_port, redeliveries, settled, wait_until,
 };
+use dsa_tests::harness::ledger_event;
 use dsa_tests::sim::{Knobs, Latency, RateLimit};
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -430,16 +431,7 @@ async fn ledger_poison_event_is_terminated_and_its_batch_applied() {
     let js = fleet.jetstream().await;
     let store = fleet.store().clone();
     let (_key, key_id) = fleet.key(Plan::Free).await;
-    let event = |key_id: &str| LedgerEvent {
-        event_id: uuid::Uuid::now_v7(),
-        key_id: key_id.to_owned(),
-        period: period(),
-        endpoint: "check".into(),
-        credits: 1,
-        charged_at: time::OffsetDateTime::now_utc(),
-        front: "front-poison-test".into(),
-        request_id: None,
-    };
+    let event = |key_id: &str| ledger_event(key_id, 1, "front-poison-test");
     let events = [event(&key_id), event("no-such-key"), event(&key_id), event(&key_id)];
     for e in &events {
         let payload = serde_json::to_vec(e).expect("event");
@@ -470,16 +462,7 @@ async fn a_grouped_message_settles_its_charges_around_a_refused_one() {
     let js = fleet.jetstream().await;
     let store = fleet.store().clone();
     let (_key, key_id) = fleet.key(Plan::Free).await;
-    let event = |key_id: &str| LedgerEvent {
-        event_id: uuid::Uuid::now_v7(),
-        key_id: key_id.to_owned(),
-        period: period(),
-        endpoint: "check".into(),
-        credits: 1,
-        charged_at: time::OffsetDateTime::now_utc(),
-        front: "front-group-test".into(),
-        request_id: None,
-    };
+    let event = |key_id: &str| ledger_event(key_id, 1, "front-group-test");
     let group = [event(&key_id), event("no-such-key"), event(&key_id)];
     let payload = common::messages::encode_ledger_message(&group);
     publish(&js, &names.ledger_charge, &payload, &uuid::Uuid::now_v7().to_string(), None).await;
@@ -524,16 +507,7 @@ async fn duplicate_publishes_make_one_entry_and_one_job() {
     let (_key, key_id) = fleet.key(Plan::Free).await;
 
     // The ledger: the same event twice with one Nats-Msg-Id → JetStream keeps one.
-    let event = LedgerEvent {
-        event_id: uuid::Uuid::now_v7(),
-        key_id: key_id.clone(),
-        period: period(),
-        endpoint: "check".into(),
-        credits: 1,
-        charged_at: time::OffsetDateTime::now_utc(),
-        front: "front-dup-test".into(),
-        request_id: None,
-    };
+    let event = ledger_event(&key_id, 1, "front-dup-test");
     let payload = serde_json::to_vec(&event).expect("event");
     let first = publish(&js, &names.ledger_charge, &payload, &event.event_id.to_string(), None).await;
     let second = publish(&js, &names.ledger_charge, &payload, &event.event_id.to_string(), None).await;

@@ -9,7 +9,6 @@ use crate::sim::{Knobs, Scenario, Simulator};
 use api::config::Settings;
 use api::keys::{KeyKind, KeyState, Plan};
 use api::store::{NewKey, Store};
-use common::messages::LedgerEvent;
 use tokio::sync::oneshot;
 use workers::config::EngineConfig;
 
@@ -205,20 +204,7 @@ impl TestApp {
     /// among the entries [`TestApp::finish`] returns).
     pub async fn spend(&self, key: &str, n: u32) {
         let key_id = self.key_id(key).await;
-        let now = time::OffsetDateTime::now_utc();
-        let period = common::messages::billing_period(now);
-        let events = (0..n)
-            .map(|_| LedgerEvent {
-                event_id: uuid::Uuid::now_v7(),
-                key_id: key_id.clone(),
-                period: period.clone(),
-                endpoint: "check".into(),
-                credits: 1,
-                charged_at: now,
-                front: "test".into(),
-                request_id: None,
-            })
-            .collect();
+        let events = (0..n).map(|_| super::ledger_event(&key_id, 1, "test")).collect();
         assert_eq!(self.store.apply_ledger(events).await.expect("apply the ledger events"), u64::from(n));
     }
 

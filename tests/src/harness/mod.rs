@@ -43,3 +43,20 @@ struct EngineFile {
 pub fn sim_engine(sim: &Simulator) -> EngineConfig {
     toml::from_str::<EngineFile>(&sim.engine_config_toml()).expect("simulator config parses").engine
 }
+
+/// One charge of `credits` to `key_id` for a check, made now by `front`, as a front would
+/// record it: a fresh event id (UUID v7), the current billing period, no request id. Tests and
+/// benchmarks that need another time or endpoint override the fields with struct-update syntax.
+pub fn ledger_event(key_id: &str, credits: i64, front: &str) -> common::messages::LedgerEvent {
+    let charged_at = time::OffsetDateTime::now_utc();
+    common::messages::LedgerEvent {
+        event_id: uuid::Uuid::now_v7(),
+        key_id: key_id.to_owned(),
+        period: common::messages::billing_period(charged_at),
+        endpoint: "check".into(),
+        credits,
+        charged_at,
+        front: front.to_owned(),
+        request_id: None,
+    }
+}

@@ -45,14 +45,9 @@ async fn allowance_resets_on_the_first_of_the_month() {
     let key_id = app.key_id(&key).await;
     let events = (0..499)
         .map(|_| common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.clone(),
             period: "2026-11".into(),
-            endpoint: "check".into(),
-            credits: 1,
             charged_at: datetime!(2026-11-15 12:00:00 UTC),
-            front: "test".into(),
-            request_id: None,
+            ..dsa_tests::harness::ledger_event(&key_id, 1, "test")
         })
         .collect();
     app.store.apply_ledger(events).await.expect("ledger");

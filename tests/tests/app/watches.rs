@@ -271,14 +271,9 @@ async fn watches_endpoints_answer_and_refuse_as_documented() {
     let poor_id = app.key_id(&poor).await;
     let spent = (0..490)
         .map(|_| common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: poor_id.clone(),
             period: "2026-01".into(),
-            endpoint: "check".into(),
-            credits: 1,
             charged_at: T0,
-            front: "test".into(),
-            request_id: None,
+            ..dsa_tests::harness::ledger_event(&poor_id, 1, "test")
         })
         .collect();
     app.store.apply_ledger(spent).await.expect("spend");

@@ -76,18 +76,8 @@ async fn queued_charges_share_ledger_messages_and_settle_once() {
     let (sink, ledger_queue) = queue(api::front::ledger::QUEUE_CAPACITY);
     let forwarder = tokio::spawn(forward(js.clone(), names.ledger_charge.clone(), None, ledger_queue));
     let charges: usize = 500;
-    let period = common::messages::billing_period(time::OffsetDateTime::now_utc());
     let recorded = futures::future::join_all((0..charges).map(|_| {
-        let event = common::messages::LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.clone(),
-            period: period.clone(),
-            endpoint: "check".into(),
-            credits: 1,
-            charged_at: time::OffsetDateTime::now_utc(),
-            front: "front-grouping-test".into(),
-            request_id: None,
-        };
+        let event = dsa_tests::harness::ledger_event(&key_id, 1, "front-grouping-test");
         let sink = sink.clone();
         async move { sink.record(event).await }
     }))
@@ -283,16 +273,7 @@ async fn per_role_nats_users_hold_the_fleet_and_stop_forged_charges() {
         .await
         .expect("worker connects");
     let js = async_nats::jetstream::new(worker_client.clone());
-    let forged = common::messages::LedgerEvent {
-        event_id: uuid::Uuid::now_v7(),
-        key_id: key_id.clone(),
-        period: common::messages::billing_period(time::OffsetDateTime::now_utc()),
-        endpoint: "check".into(),
-        credits: 400,
-        charged_at: time::OffsetDateTime::now_utc(),
-        front: "forged".into(),
-        request_id: None,
-    };
+    let forged = dsa_tests::harness::ledger_event(&key_id, 400, "forged");
     let publish = tokio::time::timeout(Duration::from_secs(5), async {
         js.publish(names.ledger_charge.clone(), serde_json::to_vec(&forged).expect("json").into()).await?.await
     })

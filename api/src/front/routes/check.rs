@@ -12,10 +12,9 @@
 //! and `verdict.age_secs`. It is charged like a cache hit: the caller got a definitive answer,
 //! dated. Older verdicts are never served: the answer stays 502, not charged.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use common::domain::DomainName;
 use common::verdict::{Method, Status, Verdict};
 use futures::FutureExt;
@@ -325,7 +324,7 @@ pub async fn check(
     let checked = perform(&state, keyed, &headers, &addr, &query).await?;
     let demo = checked.demo.is_some().then_some(true);
     let body = checked.outcome.into_body(checked.credits_cost, checked.credits_remaining, demo);
-    let mut response = Json(body).into_response();
+    let mut response = super::json_response(&body);
     set_demo_cookie(&state, checked.demo.as_ref(), &mut response);
     Ok(response)
 }

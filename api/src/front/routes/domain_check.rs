@@ -21,10 +21,9 @@
 //! §4.1 call would carry `pricing` (the key enables pricing, the name is available, the TLD has a
 //! price); `purchase_url` is **null** when §4.1 would carry no `purchase`.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -146,7 +145,7 @@ pub async fn domain_check(
     let include_price = flag(&query.include_price, "include_price")?;
     let checked = perform(&state, keyed, &headers, &addr, &query).await?;
     let body = DomainCheckResponse::project(checked.outcome, include_price, state.prices());
-    let mut response = Json(body).into_response();
+    let mut response = super::json_response(&body);
     set_demo_cookie(&state, checked.demo.as_ref(), &mut response);
     Ok(response)
 }

@@ -42,6 +42,29 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
+/// Bytes reserved for a JSON answer before it is written: a check's answer is 400–700 bytes.
+/// axum's `Json` starts from 128 and grows (two or three reallocations and copies per check).
+const JSON_BODY_CAPACITY: usize = 1024;
+
+/// `body` as an `application/json` answer (200), like axum's `Json`, written into a buffer sized
+/// for the metered endpoints' answers ([`JSON_BODY_CAPACITY`]) and handed to hyper without a
+/// copy. Used on the hot paths (the availability check and the front-page form).
+///
+/// A body that cannot be serialised (a map with non-string keys: a bug) is a 500 in the spec's
+/// error shape.
+pub fn json_response<T: serde::Serialize>(body: &T) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut buffer = Vec::with_capacity(JSON_BODY_CAPACITY);
+    match serde_json::to_writer(&mut buffer, body) {
+        Ok(()) => (
+            [(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"))],
+            bytes::Bytes::from(buffer),
+        )
+            .into_response(),
+        Err(e) => ApiError::Internal(anyhow::anyhow!("answer not serialisable: {e}")).into_response(),
+    }
+}
+
 /// A required parameter's value, trimmed.
 ///
 /// # Errors
