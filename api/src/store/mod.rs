@@ -737,8 +737,13 @@ impl Dialect for Sqlite {
             }
             let applied = apply_sqlite_ledger(open, &events).await;
             if applied.is_err() {
-                // A connection in an unknown state is not used again.
-                connection.take();
+                // A connection in an unknown state is not used again. Closed before the error is
+                // returned (dropped, it would close later on its own thread): the next batch's
+                // connection never runs beside it, and an in-memory database shared by the pool
+                // and this connection is gone once the pool is closed too.
+                if let Some(failed) = connection.take() {
+                    let _ = sqlx::Connection::close(failed).await;
+                }
             }
             drop(connection);
             if applied.is_ok() {
