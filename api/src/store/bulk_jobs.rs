@@ -690,10 +690,9 @@ where
             // Each open job holds what it was given minus its charges already settled: a charge
             // moves from the hold into the settled total, never counted in both or neither once
             // settled (one statement, one snapshot).
+            let settled = DB::settled_by_front_sql("j.key_id", "j.period", "'bulk-job:' || j.id");
             let statement = format!(
-                "SELECT CAST(COALESCE(SUM(j.held - COALESCE((SELECT SUM(l.credits) FROM ledger_entries l \
-                   WHERE l.key_id = j.key_id AND l.period = j.period AND l.front = 'bulk-job:' || j.id), 0)), 0) \
-                   AS BIGINT) AS held \
+                "SELECT CAST(COALESCE(SUM(j.held - COALESCE({settled}, 0)), 0) AS BIGINT) AS held \
                  FROM bulk_jobs j WHERE j.key_id = $1 AND j.period = $2 AND j.state IN {OPEN}"
             );
             let row = sqlx::query(sqlx::AssertSqlSafe(statement))

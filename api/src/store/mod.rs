@@ -539,6 +539,14 @@ pub trait Dialect: Database {
     /// SQL of the UTC day (`YYYY-MM-DD`) of `l.charged_at` (`ledger_entries AS l`).
     const CHARGE_DAY: &'static str;
 
+    /// A scalar subquery of the credits settled for key `key_id`, period `period` and front
+    /// `front` (SQL expressions: parameters or columns), NULL when none: one row of
+    /// `key_usage_by_front` (Postgres, where each fleet front reads it every
+    /// `fleet.credits_refresh_ms`), or the sum of those ledger entries over the index that covers
+    /// it (SQLite: a standalone server reads it once per key and month, `dsa mcp` beside
+    /// `dsa serve` every refresh, each its own few entries).
+    fn settled_by_front_sql(key_id: &str, period: &str, front: &str) -> String;
+
     /// Rows a statement changed.
     fn rows_affected(done: &Self::QueryResult) -> u64;
 
@@ -688,6 +696,12 @@ impl Dialect for Sqlite {
 
     // charged_at is RFC 3339 in UTC, so its first 10 characters are the UTC day.
     const CHARGE_DAY: &'static str = "substr(l.charged_at, 1, 10)";
+
+    fn settled_by_front_sql(key_id: &str, period: &str, front: &str) -> String {
+        format!(
+            "(SELECT SUM(e.credits) FROM ledger_entries e WHERE e.key_id = {key_id} AND e.period = {period} AND e.front = {front})"
+        )
+    }
 
     fn rows_affected(done: &SqliteQueryResult) -> u64 {
         done.rows_affected()
@@ -1281,16 +1295,17 @@ where
         Box::pin(async move {
             // One statement: one snapshot of both tables (Postgres's READ COMMITTED takes it per
             // statement).
-            let row = sqlx::query(
+            let statement = format!(
                 "SELECT CAST(COALESCE((SELECT used FROM key_usage WHERE key_id = $1 AND period = $2), 0) \
-                 - COALESCE((SELECT SUM(credits) FROM ledger_entries WHERE key_id = $1 AND period = $2 AND front = $3), 0) \
-                 AS BIGINT) AS credits",
-            )
-            .bind(key_id)
-            .bind(period)
-            .bind(front)
-            .fetch_one(&self.pool)
-            .await?;
+                 - COALESCE({}, 0) AS BIGINT) AS credits",
+                DB::settled_by_front_sql("$1", "$2", "$3")
+            );
+            let row = sqlx::query(AssertSqlSafe(statement))
+                .bind(key_id)
+                .bind(period)
+                .bind(front)
+                .fetch_one(&self.pool)
+                .await?;
             Ok(row.try_get("credits")?)
         })
     }
@@ -1298,16 +1313,16 @@ where
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
         Box::pin(async move {
-            // Served by the (key_id, period, front) index in Postgres.
-            let row = sqlx::query(
-                "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) AS credits FROM ledger_entries \
-                 WHERE key_id = $1 AND period = $2 AND front = $3",
-            )
-            .bind(key_id)
-            .bind(period)
-            .bind(front)
-            .fetch_one(&self.pool)
-            .await?;
+            let statement = format!(
+                "SELECT CAST(COALESCE({}, 0) AS BIGINT) AS credits",
+                DB::settled_by_front_sql("$1", "$2", "$3")
+            );
+            let row = sqlx::query(AssertSqlSafe(statement))
+                .bind(key_id)
+                .bind(period)
+                .bind(front)
+                .fetch_one(&self.pool)
+                .await?;
             Ok(row.try_get("credits")?)
         })
     }
@@ -2000,6 +2015,20 @@ mod tests {
             .expect("key")
     }
 
+    /// A charge of `credits` on `key_id` for November 2026's `check`, with a fresh event id.
+    fn charge(key_id: &str, credits: i64) -> LedgerEvent {
+        LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: key_id.to_owned(),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits,
+            charged_at: OffsetDateTime::now_utc(),
+            front: "front-1".into(),
+            request_id: None,
+        }
+    }
+
     /// Issue 29: the standalone ledger writer's connection commits without a sync of its own
     /// (NORMAL: the writer flushes the WAL itself, [`Store::commit_ledger`]), never checkpoints
     /// inside a commit and keeps statement journals in memory; its WAL is copied into the
@@ -2016,20 +2045,7 @@ mod tests {
         let _: (i64, i64, i64) =
             sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)").fetch_one(&store.pool).await.expect("checkpoint");
         let before = std::fs::metadata(&file).expect("file").len();
-        let events = |n: usize| -> Vec<LedgerEvent> {
-            (0..n)
-                .map(|_| LedgerEvent {
-                    event_id: uuid::Uuid::now_v7(),
-                    key_id: key.id.clone(),
-                    period: "2026-11".into(),
-                    endpoint: "check".into(),
-                    credits: 1,
-                    charged_at: OffsetDateTime::now_utc(),
-                    front: "front-1".into(),
-                    request_id: None,
-                })
-                .collect()
-        };
+        let events = |n: usize| -> Vec<LedgerEvent> { (0..n).map(|_| charge(&key.id, 1)).collect() };
         assert_eq!(store.apply_ledger(events(600)).await.expect("apply"), 600);
         assert_eq!(store.checkpoints.completed.load(std::sync::atomic::Ordering::Acquire), 0);
         {
@@ -2084,18 +2100,7 @@ mod tests {
         let wal = dir.join("dsa.db-wal");
         let (mut largest, mut frames_written, mut in_place) = (0_u64, 0_u64, 0_u32);
         for _ in 0..4_000 {
-            let batch = (0..4)
-                .map(|_| LedgerEvent {
-                    event_id: uuid::Uuid::now_v7(),
-                    key_id: key.id.clone(),
-                    period: "2026-11".into(),
-                    endpoint: "check".into(),
-                    credits: 1,
-                    charged_at: OffsetDateTime::now_utc(),
-                    front: "front-1".into(),
-                    request_id: None,
-                })
-                .collect();
+            let batch = (0..4).map(|_| charge(&key.id, 1)).collect();
             let before = std::fs::metadata(&wal).map_or(0, |m| m.len());
             let (applied, _sync) = store.commit_ledger(batch).await.expect("commit");
             assert_eq!(applied, 4);
@@ -2121,6 +2126,42 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Issue 29: a front's own settled charges are summed over the ledger index that covers
+    /// them (`key_id, period, front, credits`, migration 0011), reading that front's entries
+    /// only, not every entry of the key's month, nor the table; the index replaced the
+    /// `(key_id, period)` one, so a charge still updates one index.
+    #[tokio::test]
+    async fn a_fronts_settled_part_is_read_from_its_covering_index() {
+        let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        store.migrate().await.expect("migrate");
+        let statement = format!(
+            "EXPLAIN QUERY PLAN SELECT CAST(COALESCE({}, 0) AS BIGINT)",
+            Sqlite::settled_by_front_sql("'k'", "'2026-11'", "'front-1'")
+        );
+        let plan: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(AssertSqlSafe(statement)).fetch_all(&store.pool).await.expect("plan");
+        let plan: Vec<&str> = plan.iter().map(|(_, _, _, detail)| detail.as_str()).collect();
+        assert!(
+            plan.iter().any(|d| d
+                .contains("USING COVERING INDEX ledger_entries_key_period_front (key_id=? AND period=? AND front=?)")),
+            "{plan:?}"
+        );
+        let indexes: Vec<(String,)> = sqlx::query_as(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_entries' AND sql IS NOT NULL",
+        )
+        .fetch_all(&store.pool)
+        .await
+        .expect("indexes");
+        assert_eq!(indexes, [("ledger_entries_key_period_front".to_owned(),)], "one index beside the primary key");
+        let key = free_key(&store).await;
+        let mut theirs = charge(&key.id, 5);
+        theirs.front = "front-2".into();
+        assert_eq!(store.apply_ledger(vec![charge(&key.id, 2), charge(&key.id, 3), theirs]).await.expect("apply"), 3);
+        assert_eq!(store.settled_by_front(&key.id, "2026-11", "front-1").await.expect("mine"), 5);
+        assert_eq!(store.settled_by_others(&key.id, "2026-11", "front-1").await.expect("theirs"), 5);
+        assert_eq!(store.settled_by_others(&key.id, "2026-11", "front-3").await.expect("all"), 10);
+    }
+
     /// Issue 26: SQLite's page caches are bounded together (a soft heap limit), so a large bulk
     /// job does not leave every connection's cache full and resident.
     #[tokio::test]
@@ -2136,17 +2177,7 @@ mod tests {
         let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
         store.migrate().await.expect("migrate");
         let key = free_key(&store).await;
-        let event = LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key.id.clone(),
-            period: "2026-11".into(),
-            endpoint: "check".into(),
-            credits: 2,
-            charged_at: OffsetDateTime::now_utc(),
-            front: "front-1".into(),
-            request_id: None,
-        };
-        let (applied, sync) = store.commit_ledger(vec![event]).await.expect("commit");
+        let (applied, sync) = store.commit_ledger(vec![charge(&key.id, 2)]).await.expect("commit");
         assert_eq!((applied, sync.is_none()), (1, true));
         assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 2);
     }
@@ -2161,24 +2192,14 @@ mod tests {
         sqlite.migrate().await.expect("migrate");
         let key = free_key(&sqlite).await;
         let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(sqlite.clone());
-        let charge = |key_id: &str| LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key_id.to_owned(),
-            period: "2026-11".into(),
-            endpoint: "check".into(),
-            credits: 1,
-            charged_at: OffsetDateTime::now_utc(),
-            front: String::new(),
-            request_id: None,
-        };
-        let event = charge(&key.id);
+        let event = charge(&key.id, 1);
         assert_eq!(store.settle(vec![event.clone()]).await.expect("settled"), 1);
         assert_eq!(store.settle(vec![event]).await.expect("absorbed"), 0, "a redelivery settles nothing");
         assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 1);
-        let refused = store.settle(vec![charge("no-such-key")]).await;
+        let refused = store.settle(vec![charge("no-such-key", 1)]).await;
         assert!(matches!(refused, Err(SettleError::Refused(_))), "{refused:?}");
         sqlite.pool().close().await;
-        let failed = store.settle(vec![charge(&key.id)]).await;
+        let failed = store.settle(vec![charge(&key.id, 1)]).await;
         assert!(matches!(failed, Err(SettleError::Unavailable(_))), "{failed:?}");
     }
 
@@ -2209,16 +2230,8 @@ mod tests {
         store.migrate().await.expect("migrate");
         let key = free_key(&store).await;
         let period = "2026-11";
-        let event = |credits: i64, endpoint: &str| LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: key.id.clone(),
-            period: period.into(),
-            endpoint: endpoint.into(),
-            credits,
-            charged_at: OffsetDateTime::now_utc(),
-            front: "front-1".into(),
-            request_id: None,
-        };
+        let event =
+            |credits: i64, endpoint: &str| LedgerEvent { endpoint: endpoint.into(), ..charge(&key.id, credits) };
         assert_eq!(store.apply_ledger(Vec::new()).await.expect("empty"), 0);
         let batch: Vec<_> = (1..=10).map(|i| event(i, "check")).collect();
         assert_eq!(store.apply_ledger(batch.clone()).await.expect("apply"), 10);

@@ -36,9 +36,9 @@ WITH ins AS (
         AS e (event_id, key_id, period, endpoint, credits, charged_at, front)
     ORDER BY e.event_id
     ON CONFLICT (event_id) DO NOTHING
-    RETURNING key_id, period, credits
+    RETURNING key_id, period, front, credits
 )
-SELECT key_id, period, SUM(credits)::int8 AS credits, COUNT(*) AS entries FROM ins GROUP BY key_id, period"#;
+SELECT key_id, period, front, SUM(credits)::int8 AS credits, COUNT(*) AS entries FROM ins GROUP BY key_id, period, front"#;
 
 /// Adds settled credits to `key_usage`, one row per key and period, in a fixed order.
 const ADD_USAGE: &str = r#"
@@ -46,6 +46,14 @@ INSERT INTO key_usage (key_id, period, used)
 SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[]) AS u (key_id, period, used)
 ORDER BY key_id COLLATE "C", period COLLATE "C"
 ON CONFLICT (key_id, period) DO UPDATE SET used = key_usage.used + EXCLUDED.used"#;
+
+/// Adds settled credits to `key_usage_by_front`, one row per key, period and front, in a fixed
+/// order (after `key_usage`'s rows).
+const ADD_FRONT_USAGE: &str = r#"
+INSERT INTO key_usage_by_front (key_id, period, front, used)
+SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[]) AS u (key_id, period, front, used)
+ORDER BY key_id COLLATE "C", period COLLATE "C", front COLLATE "C"
+ON CONFLICT (key_id, period, front) DO UPDATE SET used = key_usage_by_front.used + EXCLUDED.used"#;
 
 /// Most bytes of parameters sent in one statement.
 ///
@@ -122,6 +130,15 @@ impl Dialect for Postgres {
     }
 
     const CHARGE_DAY: &'static str = "to_char(l.charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')";
+
+    fn settled_by_front_sql(key_id: &str, period: &str, front: &str) -> String {
+        // One row of the table the ledger consumer keeps (migration 0011), not a sum over the
+        // front's entries of the month, which grew with every charge.
+        format!(
+            "(SELECT u.used FROM key_usage_by_front u WHERE u.key_id = {key_id} AND u.period = {period} AND u.front = {front})"
+        )
+    }
+
     const UNDISPATCHED: &'static str = "NOT dispatched";
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const SKIP_LOCKED_OF_D: &'static str = " FOR UPDATE OF d SKIP LOCKED";
@@ -148,7 +165,8 @@ impl Dialect for Postgres {
             // fixed order, so concurrent overlapping batches (several fronts, a redelivery)
             // cannot deadlock: every ledger row by ascending event id (sorted here, across
             // chunks), then every usage row by ascending key and period (the BTreeMap's order,
-            // and ADD_USAGE's ORDER BY).
+            // and ADD_USAGE's ORDER BY), then every per-front usage row by ascending key, period
+            // and front (ADD_FRONT_USAGE's).
             events.sort_unstable_by_key(|e| e.event_id);
             // A duplicate inside the batch would be skipped by ON CONFLICT anyway; not sending it
             // is cheaper.
@@ -156,6 +174,7 @@ impl Dialect for Postgres {
             let mut tx = pool.begin().await?;
             let mut applied = 0u64;
             let mut settled: BTreeMap<(String, String), i64> = BTreeMap::new();
+            let mut by_front: BTreeMap<(String, String, String), i64> = BTreeMap::new();
             for chunk in chunks_by_size(&events, event_bytes, STATEMENT_BYTES) {
                 let rows = sqlx::query(INSERT_ENTRIES)
                     .bind(chunk.iter().map(|e| e.event_id).collect::<Vec<_>>())
@@ -168,8 +187,10 @@ impl Dialect for Postgres {
                     .fetch_all(&mut *tx)
                     .await?;
                 for row in rows {
-                    let key = (row.try_get("key_id")?, row.try_get("period")?);
-                    *settled.entry(key).or_default() += row.try_get::<i64, _>("credits")?;
+                    let (key_id, period): (String, String) = (row.try_get("key_id")?, row.try_get("period")?);
+                    let credits = row.try_get::<i64, _>("credits")?;
+                    *settled.entry((key_id.clone(), period.clone())).or_default() += credits;
+                    *by_front.entry((key_id, period, row.try_get("front")?)).or_default() += credits;
                     applied += u64::try_from(row.try_get::<i64, _>("entries")?)?;
                 }
             }
@@ -179,6 +200,18 @@ impl Dialect for Postgres {
                 sqlx::query(ADD_USAGE)
                     .bind(chunk.iter().map(|((k, _), _)| k.as_str()).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|((_, p), _)| p.as_str()).collect::<Vec<_>>())
+                    .bind(chunk.iter().map(|(_, used)| *used).collect::<Vec<_>>())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let by_front: Vec<_> = by_front.into_iter().collect();
+            let front_bytes =
+                |((k, p, f), _): &((String, String, String), i64)| 4 * 4 + k.len() + p.len() + f.len() + 8;
+            for chunk in chunks_by_size(&by_front, front_bytes, STATEMENT_BYTES) {
+                sqlx::query(ADD_FRONT_USAGE)
+                    .bind(chunk.iter().map(|((k, _, _), _)| k.as_str()).collect::<Vec<_>>())
+                    .bind(chunk.iter().map(|((_, p, _), _)| p.as_str()).collect::<Vec<_>>())
+                    .bind(chunk.iter().map(|((_, _, f), _)| f.as_str()).collect::<Vec<_>>())
                     .bind(chunk.iter().map(|(_, used)| *used).collect::<Vec<_>>())
                     .execute(&mut *tx)
                     .await?;
