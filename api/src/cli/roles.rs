@@ -43,16 +43,10 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
     // The same socket twice: the stand-in stops accepting on its copy while the other keeps the
     // socket listening, so a connection made in between waits in the backlog.
     let stand_in = Listener { socket: listener.try_clone()?, tls: tls.clone() };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
     // Its answers close their connections, so a second is plenty for the last ones to go.
     let grace = std::time::Duration::from_secs(1);
-    let joining = tokio::spawn(stand_in.serve(
-        api::fleet::joining_router(),
-        async {
-            let _ = stopped.await;
-        },
-        grace,
-    ));
+    let joining = tokio::spawn(stand_in.stand_in(api::fleet::joining_router(), stopped, grace));
     let app = tokio::select! {
         app = api::fleet::front(&settings, api::state::system_clock()) => app?,
         () = shutdown_signal() => {
@@ -69,10 +63,14 @@ pub(crate) async fn front(settings: Settings) -> anyhow::Result<()> {
         eprintln!("\nCreated the fleet's first key (shown once; keep it secret):\n\n    {key}\n");
         eprintln!("Try:\n    curl 'http://{addr}/v1/domains/check?client_key={key}&domain=example.com'\n");
     }
-    let _ = stop.send(());
-    if let Ok(Err(e)) = joining.await {
-        tracing::warn!(error = %e, "the stand-in listener ended with an error");
-    }
+    // The stand-in stops accepting at once and answers what it accepted before (for at most
+    // `grace`) beside the API, which takes the next connections from the same socket.
+    let _ = stop.send(true);
+    tokio::spawn(async move {
+        if let Ok(Err(e)) = joining.await {
+            tracing::warn!(error = %e, "the stand-in listener ended with an error");
+        }
+    });
     let scheduler = api::start_watch_scheduler(&app.state, &settings, "front");
     serve_http(&settings, app.state.clone(), "front", started, Some(Listener { socket: listener, tls })).await?;
     drop(scheduler);
@@ -137,6 +135,64 @@ impl Listener {
             None => api::serve(TcpListener::from_std(self.socket)?, router, shutdown).await?,
         }
         Ok(())
+    }
+}
+
+impl Listener {
+    /// Serves `router` as a stand-in until `stop` is set (or its sender dropped), then stops
+    /// accepting connections and answers those it accepted before for `grace` more, then closes
+    /// what is left: the listening socket's other copy takes the next connections meanwhile.
+    ///
+    /// Plain HTTP stops accepting before any connection is told to shut down: hyper closes a
+    /// connection told to shut down before its first request arrived, which refused the request
+    /// of a client whose connection the stand-in had just accepted (the front's switch-over test
+    /// saw one such in a rehearsal). HTTPS (`axum_server`) stops accepting and shuts its
+    /// connections down together, for now.
+    async fn stand_in(
+        self,
+        router: axum::Router,
+        mut stop: tokio::sync::watch::Receiver<bool>,
+        grace: std::time::Duration,
+    ) -> anyhow::Result<()> {
+        if self.tls.is_some() {
+            let stopped = async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            };
+            return self.serve(router, stopped, grace).await;
+        }
+        let listener = UntilStopped { inner: TcpListener::from_std(self.socket)?, stop: stop.clone() };
+        let closing = async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+            tokio::time::sleep(grace).await;
+        };
+        axum::serve(listener, router.into_make_service()).with_graceful_shutdown(closing).await?;
+        Ok(())
+    }
+}
+
+/// A listener that accepts until `stop` is set (or its sender dropped), then accepts nothing more:
+/// the connections waiting are left in the socket's backlog for its other copy.
+struct UntilStopped {
+    inner: TcpListener,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl axum::serve::Listener for UntilStopped {
+    type Io = tokio::net::TcpStream;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        tokio::select! {
+            // Checked first, so nothing is accepted once `stop` is set (accepting is cancel-safe:
+            // a connection not taken stays in the backlog).
+            biased;
+            () = async { drop(self.stop.wait_for(|stopped| *stopped).await) } => std::future::pending().await,
+            accepted = axum::serve::Listener::accept(&mut self.inner) => accepted,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.inner.local_addr()
     }
 }
 
@@ -244,4 +300,61 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A client whose connection the stand-in accepted just before the front switched over
+    /// still gets its answer (the stand-in's 503) on it, and the next connection waits in the
+    /// backlog for the socket's other copy instead of going to the stand-in. Before, the switch
+    /// shut every stand-in connection down, and hyper closes one that has not sent its request
+    /// yet: the client's request was refused.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_stand_in_answers_what_it_accepted_before_it_stopped() {
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        socket.set_nonblocking(true).expect("non-blocking");
+        let addr = socket.local_addr().expect("address");
+        let other_copy = socket.try_clone().expect("clone");
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let stand_in = Listener { socket, tls: None };
+        let serving =
+            tokio::spawn(stand_in.stand_in(api::fleet::joining_router(), stopped, std::time::Duration::from_secs(1)));
+        // Connected and accepted (the stand-in answers on another connection meanwhile), no
+        // request sent yet.
+        let mut early = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let mut probe = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        probe.write_all(b"GET /readyz HTTP/1.1\r\nhost: x\r\n\r\n").await.expect("request");
+        let mut answer = Vec::new();
+        probe.read_to_end(&mut answer).await.expect("the stand-in answers and closes");
+        assert!(answer.starts_with(b"HTTP/1.1 503"), "{}", String::from_utf8_lossy(&answer));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        stop.send(true).expect("stop");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+
+        early.write_all(b"GET /v1/domains/check HTTP/1.1\r\nhost: x\r\n\r\n").await.expect("request");
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(5), early.read_to_end(&mut answer)).await;
+        assert!(matches!(read, Ok(Ok(_))), "the connection was answered and closed: {read:?}");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 503"), "the stand-in's answer: {answer}");
+
+        // Stopped: a new connection is not accepted by the stand-in; it waits for the other copy.
+        let mut late = tokio::net::TcpStream::connect(addr).await.expect("connect (backlog)");
+        late.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n").await.expect("request");
+        let mut byte = [0_u8; 1];
+        let unanswered = tokio::time::timeout(std::time::Duration::from_millis(300), late.read(&mut byte)).await;
+        assert!(unanswered.is_err(), "nothing answers a connection the stand-in no longer accepts");
+        let (taken, _) =
+            TcpListener::from_std(other_copy).expect("tokio").accept().await.expect("the other copy accepts it");
+        drop(taken);
+        tokio::time::timeout(std::time::Duration::from_secs(5), serving)
+            .await
+            .expect("the stand-in ends after its grace")
+            .expect("task")
+            .expect("served");
+    }
 }
