@@ -1183,6 +1183,36 @@ where
     }
 }
 
+impl<DB: Dialect> SqlStore<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'n> &'n str: ColumnIndex<DB::Row>,
+    String: SqlValue<DB>,
+    i64: SqlValue<DB>,
+{
+    /// Credits: the SQL expression `credits` with `$1` the key id, `$2` the period and `$3` the
+    /// front, read in one statement.
+    fn credits_of(
+        &self,
+        credits: String,
+        key_id: &str,
+        period: &str,
+        front: &str,
+    ) -> impl Future<Output = anyhow::Result<i64>> + Send + 'static {
+        let (pool, key_id, period, front) = (self.pool.clone(), key_id.to_owned(), period.to_owned(), front.to_owned());
+        async move {
+            let row = sqlx::query(AssertSqlSafe(format!("SELECT CAST({credits} AS BIGINT) AS credits")))
+                .bind(key_id)
+                .bind(period)
+                .bind(front)
+                .fetch_one(&pool)
+                .await?;
+            Ok(row.try_get("credits")?)
+        }
+    }
+}
+
 impl<DB: Dialect> Store for SqlStore<DB>
 where
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -1291,40 +1321,18 @@ where
     }
 
     fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
-        let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
-        Box::pin(async move {
-            // One statement: one snapshot of both tables (Postgres's READ COMMITTED takes it per
-            // statement).
-            let statement = format!(
-                "SELECT CAST(COALESCE((SELECT used FROM key_usage WHERE key_id = $1 AND period = $2), 0) \
-                 - COALESCE({}, 0) AS BIGINT) AS credits",
-                DB::settled_by_front_sql("$1", "$2", "$3")
-            );
-            let row = sqlx::query(AssertSqlSafe(statement))
-                .bind(key_id)
-                .bind(period)
-                .bind(front)
-                .fetch_one(&self.pool)
-                .await?;
-            Ok(row.try_get("credits")?)
-        })
+        // One statement: one snapshot of both tables (Postgres's READ COMMITTED takes it per
+        // statement).
+        let minus_front = format!(
+            "COALESCE((SELECT used FROM key_usage WHERE key_id = $1 AND period = $2), 0) - COALESCE({}, 0)",
+            DB::settled_by_front_sql("$1", "$2", "$3")
+        );
+        Box::pin(self.credits_of(minus_front, key_id, period, front))
     }
 
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
-        let (key_id, period, front) = (key_id.to_owned(), period.to_owned(), front.to_owned());
-        Box::pin(async move {
-            let statement = format!(
-                "SELECT CAST(COALESCE({}, 0) AS BIGINT) AS credits",
-                DB::settled_by_front_sql("$1", "$2", "$3")
-            );
-            let row = sqlx::query(AssertSqlSafe(statement))
-                .bind(key_id)
-                .bind(period)
-                .bind(front)
-                .fetch_one(&self.pool)
-                .await?;
-            Ok(row.try_get("credits")?)
-        })
+        let of_front = format!("COALESCE({}, 0)", DB::settled_by_front_sql("$1", "$2", "$3"));
+        Box::pin(self.credits_of(of_front, key_id, period, front))
     }
 
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
