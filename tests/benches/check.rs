@@ -38,7 +38,12 @@
 //! from a thread and runtime of its own), and the generator's dispatch lag (actual − due send): a
 //! large one means the generator, not the front, was the bottleneck. The front's protection is
 //! the shipped one unless `BENCH_FLOOD_MAX_IN_FLIGHT` / `BENCH_FLOOD_SHED_LAG_MS` set
-//! `policy.max_in_flight` / `policy.shed_scheduling_lag_ms`.
+//! `policy.max_in_flight` / `policy.shed_scheduling_lag_ms`. Before the flood, the front's
+//! `/healthz` capacity is measured the same way, and the run prints the front process's own
+//! cached check / healthz ratio and its CPU time per request of each (user + system, every
+//! thread, `/proc/<pid>/stat`): the front's cost alone, whatever else shares the machine.
+//! `BENCH_FLOOD_SECS=0` stops after that; `BENCH_FLOOD_CAPACITY_SECS` (5) is the length of each
+//! closed loop; `BENCH_FLOOD_METRICS=1` serves `/metrics` on the front's public listener.
 //!
 //! `BENCH_MODES=consensus` (in the default modes) measures what consensus before "available"
 //! costs (issue 28): `BENCH_CONSENSUS_NAMES` (100) free `.com` names checked one after another,
@@ -461,6 +466,49 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// CPU time process `pid` has used so far, (user, system) in seconds: every thread's, from
+/// `/proc/<pid>/stat` at the kernel's tick of 1/100 s; zeros when it cannot be read.
+fn cpu_secs(pid: u32) -> (f64, f64) {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return (0.0, 0.0) };
+    // The fields after the command name (which may hold spaces: split after its closing paren);
+    // utime and stime are the 12th and 13th of them.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+    (ticks(11), ticks(12))
+}
+
+/// A `dsa-load` closed loop of `connections` for `secs` on the `targets` file against the front
+/// at `addr` (process `pid`): the generator's figures, and the front's CPU time per answered
+/// request (user, system; µs) over the loop.
+fn front_closed_loop(
+    addr: &str,
+    pid: u32,
+    targets: &std::path::Path,
+    connections: usize,
+    secs: f64,
+) -> anyhow::Result<(serde_json::Value, (f64, f64))> {
+    let before = cpu_secs(pid);
+    let out = generator_command()
+        .arg("--addr")
+        .arg(addr)
+        .arg("--targets")
+        .arg(targets)
+        .args(["--closed", &connections.to_string(), "--secs", &secs.to_string()])
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    let after = cpu_secs(pid);
+    anyhow::ensure!(out.status.success(), "dsa-load (closed loop on {}) failed", targets.display());
+    let figures: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii())?;
+    // Every answer, whatever its status (0: none, not counted).
+    let answered: u64 = figures["statuses"]
+        .as_object()
+        .map(|s| s.iter().filter(|(code, _)| code.as_str() != "0").filter_map(|(_, n)| n.as_u64()).sum())
+        .unwrap_or(0);
+    let n = (answered as f64).max(1.0);
+    Ok((figures, ((after.0 - before.0) * 1e6 / n, (after.1 - before.1) * 1e6 / n)))
+}
+
 /// Sequential requests: their latencies, sorted, and the statuses that were not 200.
 async fn sequential(client: &reqwest::Client, urls: &[String], n: usize) -> (Vec<Duration>, u64) {
     let mut latencies = Vec::with_capacity(n);
@@ -515,6 +563,7 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         env_or("BENCH_FLOOD_SHED_LAG_MS", api::policy::pressure::DEFAULT_SHED_SCHEDULING_LAG_MS);
     settings.server.listen = format!("127.0.0.1:{port}").parse()?;
     settings.bootstrap.create_dev_key = false;
+    settings.server.public_metrics = std::env::var("BENCH_FLOOD_METRICS").is_ok();
     let mut front = WorkerProcess::spawn_role(&settings, if fleet_mode { "front" } else { "serve" });
     let pid = front.pid().ok_or_else(|| anyhow::anyhow!("the dsa front did not start"))?;
     let pinned = pin_front(pid);
@@ -523,8 +572,12 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     let base = format!("http://{}", settings.server.listen);
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
     let started = Instant::now();
-    while !matches!(client.get(format!("{base}/healthz")).send().await, Ok(r) if r.status().is_success()) {
-        anyhow::ensure!(started.elapsed() < Duration::from_secs(60) && front.running(), "the dsa front never answered");
+    // Ready, not only up: a fleet front answers `/healthz` (and 503 elsewhere) while it joins the bus.
+    while !matches!(client.get(format!("{base}/readyz")).send().await, Ok(r) if r.status().is_success()) {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60) && front.running(),
+            "the dsa front never got ready"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let urls: Vec<String> = keys.iter().flat_map(|k| NAMES.iter().map(|n| endpoint_url(&base, k, n))).collect();
@@ -541,11 +594,55 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         command
     };
     // Capacity: closed loop from the same generator.
-    let out = load(&["--closed".into(), connections.to_string(), "--secs".into(), "5".into()]).output()?;
-    anyhow::ensure!(out.status.success(), "dsa-load (closed loop) failed");
-    let closed: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii())?;
+    let capacity_secs: f64 = env_or("BENCH_FLOOD_CAPACITY_SECS", 5.0);
+    let listen = settings.server.listen.to_string();
+    let (closed, check_cpu) = front_closed_loop(&listen, pid, &targets, connections, capacity_secs)?;
     let capacity = closed["ok_per_sec"].as_f64().unwrap_or(0.0);
     anyhow::ensure!(capacity > 0.0, "no capacity measured: {closed}");
+    // The same front process on cheaper requests from the same generator, on the same CPU
+    // budget: `/healthz` (the HTTP stack), a check refused for an unknown key (+ the `/v1` layers,
+    // the key lookup, an error answer), a check with a key of a name that cannot be parsed (+ the
+    // key's rate window and credits, the name's parse); the cached check's cost is read against
+    // them with nothing else of the run (NATS, Postgres, the worker and ledger consumer, the
+    // generator) counted or sharing the front's core.
+    // A key of the right form that was never stored.
+    let (unknown_key, _) = api::keys::generate(KeyKind::Server);
+    let stages = [
+        ("GET /healthz", "/healthz".to_owned()),
+        ("check, unknown key", format!("/v1/domains/check?client_key={unknown_key}&domain=example.com")),
+        ("check, unparsable name", format!("/v1/domains/check?client_key={}&domain=-bad-.com", keys[0])),
+    ];
+    let mut healthz_capacity = 0.0;
+    let mut healthz_cpu = (0.0, 0.0);
+    let mut costs = Vec::new();
+    for (label, path) in &stages {
+        let file = std::env::temp_dir().join(format!("dsa-flood-stage-{}.txt", uuid::Uuid::now_v7()));
+        std::fs::write(&file, format!("{path}\n"))?;
+        let measured = front_closed_loop(&listen, pid, &file, connections, capacity_secs);
+        let _ = std::fs::remove_file(&file);
+        let (figures, cpu) = measured?;
+        if path == "/healthz" {
+            healthz_capacity = figures["ok_per_sec"].as_f64().unwrap_or(0.0);
+            healthz_cpu = cpu;
+        }
+        costs.push(format!("{label} {:.1} + {:.1} µs ({:?})", cpu.0, cpu.1, figures["statuses"]));
+    }
+    println!(
+        "flood      {} front process alone on its core (CPU cap {}): cached check {capacity:.0}/s, GET /healthz {healthz_capacity:.0}/s; \
+         cached check / healthz throughput: {:.2}; the front's CPU per request (every thread, user + system): \
+         cached check {:.1} + {:.1} µs, {} → throughput at equal CPU, cached check / healthz {:.2}",
+        if fleet_mode { "fleet" } else { "standalone" },
+        if capped.is_some() { front_cpu.to_string() } else { "none".to_owned() },
+        capacity / healthz_capacity.max(f64::MIN_POSITIVE),
+        check_cpu.0,
+        check_cpu.1,
+        costs.join(", "),
+        (healthz_cpu.0 + healthz_cpu.1) / (check_cpu.0 + check_cpu.1).max(f64::MIN_POSITIVE),
+    );
+    if std::env::var("BENCH_FLOOD_SECS").as_deref() == Ok("0") {
+        front.sigkill();
+        return flood_cleanup(capped, &targets, sqlite, fleet_parts).await;
+    }
     let (baseline, _) = sequential(&client, &urls, 200).await;
     let baseline_p99 = percentile(&baseline, 0.99);
     let rss_before = rss_mib(pid);
@@ -633,10 +730,28 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
         load_avg.trim(),
     );
     front.sigkill();
+    flood_cleanup(capped, &targets, sqlite, fleet_parts).await
+}
+
+/// What a flood run leaves once its front is gone: the cgroup, the targets file, the SQLite file,
+/// the fleet's worker, ledger consumer and database.
+async fn flood_cleanup(
+    capped: Option<std::path::PathBuf>,
+    targets: &std::path::Path,
+    sqlite: Option<std::path::PathBuf>,
+    fleet_parts: Option<(
+        dsa_tests::harness::fleet::NatsServer,
+        dsa_tests::harness::fleet::PgDatabase,
+        dsa_tests::harness::fleet::Role,
+        dsa_tests::harness::fleet::Role,
+    )>,
+) -> anyhow::Result<()> {
+    // The front was killed just before: the group empties as its threads go.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     if let Some(group) = capped {
         let _ = std::fs::remove_dir(group);
     }
-    let _ = std::fs::remove_file(&targets);
+    let _ = std::fs::remove_file(targets);
     if let Some(file) = sqlite {
         let _ = std::fs::remove_file(file);
     }
