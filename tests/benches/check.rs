@@ -28,7 +28,7 @@
 //! to every CPU but the last, which the front gets alone; and the front is capped at
 //! `BENCH_FLOOD_FRONT_CPU` (0.25) of that core with a CPU-quota cgroup where one can be made (0 or
 //! 1: no cap), because a generator on one core cannot offer 3× what a front on a whole core of
-//! the same machine serves. Capacity is measured first (`dsa-load
+//! the same machine serves; it runs `BENCH_FLOOD_WORKERS` (1) runtime worker threads. Capacity is measured first (`dsa-load
 //! --closed`), then an open-loop flood at `BENCH_FLOOD_FACTOR` (3) × that capacity runs for
 //! `BENCH_FLOOD_SECS` (60). Reported: p99 of the admitted requests (200, from the due time),
 //! answers by status (5xx by code: only the documented 503 shed and 502 are expected), the
@@ -564,7 +564,16 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     settings.server.listen = format!("127.0.0.1:{port}").parse()?;
     settings.bootstrap.create_dev_key = false;
     settings.server.public_metrics = std::env::var("BENCH_FLOOD_METRICS").is_ok();
-    let mut front = WorkerProcess::spawn_role(&settings, if fleet_mode { "front" } else { "serve" });
+    // One runtime worker thread for the one core the front is pinned to (`BENCH_FLOOD_WORKERS`
+    // sets another count; tokio otherwise starts one per core of the machine, which then share
+    // that core and wake each other).
+    let workers: usize = env_or("BENCH_FLOOD_WORKERS", 1);
+    let workers = workers.to_string();
+    let mut front = WorkerProcess::spawn_role_with_env(
+        &settings,
+        if fleet_mode { "front" } else { "serve" },
+        &[("TOKIO_WORKER_THREADS", workers.as_str())],
+    );
     let pid = front.pid().ok_or_else(|| anyhow::anyhow!("the dsa front did not start"))?;
     let pinned = pin_front(pid);
     let front_cpu: f64 = env_or("BENCH_FLOOD_FRONT_CPU", 0.25);

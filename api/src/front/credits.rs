@@ -9,7 +9,11 @@
 //! compare-and-swap, so N concurrent requests through one front on a key with R credits left
 //! succeed exactly min(N, R) times. With several fronts, each front's view of the others lags by
 //! at most `refresh` plus the ledger's settle lag: the overspend bound (`docs/fleet.md`,
-//! "Credits in the fleet").
+//! "Credits in the fleet"). A key's first request waits for its first read; after that one task
+//! per front re-reads, every `refresh`, the views of every key used since its last round, up to
+//! [`crate::store::CREDIT_VIEWS_PER_STATEMENT`] keys per statement ([`Store::credit_views`]):
+//! the store's load grows with the keys a front serves divided by that, not a statement per key
+//! and second.
 //!
 //! A [`Reservation`] is a must-settle guard: [`Reservation::commit`] makes a [`LedgerEvent`]
 //! durable (see [`crate::front::ledger`]) and keeps the credits spent, and only then may the handler
@@ -38,6 +42,11 @@ struct Account {
     /// The part of `mine` held by requests still in flight (neither committed nor released).
     held: AtomicI64,
     ready: std::sync::atomic::AtomicBool,
+    /// Whether a request used the account since the refresher's last round.
+    used: std::sync::atomic::AtomicBool,
+    /// Bumped (under `refreshed`) by every read of `others` for this account alone: a round of
+    /// the refresher, whose read began before, must not put an older view over a newer one.
+    epoch: std::sync::atomic::AtomicU64,
     /// When `others` was last read; `None` until the first read.
     refreshed: tokio::sync::Mutex<Option<Instant>>,
 }
@@ -47,10 +56,12 @@ type Accounts = Mutex<HashMap<(String, String), Arc<Account>>>;
 /// Per-key monthly credit accounting of one front instance.
 pub struct Credits {
     store: Arc<dyn Store>,
-    accounts: Accounts,
+    accounts: Arc<Accounts>,
     ledger: LedgerSink,
     front: Arc<str>,
     refresh: Option<Duration>,
+    /// Whether the refresher task runs (started by the first request, inside the runtime).
+    refresher: std::sync::Once,
 }
 
 impl std::fmt::Debug for Credits {
@@ -196,7 +207,14 @@ impl Credits {
     /// committed charges to `ledger`. `refresh`: how often other fronts' settled charges are
     /// re-read (`None` in standalone mode, where this process is the only one).
     pub fn new(store: Arc<dyn Store>, ledger: LedgerSink, front: &str, refresh: Option<Duration>) -> Self {
-        Self { store, accounts: Mutex::new(HashMap::new()), ledger, front: Arc::from(front), refresh }
+        Self {
+            store,
+            accounts: Arc::default(),
+            ledger,
+            front: Arc::from(front),
+            refresh,
+            refresher: std::sync::Once::new(),
+        }
     }
 
     /// The ledger queue charges are committed through (its recent durability wait is a load
@@ -211,15 +229,18 @@ impl Credits {
     }
 
     /// Makes sure `account` has a view of the other fronts' settled charges. The first read is
-    /// waited for (without it the request fails). After that, a stale view is re-read in the
-    /// background and every request goes on with the current one: no request waits for the store,
-    /// and none fails with it, so a front keeps serving the keys it knows on its last view while
-    /// Postgres is unreachable (their charges wait in the ledger stream).
+    /// waited for (without it the request fails). After that the refresher re-reads the views of
+    /// the accounts used in each `refresh` interval, and every request goes on with the current
+    /// one: no request waits for the store, and none fails with it, so a front keeps serving the
+    /// keys it knows on its last view while Postgres is unreachable (their charges wait in the
+    /// ledger stream).
     async fn refresh(&self, account: &Arc<Account>, key_id: &str, period: &str) -> Result<(), ApiError> {
+        account.used.store(true, Ordering::Relaxed);
         if !account.ready.load(Ordering::Acquire) {
             let mut refreshed = account.refreshed.lock().await;
             if refreshed.is_none() {
                 // With no view yet, an upper bound will do (the front refuses early, never late).
+                account.epoch.fetch_add(1, Ordering::AcqRel);
                 let others = read_others(self.store.as_ref(), key_id, period, &self.front).await?;
                 account.others.store(others, Ordering::Release);
                 *refreshed = Some(Instant::now());
@@ -227,31 +248,10 @@ impl Credits {
             }
             return Ok(());
         }
-        let Some(every) = self.refresh else {
-            return Ok(());
-        };
-        let stale = match account.refreshed.try_lock() {
-            Ok(at) => at.is_none_or(|at| at.elapsed() >= every),
-            Err(_) => false, // being re-read right now
-        };
-        if stale {
-            let (account, store, front) = (account.clone(), self.store.clone(), self.front.clone());
-            let (key_id, period) = (key_id.to_owned(), period.to_owned());
-            tokio::spawn(async move {
-                let Ok(mut refreshed) = account.refreshed.try_lock() else {
-                    return;
-                };
-                if refreshed.is_some_and(|at| at.elapsed() < every) {
-                    return;
-                }
-                match read_others(store.as_ref(), &key_id, &period, &front).await {
-                    Ok(others) => account.others.store(others, Ordering::Release),
-                    Err(e) => {
-                        tracing::warn!(error = ?e, %key_id, "settled usage not re-read; going on with the last view")
-                    }
-                }
-                // After a failure too: the next attempt comes one interval later.
-                *refreshed = Some(Instant::now());
+        if let Some(every) = self.refresh {
+            self.refresher.call_once(|| {
+                let (accounts, store, front) = (Arc::downgrade(&self.accounts), self.store.clone(), self.front.clone());
+                tokio::spawn(refresh_views(accounts, store, front, every));
             });
         }
         Ok(())
@@ -270,6 +270,7 @@ impl Credits {
         };
         let Some(account) = account else { return Ok(()) };
         let mut refreshed = account.refreshed.lock().await;
+        account.epoch.fetch_add(1, Ordering::AcqRel);
         let others = read_others(self.store.as_ref(), key_id, period, &self.front).await?;
         account.others.store(others, Ordering::Release);
         *refreshed = Some(Instant::now());
@@ -305,6 +306,8 @@ impl Credits {
                         mine: AtomicI64::new(0),
                         held: AtomicI64::new(0),
                         ready: std::sync::atomic::AtomicBool::new(false),
+                        used: std::sync::atomic::AtomicBool::new(false),
+                        epoch: std::sync::atomic::AtomicU64::new(0),
                         refreshed: tokio::sync::Mutex::new(None),
                     })
                 })
@@ -354,12 +357,57 @@ impl Credits {
 /// Credits held by the key's open bulk jobs count as the others' too (`crate::front::bulk_jobs`):
 /// every front sees a job's hold, whichever front took it.
 async fn read_others(store: &dyn Store, key_id: &str, period: &str, front: &str) -> anyhow::Result<i64> {
-    let settled = store.settled_by_others(key_id, period, front).await?;
-    let held = match store.bulk_jobs() {
-        Some(jobs) => jobs.held_credits(key_id, period).await?,
-        None => 0,
-    };
-    Ok(settled + held)
+    let key_ids = [key_id.to_owned()];
+    let views = store.credit_views(&key_ids, period, front).await?;
+    // A key the store does not know has nothing settled or held.
+    Ok(views.into_iter().find(|(id, _)| id == key_id).map_or(0, |(_, others)| others))
+}
+
+/// The refresher of one front's credit views: every `every`, the views of the accounts of the
+/// current month used since its last round, read [`crate::store::CREDIT_VIEWS_PER_STATEMENT`]
+/// keys per statement. Ends when the [`Credits`] it serves is dropped. A failed read leaves the
+/// last views (and logs); the next round tries again.
+async fn refresh_views(accounts: std::sync::Weak<Accounts>, store: Arc<dyn Store>, front: Arc<str>, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        let period = billing_period(OffsetDateTime::now_utc());
+        // (key id, account, its epoch when the round began)
+        let due: Vec<(String, Arc<Account>, u64)> = {
+            let Some(accounts) = accounts.upgrade() else { return };
+            let accounts = accounts.lock().unwrap_or_else(|p| p.into_inner());
+            accounts
+                .iter()
+                .filter(|((_, p), a)| {
+                    *p == period && a.ready.load(Ordering::Acquire) && a.used.swap(false, Ordering::Relaxed)
+                })
+                .map(|((id, _), a)| (id.clone(), a.clone(), a.epoch.load(Ordering::Acquire)))
+                .collect()
+        };
+        for round in due.chunks(crate::store::CREDIT_VIEWS_PER_STATEMENT) {
+            let key_ids: Vec<String> = round.iter().map(|(id, _, _)| id.clone()).collect();
+            let views = match store.credit_views(&key_ids, &period, &front).await {
+                Ok(views) => views.into_iter().collect::<HashMap<_, _>>(),
+                Err(e) => {
+                    tracing::warn!(error = ?e, keys = key_ids.len(), "credit views not re-read; going on with the last ones");
+                    continue;
+                }
+            };
+            metrics::counter!("dsa_credit_views_refreshed_total").increment(round.len() as u64);
+            for (key_id, account, epoch) in round {
+                // Skipped while the account is being read on its own (a reread), or if it was
+                // since: that read is newer than this one.
+                let Ok(mut refreshed) = account.refreshed.try_lock() else { continue };
+                if account.epoch.load(Ordering::Acquire) != *epoch {
+                    continue;
+                }
+                account.others.store(views.get(key_id).copied().unwrap_or(0), Ordering::Release);
+                *refreshed = Some(Instant::now());
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -419,6 +467,48 @@ mod tests {
         assert!(ledger.try_take().is_none(), "releasing records no charge");
         let all = credits.reserve(&key, "bulk", 9, now).await.expect("the 9 left");
         assert_eq!(all.release(), 9);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+
+    /// Issue 29: the refresher re-reads the views of the keys a front used (one statement for
+    /// all of them), so another front's settled charges and a bulk job's hold come into this
+    /// front's view within a few intervals, with no request waiting for the store.
+    #[tokio::test]
+    async fn the_refresher_brings_other_fronts_charges_into_the_view() {
+        let (_, key, _, path) = setup().await;
+        let store =
+            Arc::new(SqliteStore::connect(&format!("sqlite://{}?mode=rwc", path.display()), 1).await.expect("store"));
+        let (sink, _queue) = crate::front::ledger::queue(16);
+        let credits = Credits::new(store.clone(), sink, "front-a", Some(Duration::from_millis(50)));
+        let now = OffsetDateTime::now_utc();
+        let period = billing_period(now);
+        assert_eq!(credits.reserve(&key, "check", 0, now).await.expect("first view").release(), 10);
+        // Front b charges 6, settled.
+        let theirs = LedgerEvent {
+            event_id: Uuid::now_v7(),
+            key_id: key.id.clone(),
+            period: period.clone(),
+            endpoint: "check".into(),
+            credits: 6,
+            charged_at: now,
+            front: "front-b".into(),
+            request_id: None,
+        };
+        assert_eq!(store.apply_ledger(vec![theirs]).await.expect("settle"), 1);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let probe = credits.reserve(&key, "check", 0, now).await.expect("probe");
+            if probe.release() == 4 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "front b's charges never came into front a's view");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(credits.reserve(&key, "check", 5, now).await.is_err(), "6 + 5 > 10");
+        let four = credits.reserve(&key, "check", 4, now).await.expect("the 4 left");
+        assert_eq!(four.release(), 4);
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }

@@ -14,7 +14,7 @@ use crate::events::NewEvent;
 use super::{Dialect, SqlStore, SqlValue};
 
 /// States of a job in which it holds credits and its names are being checked.
-const OPEN: &str = "('queued', 'running')";
+pub(super) const OPEN: &str = "('queued', 'running')";
 
 /// One bulk job as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]

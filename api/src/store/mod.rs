@@ -142,6 +142,34 @@ pub trait Store: Send + Sync + 'static {
     fn settled_by_others(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// Credits of a key in a period charged by one front instance and already settled.
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
+    /// For each key of `key_ids` (in any order; an unknown id is left out): the credits of its
+    /// `period` that front `front` counts besides its own, as `(key id, credits)`: settled by
+    /// every other front, plus held by the key's open bulk jobs and not yet settled (those holds
+    /// count for every front, whichever took them). What `crate::front::credits` re-reads every
+    /// `fleet.credits_refresh_ms` for the keys a front serves.
+    ///
+    /// By default a [`Store::settled_by_others`] and a bulk-job read per key; the SQL stores read
+    /// up to [`CREDIT_VIEWS_PER_STATEMENT`] keys in one statement (one snapshot per key: a bulk
+    /// job's charge settling meanwhile is counted once, in the hold or in the settled credits).
+    fn credit_views<'a>(
+        &'a self,
+        key_ids: &'a [String],
+        period: &'a str,
+        front: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<(String, i64)>>> {
+        Box::pin(async move {
+            let mut views = Vec::with_capacity(key_ids.len());
+            for key_id in key_ids {
+                let settled = self.settled_by_others(key_id, period, front).await?;
+                let held = match self.bulk_jobs() {
+                    Some(jobs) => jobs.held_credits(key_id, period).await?,
+                    None => 0,
+                };
+                views.push((key_id.clone(), settled + held));
+            }
+            Ok(views)
+        })
+    }
     /// Number of ledger entries of a key in a period (tests, `dsa usage`).
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>>;
     /// The key whose id, fingerprint or hash is `reference` (see [`crate::front::keys::lookup_ref`]).
@@ -974,6 +1002,27 @@ fn ledger_insert_sql(rows: usize) -> &'static str {
     texts.get(rows.max(1).ilog2() as usize).map_or("", String::as_str)
 }
 
+/// Keys whose credit views ([`Store::credit_views`]) one statement reads.
+pub const CREDIT_VIEWS_PER_STATEMENT: usize = 128;
+
+/// [`Store::credit_views`]'s statement for `keys` key ids: `$1` the period, `$2` the front, `$3…`
+/// the ids; one row per known key with its credits `settled` by the other fronts and `held` by its
+/// open bulk jobs and not yet settled, each in one snapshot (one statement).
+fn credit_views_sql<DB: Dialect>(keys: usize) -> String {
+    let ids = (0..keys).map(|i| format!("${}", i + 3)).collect::<Vec<_>>().join(", ");
+    let by_front = DB::settled_by_front_sql("k.id", "$1", "$2");
+    let by_job = DB::settled_by_front_sql("j.key_id", "j.period", "'bulk-job:' || j.id");
+    let open = bulk_jobs::OPEN;
+    format!(
+        "SELECT k.id AS key_id, \
+         CAST(COALESCE((SELECT s.used FROM key_usage s WHERE s.key_id = k.id AND s.period = $1), 0) \
+              - COALESCE({by_front}, 0) AS BIGINT) AS settled, \
+         CAST(COALESCE((SELECT SUM(j.held - COALESCE({by_job}, 0)) FROM bulk_jobs j \
+              WHERE j.key_id = k.id AND j.period = $1 AND j.state IN {open}), 0) AS BIGINT) AS held \
+         FROM client_keys k WHERE k.id IN ({ids})"
+    )
+}
+
 /// Now, unix seconds (the roll grace is checked against the database host's wall clock).
 pub(crate) fn unix_now() -> i64 {
     OffsetDateTime::now_utc().unix_timestamp()
@@ -1333,6 +1382,34 @@ where
     fn settled_by_front(&self, key_id: &str, period: &str, front: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
         let of_front = format!("COALESCE({}, 0)", DB::settled_by_front_sql("$1", "$2", "$3"));
         Box::pin(self.credits_of(of_front, key_id, period, front))
+    }
+
+    fn credit_views<'a>(
+        &'a self,
+        key_ids: &'a [String],
+        period: &'a str,
+        front: &'a str,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<(String, i64)>>> {
+        Box::pin(async move {
+            let mut views = Vec::with_capacity(key_ids.len());
+            for chunk in key_ids.chunks(CREDIT_VIEWS_PER_STATEMENT) {
+                // Padded to a power of two with the last id (a repeated id matches once), so the
+                // statement has one of few texts (prepared once each per connection).
+                let width = chunk.len().next_power_of_two();
+                let mut query = sqlx::query(AssertSqlSafe(credit_views_sql::<DB>(width)))
+                    .bind(period.to_owned())
+                    .bind(front.to_owned());
+                for i in 0..width {
+                    query = query.bind(chunk[i.min(chunk.len() - 1)].clone());
+                }
+                for row in query.fetch_all(&self.pool).await? {
+                    let settled: i64 = row.try_get("settled")?;
+                    let held: i64 = row.try_get("held")?;
+                    views.push((row.try_get("key_id")?, settled + held.max(0)));
+                }
+            }
+            Ok(views)
+        })
     }
 
     fn ledger_count(&self, key_id: &str, period: &str) -> BoxFuture<'_, anyhow::Result<i64>> {
@@ -2168,6 +2245,52 @@ mod tests {
         assert_eq!(store.settled_by_front(&key.id, "2026-11", "front-1").await.expect("mine"), 5);
         assert_eq!(store.settled_by_others(&key.id, "2026-11", "front-1").await.expect("theirs"), 5);
         assert_eq!(store.settled_by_others(&key.id, "2026-11", "front-3").await.expect("all"), 10);
+    }
+
+    /// Issue 29: a front's credit views of many keys come from one statement per
+    /// [`CREDIT_VIEWS_PER_STATEMENT`] keys and equal the per-key reads (the others' settled
+    /// credits plus the open bulk jobs' unsettled holds); an unknown id is left out.
+    #[tokio::test]
+    async fn credit_views_of_many_keys_equal_the_per_key_reads() {
+        let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
+        store.migrate().await.expect("migrate");
+        let mut keys = Vec::new();
+        let mut events = Vec::new();
+        for i in 0..(CREDIT_VIEWS_PER_STATEMENT as i64 + 3) {
+            let key = free_key(&store).await;
+            let mut theirs = charge(&key.id, 1 + i % 4);
+            theirs.front = "front-2".into();
+            events.extend([charge(&key.id, 2), theirs]);
+            keys.push(key.id);
+        }
+        // An open job of the first key holding 10 credits, 3 of them settled; a finished one.
+        for (id, state) in [("job-open", "running"), ("job-done", "done")] {
+            sqlx::query("INSERT INTO bulk_jobs (id, key_id, period, state, held, created_at) VALUES (?, ?, '2026-11', ?, 10, 0)")
+                .bind(id)
+                .bind(&keys[0])
+                .bind(state)
+                .execute(&store.pool)
+                .await
+                .expect("job");
+            let mut settled = charge(&keys[0], 3);
+            settled.front = format!("bulk-job:{id}");
+            events.push(settled);
+        }
+        store.apply_ledger(events).await.expect("apply");
+        let mut asked = keys.clone();
+        asked.push("no-such-key".into());
+        let views: std::collections::HashMap<String, i64> =
+            store.credit_views(&asked, "2026-11", "front-1").await.expect("views").into_iter().collect();
+        assert_eq!(views.len(), keys.len(), "one view per known key");
+        for key_id in &keys {
+            let settled = store.settled_by_others(key_id, "2026-11", "front-1").await.expect("settled");
+            let held = store.bulk_jobs().expect("jobs").held_credits(key_id, "2026-11").await.expect("held");
+            assert_eq!(views[key_id], settled + held, "{key_id}");
+        }
+        // The first key: front-2's 1, both jobs' settled 3 + 3, the open job's unsettled 7.
+        assert_eq!(views[&keys[0]], 1 + 6 + 7);
+        let one = store.credit_views(&keys[..1], "2026-11", "front-2").await.expect("one");
+        assert_eq!(one, [(keys[0].clone(), 2 + 6 + 7)]);
     }
 
     /// Issue 26: SQLite's page caches are bounded together (a soft heap limit), so a large bulk

@@ -406,6 +406,50 @@ async fn per_front_usage_follows_the_ledger_and_is_what_fronts_read() {
     assert_eq!(s.settled_by_front(&key.id, PERIOD, "front-a").await.expect("read"), expected(&key, "front-a") + 1000);
 }
 
+/// Issue 29: a front's credit views of many keys (what it re-reads every refresh interval) come
+/// from one statement per `CREDIT_VIEWS_PER_STATEMENT` keys and equal the per-key reads: the
+/// others' settled credits plus the open bulk jobs' holds not yet settled; an unknown id is left
+/// out.
+#[tokio::test]
+async fn credit_views_of_many_keys_equal_the_per_key_reads() {
+    let db = TestDb::new().await;
+    let s = db.store.clone();
+    let mut keys = Vec::new();
+    let mut events = Vec::new();
+    for i in 0..(api::store::CREDIT_VIEWS_PER_STATEMENT as i64 + 3) {
+        let key = s.create_key(new_key("views")).await.expect("create");
+        events.extend([event(&key, "check", 2, "front-a"), event(&key, "check", 1 + i % 4, "front-b")]);
+        keys.push(key);
+    }
+    // An open job of the first key holding 10 credits, 3 of them settled; a finished one.
+    for (id, state) in [("job-open", "running"), ("job-done", "done")] {
+        sqlx::query(
+            "INSERT INTO bulk_jobs (id, key_id, period, state, held, created_at) VALUES ($1, $2, $3, $4, 10, 0)",
+        )
+        .bind(id)
+        .bind(&keys[0].id)
+        .bind(PERIOD)
+        .bind(state)
+        .execute(s.pool())
+        .await
+        .expect("job");
+        events.push(event(&keys[0], "bulk", 3, &format!("bulk-job:{id}")));
+    }
+    s.apply_ledger(events).await.expect("apply");
+    let mut asked: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
+    asked.push("no-such-key".into());
+    let views: HashMap<String, i64> =
+        s.credit_views(&asked, PERIOD, "front-a").await.expect("views").into_iter().collect();
+    assert_eq!(views.len(), keys.len(), "one view per known key");
+    for key in &keys {
+        let settled = s.settled_by_others(&key.id, PERIOD, "front-a").await.expect("settled");
+        let held = s.bulk_jobs().expect("jobs").held_credits(&key.id, PERIOD).await.expect("held");
+        assert_eq!(views[&key.id], settled + held, "{}", key.id);
+    }
+    // The first key: front-b's 1, both jobs' settled 3 + 3, the open job's unsettled 7.
+    assert_eq!(views[&keys[0].id], 1 + 6 + 7);
+}
+
 #[tokio::test]
 async fn shared_secrets_are_created_once_and_shared() {
     let db = TestDb::new().await;
