@@ -392,6 +392,10 @@ async fn refresh_views(accounts: std::sync::Weak<Accounts>, store: Arc<dyn Store
                 Ok(views) => views.into_iter().collect::<HashMap<_, _>>(),
                 Err(e) => {
                     tracing::warn!(error = ?e, keys = key_ids.len(), "credit views not re-read; going on with the last ones");
+                    // Due again next round, used or not since.
+                    for (_, account, _) in round {
+                        account.used.store(true, Ordering::Relaxed);
+                    }
                     continue;
                 }
             };
