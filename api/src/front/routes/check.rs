@@ -12,7 +12,8 @@
 //! and `verdict.age_secs`. It is charged like a cache hit: the caller got a definitive answer,
 //! dated. Older verdicts are never served: the answer stays 502, not charged.
 
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use common::domain::DomainName;
@@ -316,17 +317,46 @@ impl VerdictInfo {
 )]
 pub async fn check(
     State(state): State<AppState>,
-    keyed: Option<Keyed>,
-    headers: HeaderMap,
-    addr: ClientAddr,
+    caller: Caller,
     ApiQuery(query): ApiQuery<CheckQuery>,
 ) -> Result<Response, ApiError> {
-    let checked = perform(&state, keyed, &headers, &addr, &query).await?;
+    let checked = perform(&state, caller, &query).await?;
     let demo = checked.demo.is_some().then_some(true);
     let body = checked.outcome.into_body(checked.credits_cost, checked.credits_remaining, demo);
     let mut response = super::json_response(&body);
     set_demo_cookie(&state, checked.demo.as_ref(), &mut response);
     Ok(response)
+}
+
+/// Who asks for a check ([`perform`]): the key the [`key_or_demo`](super::keyed::key_or_demo)
+/// prelude admitted, or, without a key (a demo check, spec §5.6), what the demo rules read: the
+/// request's headers (the session cookie) and its client address. Only a demo check copies the
+/// headers.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    /// A check charged to the admitted key.
+    Keyed(Keyed),
+    /// A demo check.
+    Demo {
+        /// The request's headers.
+        headers: HeaderMap,
+        /// The client's address (as `policy.trusted_proxy_hops` says to read it).
+        addr: ClientAddr,
+    },
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(match parts.extensions.get::<Keyed>() {
+            Some(keyed) => Caller::Keyed(keyed.clone()),
+            None => Caller::Demo {
+                headers: parts.headers.clone(),
+                addr: ClientAddr::from_parts(&parts.headers, &parts.extensions),
+            },
+        })
+    }
 }
 
 /// A finished check before it is shaped for an endpoint: the outcome and what it cost.
@@ -349,29 +379,24 @@ pub struct Checked {
 ///
 /// # Errors
 /// 400 bad input, 429 credits or demo limit, 502 no definitive verdict (nothing charged).
-pub async fn perform(
-    state: &AppState,
-    keyed: Option<Keyed>,
-    headers: &HeaderMap,
-    addr: &ClientAddr,
-    query: &CheckQuery,
-) -> Result<Checked, ApiError> {
+pub async fn perform(state: &AppState, caller: Caller, query: &CheckQuery) -> Result<Checked, ApiError> {
     let input = required(&query.domain, "domain")?;
-    let Some(Keyed { key }) = keyed else {
-        let domain = parse_domain(state, input)?;
-        let ticket = state.demo().admit(headers, addr, state.now()).await?;
-        let Answer { verdict, cached, stale_age_secs } = match verdict_for(state, &domain).await {
-            Ok(v) => v,
-            Err(e) => {
-                state.demo().release(&ticket, state.now()).await;
-                return Err(e);
-            }
-        };
-        let outcome = CheckOutcome { domain, verdict, cached, stale_age_secs, pricing: None, purchase: None };
-        let credits_remaining = i64::from(ticket.remaining);
-        return Ok(Checked { outcome, credits_cost: 0, credits_remaining, demo: Some(ticket) });
+    let (headers, addr) = match caller {
+        Caller::Keyed(Keyed { key }) => return keyed_check(state, &key, query).await,
+        Caller::Demo { headers, addr } => (headers, addr),
     };
-    keyed_check(state, &key, query).await
+    let domain = parse_domain(state, input)?;
+    let ticket = state.demo().admit(&headers, &addr, state.now()).await?;
+    let Answer { verdict, cached, stale_age_secs } = match verdict_for(state, &domain).await {
+        Ok(v) => v,
+        Err(e) => {
+            state.demo().release(&ticket, state.now()).await;
+            return Err(e);
+        }
+    };
+    let outcome = CheckOutcome { domain, verdict, cached, stale_age_secs, pricing: None, purchase: None };
+    let credits_remaining = i64::from(ticket.remaining);
+    Ok(Checked { outcome, credits_cost: 0, credits_remaining, demo: Some(ticket) })
 }
 
 /// A check charged to `key` (the keyed half of [`perform`], also run by the MCP `check_domain`

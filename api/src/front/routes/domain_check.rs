@@ -22,18 +22,15 @@
 //! price); `purchase_url` is **null** when §4.1 would carry no `purchase`.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
-use super::check::{CheckOutcome, CheckQuery, perform, set_demo_cookie};
-use super::keyed::Keyed;
+use super::check::{Caller, CheckOutcome, CheckQuery, perform, set_demo_cookie};
 use super::{ApiQuery, flag};
 use crate::front::error::{ApiError, ErrorBody};
-use crate::front::policy::ClientAddr;
 use crate::pricing::{CommissionPercent, PriceTable, quote};
 
 /// The `price` object of the short form, in major units of `currency`, with the
@@ -137,13 +134,11 @@ answer would carry `pricing`; `purchase_url` is null when it would carry no `pur
 )]
 pub async fn domain_check(
     State(state): State<crate::front::state::AppState>,
-    keyed: Option<Keyed>,
-    headers: HeaderMap,
-    addr: ClientAddr,
+    caller: Caller,
     ApiQuery(query): ApiQuery<CheckQuery>,
 ) -> Result<Response, ApiError> {
     let include_price = flag(&query.include_price, "include_price")?;
-    let checked = perform(&state, keyed, &headers, &addr, &query).await?;
+    let checked = perform(&state, caller, &query).await?;
     let body = DomainCheckResponse::project(checked.outcome, include_price, state.prices());
     let mut response = super::json_response(&body);
     set_demo_cookie(&state, checked.demo.as_ref(), &mut response);

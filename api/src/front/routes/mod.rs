@@ -46,6 +46,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 /// axum's `Json` starts from 128 and grows (two or three reallocations and copies per check).
 const JSON_BODY_CAPACITY: usize = 1024;
 
+/// Headers a metered JSON answer ends up with: content type and length, `RateLimit-Policy`,
+/// `RateLimit`, `X-Request-Id`, CORS (`Vary` and the `Access-Control-*` of a browser request),
+/// `Strict-Transport-Security`.
+const RESPONSE_HEADERS: usize = 12;
+
 /// `body` as an `application/json` answer (200), like axum's `Json`, written into a buffer sized
 /// for the metered endpoints' answers ([`JSON_BODY_CAPACITY`]) and handed to hyper without a
 /// copy. Used on the hot paths (the availability check and the front-page form).
@@ -56,11 +61,16 @@ pub fn json_response<T: serde::Serialize>(body: &T) -> axum::response::Response 
     use axum::response::IntoResponse;
     let mut buffer = Vec::with_capacity(JSON_BODY_CAPACITY);
     match serde_json::to_writer(&mut buffer, body) {
-        Ok(()) => (
-            [(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"))],
-            bytes::Bytes::from(buffer),
-        )
-            .into_response(),
+        Ok(()) => {
+            let mut response = axum::response::Response::new(axum::body::Body::from(bytes::Bytes::from(buffer)));
+            // Room for every header the layers add on the way out (rate limit, request id, CORS,
+            // HSTS), so the map is allocated once instead of growing as they arrive.
+            response.headers_mut().reserve(RESPONSE_HEADERS);
+            response
+                .headers_mut()
+                .insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
+            response
+        }
         Err(e) => ApiError::Internal(anyhow::anyhow!("answer not serialisable: {e}")).into_response(),
     }
 }
