@@ -916,20 +916,23 @@ async fn checkpoint_the_tail(connection: &mut sqlx::SqliteConnection) {
 /// Applies `events` in one transaction on `connection` (the standalone ledger writer's):
 /// [`Store::apply_ledger`]'s contract.
 async fn apply_sqlite_ledger(connection: &mut sqlx::SqliteConnection, events: &[LedgerEvent]) -> anyhow::Result<u64> {
-    // A batch in a few multi-row statements with bound parameters: the events are cut into
-    // power-of-two runs (a batch of 37: 32 + 4 + 1), each run one `INSERT … VALUES (…), (…)` whose
-    // text depends on its length alone, so every text is prepared once on the writer's connection
-    // and cached by sqlx (at most 10 texts). Not one statement per event (each a round trip to
-    // sqlx's SQLite thread), nor one JSON array unnested by `json_each` (SQLite re-read each
-    // event's object once per column: a fifth of a cached check's instructions, issue 29). ON
-    // CONFLICT skips an event already applied, or repeated in the batch; the trigger
-    // `ledger_entries_add_usage` (migration 0010) adds each inserted entry's credits to its usage.
+    // A batch in as few multi-row statements with bound parameters as its length allows: runs of
+    // up to [`LARGEST_RUN`] events, each one `INSERT … VALUES (…), (…)` whose row count is a power
+    // of two, the run padded to it by repeating its last event (a batch of 37: one statement of
+    // 32 + 4 + 1 events and 27 repeats). Every text is prepared once on the writer's connection and
+    // cached by sqlx (at most 10 texts). ON CONFLICT skips an event already applied, or repeated in
+    // the batch (a padding row included); the trigger `ledger_entries_add_usage` (migration 0010)
+    // adds each inserted entry's credits to its usage. Not one statement per event (each a round
+    // trip to sqlx's SQLite thread), nor one JSON array unnested by `json_each` (SQLite re-read
+    // each event's object once per column: a fifth of a cached check's instructions, issue 29).
     //
-    // A batch of one run (1, 2, 4… events: every batch of a lone request) is one statement, which
-    // SQLite applies atomically in a transaction of its own, trigger included: no `BEGIN` and
-    // `COMMIT` of ours, each a round trip to sqlx's SQLite thread that an idle process pays in
-    // thread wake-ups.
-    let runs: Vec<&[LedgerEvent]> = power_of_two_runs(events).collect();
+    // A batch of one run (up to 512 events: every batch but under a flood) is one statement,
+    // which SQLite applies atomically in a transaction of its own, trigger included: no `BEGIN`
+    // and `COMMIT` of ours (each a round trip to sqlx's SQLite thread), and no statement journal
+    // (inside an explicit transaction SQLite copies every page a multi-row statement changes
+    // into one, so that the statement alone can be undone: a tenth of the ledger's instructions
+    // when batches were cut into runs 32 + 4 + 1, each its own statement).
+    let runs: Vec<&[LedgerEvent]> = events.chunks(LARGEST_RUN).collect();
     if let [run] = runs.as_slice() {
         return Ok(ledger_insert(run)?.execute(&mut *connection).await?.rows_affected());
     }
@@ -943,15 +946,19 @@ async fn apply_sqlite_ledger(connection: &mut sqlx::SqliteConnection, events: &[
     Ok(applied)
 }
 
-/// The insert of one run of ledger events ([`ledger_insert_sql`]) with its parameters bound.
+/// The insert of one run of ledger events (1 to [`LARGEST_RUN`], [`ledger_insert_sql`]) with its
+/// parameters bound, padded to a power of two rows by repeating its last event (which the
+/// statement's ON CONFLICT skips).
 ///
 /// # Errors
 /// When a charge time cannot be written as RFC 3339.
 fn ledger_insert(
     run: &[LedgerEvent],
 ) -> anyhow::Result<sqlx::query::Query<'static, Sqlite, sqlx::sqlite::SqliteArguments>> {
-    let mut query = sqlx::query(AssertSqlSafe(ledger_insert_sql(run.len())));
-    for e in run {
+    let rows = run.len().next_power_of_two();
+    let mut query = sqlx::query(AssertSqlSafe(ledger_insert_sql(rows)));
+    let padding = run.last().into_iter().cycle().take(rows - run.len());
+    for e in run.iter().chain(padding) {
         query = query
             .bind(e.event_id.to_string())
             .bind(e.key_id.as_str())
@@ -967,21 +974,6 @@ fn ledger_insert(
 /// The longest run of rows in one ledger statement, a power of two: the standalone ledger's
 /// largest batch (512), 3,584 parameters (SQLite takes up to 32,766). A longer batch is split.
 const LARGEST_RUN: usize = 512;
-
-/// `items` cut into consecutive runs whose lengths are powers of two up to [`LARGEST_RUN`],
-/// longest first (37 items: 32, 4, 1), so a statement per run has one of few texts.
-fn power_of_two_runs<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
-    let mut rest = items;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let len = (1_usize << rest.len().ilog2()).min(LARGEST_RUN);
-        let (run, tail) = rest.split_at(len);
-        rest = tail;
-        Some(run)
-    })
-}
 
 /// `INSERT INTO ledger_entries … VALUES` with `rows` rows of seven parameters, `rows` a power of
 /// two up to [`LARGEST_RUN`] (every text is built on first use).
@@ -2334,24 +2326,16 @@ mod tests {
         assert!(matches!(failed, Err(SettleError::Unavailable(_))), "{failed:?}");
     }
 
-    /// A batch is cut into runs of powers of two, longest first, none longer than the longest
-    /// statement text, covering every event in order.
+    /// Every run's statement has a power of two rows, up to the longest text.
     #[test]
-    fn ledger_runs_are_powers_of_two_in_order() {
-        for n in [0_usize, 1, 2, 3, 37, 511, 512, 513, 1500] {
-            let items: Vec<usize> = (0..n).collect();
-            let runs: Vec<&[usize]> = power_of_two_runs(&items).collect();
-            assert!(runs.iter().all(|r| r.len().is_power_of_two() && r.len() <= LARGEST_RUN), "{n}: {runs:?}");
-            assert_eq!(runs.concat(), items, "{n}");
-            assert!(runs.windows(2).all(|w| w[0].len() >= w[1].len()), "{n}");
-        }
-        assert_eq!(power_of_two_runs(&[0; 37]).map(<[i32]>::len).collect::<Vec<_>>(), [32, 4, 1]);
+    fn ledger_statement_texts_are_powers_of_two() {
+        assert_eq!(ledger_insert_sql(1).matches('?').count(), 7);
         assert_eq!(ledger_insert_sql(4).matches('?').count(), 28);
         assert_eq!(ledger_insert_sql(LARGEST_RUN).matches('?').count(), 7 * LARGEST_RUN);
     }
 
-    /// The standalone ledger's batch (multi-row statements in power-of-two runs on the writer's
-    /// own connection, issue 29) applies each event once: a redelivered batch and duplicates
+    /// The standalone ledger's batch (multi-row statements padded to a power of two rows on the
+    /// writer's own connection, issue 29) applies each event once: a redelivered batch and duplicates
     /// inside one settle nothing twice, also across runs of a batch larger than the longest run,
     /// each period has its own usage row, a batch naming an unknown key fails whole (and the
     /// writer's connection is usable after it), and the stored row keeps every field.
@@ -2388,8 +2372,8 @@ mod tests {
         assert!(store.apply_ledger(vec![event(1, "check"), ghost]).await.is_err(), "an unknown key fails the batch");
         assert_eq!(store.settled_usage(&key.id, period).await.expect("usage"), 355);
 
-        // 700 events (runs of 512, 128, 32, 16, 8 and 4), each of the first 100 twice, one in
-        // the last run repeating one of the first.
+        // 700 events (runs of 512 and 188, the second padded to 256 rows), each of the first 100
+        // twice, one in the last run repeating one of the first.
         let large: Vec<_> = (0..600).map(|_| event(1, "bulk")).collect();
         let mut sent = large.clone();
         sent.extend(large[..99].iter().cloned());
