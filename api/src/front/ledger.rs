@@ -8,7 +8,10 @@
 //!   (`ON CONFLICT DO NOTHING` on the event id, plus the per-key monthly usage) and wakes every
 //!   handler of the batch once a disk sync begun after the commit has finished (a group commit;
 //!   the sync runs beside the next transaction). A failed transaction is retried with back-off
-//!   and never dropped.
+//!   and never dropped. A failed *sync* stops the ledger for good ([`LedgerSink::disk_fault`]):
+//!   after a failed `fdatasync` the kernel may have dropped the unwritten pages and a later sync
+//!   can succeed without them, so no later sync proves anything; charges are refused (503,
+//!   nothing kept) and `/readyz` answers 503 until the process is restarted.
 //! * **fleet** ([`forward`]): the charge is stored by JetStream in `DSA_LEDGER` (publish ack).
 //!   Charges queue on a bounded channel; the forwarder publishes what queued as one message of
 //!   up to [`EVENTS_PER_MESSAGE`] charges (a `Nats-Msg-Id` of its own, so a retried publish is
@@ -28,7 +31,7 @@
 //! worker-side role: [`workers::ledger`] (re-exported here for the role launcher and the tests).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 // Tokio's clock (the same as std's unless a test pauses it): the durability waits feed the
@@ -95,6 +98,8 @@ pub struct Pending {
 pub struct LedgerSink {
     queue: mpsc::Sender<Pending>,
     wait: Arc<RecentWait>,
+    /// Set once a disk sync of the standalone ledger failed ([`LedgerSink::disk_fault`]).
+    disk_failed: Arc<AtomicBool>,
 }
 
 /// How long the last charges took to become durable (queue wait plus write), as a load signal
@@ -141,7 +146,7 @@ impl RecentWait {
 
 /// The writer's end of a [`LedgerSink`]: give it to [`run`] or [`forward`].
 #[derive(Debug)]
-pub struct LedgerQueue(mpsc::Receiver<Pending>);
+pub struct LedgerQueue(mpsc::Receiver<Pending>, Arc<AtomicBool>);
 
 impl LedgerQueue {
     /// The next event without its handler (tests that stand in for the writer); `None` when
@@ -157,7 +162,8 @@ impl LedgerQueue {
 pub fn queue(capacity: usize) -> (LedgerSink, LedgerQueue) {
     let (tx, rx) = mpsc::channel(capacity.max(1));
     let wait = Arc::new(RecentWait { epoch: Instant::now(), wait_us: AtomicU64::new(0), slot_us: AtomicU64::new(0) });
-    (LedgerSink { queue: tx, wait }, LedgerQueue(rx))
+    let disk_failed = Arc::new(AtomicBool::new(false));
+    (LedgerSink { queue: tx, wait, disk_failed: disk_failed.clone() }, LedgerQueue(rx, disk_failed))
 }
 
 impl LedgerSink {
@@ -167,14 +173,27 @@ impl LedgerSink {
         self.wait.recent()
     }
 
+    /// Why this ledger takes no more charges, for `/readyz`: a disk sync of the standalone ledger
+    /// failed (`None`: none did; the fleet's ledger never sets it). Lasts until the process
+    /// restarts: after a failed `fdatasync` Linux may drop the pages it could not write and mark
+    /// them clean, so a later sync that succeeds does not make the earlier commits durable
+    /// (and SQLite's WAL, read back after a crash, stops at the first frame missing from it).
+    pub fn disk_fault(&self) -> Option<&'static str> {
+        self.disk_failed.load(Ordering::Acquire).then_some(DISK_FAULT)
+    }
+
     /// Hands `event` to the ledger writer and waits until it is durable (in the store, or stored
     /// by JetStream), at most [`DURABLE_WAIT`].
     ///
     /// # Errors
     /// [`RecordError::Full`] at once when the queue is full, [`RecordError::Unavailable`] when
-    /// the ledger cannot take it (nothing recorded), [`RecordError::Unconfirmed`] when no
+    /// the ledger cannot take it (nothing recorded; every charge once a disk sync failed,
+    /// [`LedgerSink::disk_fault`]), [`RecordError::Unconfirmed`] when no
     /// confirmation came in time (it may yet be recorded, once).
     pub async fn record(&self, event: LedgerEvent) -> Result<(), RecordError> {
+        if self.disk_failed.load(Ordering::Acquire) {
+            return Err(RecordError::Unavailable);
+        }
         let (done, confirmed) = oneshot::channel();
         let queued = Instant::now();
         self.queue.try_send(Pending { event, done }).map_err(|e| match e {
@@ -210,15 +229,24 @@ fn backoff() -> ExponentialBuilder {
 /// ([`Store::commit_ledger`], [`crate::store::LedgerSync`]). One sync confirms every batch
 /// committed before it began, so the disk's sync time no longer holds the next commit back.
 /// A sync that fails answers its batches' handlers [`RecordError::Unconfirmed`] (503; the
-/// charges may be in the store: never twice).
-pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
+/// charges may be in the store: never twice), and so every batch committed before it was known
+/// to have failed; from then on the ledger takes no charge ([`LedgerSink::disk_fault`]): what is
+/// queued, and every later charge, is answered [`RecordError::Unavailable`] (503, nothing kept).
+pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue, disk_failed): LedgerQueue) {
     let (to_sync, committed) = mpsc::channel(COMMITS_AWAITING_SYNC);
-    let syncer = tokio::spawn(confirm_when_durable(committed));
+    let syncer = tokio::spawn(confirm_when_durable(committed, disk_failed.clone()));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         // No wait to let a batch fill: what queued during the last transaction is the next batch.
         if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
             break;
+        }
+        if disk_failed.load(Ordering::Acquire) {
+            // Not committed: refused with nothing kept.
+            for pending in batch.drain(..) {
+                let _ = pending.done.send(Err(RecordError::Unavailable));
+            }
+            continue;
         }
         let (events, waiting): (Vec<LedgerEvent>, Vec<_>) = batch.drain(..).map(|p: Pending| (p.event, p.done)).unzip();
         // Never dropped: a charge confirmed to nobody yet may have been answered 200 after a
@@ -239,6 +267,10 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue): LedgerQueue) {
     let _ = syncer.await;
 }
 
+/// [`LedgerSink::disk_fault`]'s reason.
+pub const DISK_FAULT: &str =
+    "The ledger's disk failed to sync a write (fdatasync); charges are refused until dsa is restarted.";
+
 /// Committed batches that may wait for their sync at once; past it the writer waits.
 const COMMITS_AWAITING_SYNC: usize = 64;
 
@@ -250,15 +282,19 @@ struct Committed {
 
 /// The standalone writer's syncer: takes every batch committed so far, runs one sync for them
 /// all (the newest batch's: it began after every one of their commits) and wakes their handlers.
-async fn confirm_when_durable(mut committed: mpsc::Receiver<Committed>) {
+/// Once a sync has failed (`disk_failed`, which it sets) no sync is trusted again: every batch
+/// still to confirm is answered [`RecordError::Unconfirmed`].
+async fn confirm_when_durable(mut committed: mpsc::Receiver<Committed>, disk_failed: Arc<AtomicBool>) {
     let mut ready = Vec::with_capacity(COMMITS_AWAITING_SYNC);
     while committed.recv_many(&mut ready, COMMITS_AWAITING_SYNC).await > 0 {
         let sync = ready.iter_mut().rev().find_map(|c| c.sync.take());
         let outcome = match sync {
+            _ if disk_failed.load(Ordering::Acquire) => Err(RecordError::Unconfirmed),
             None => Ok(()),
             Some(sync) => sync.run().await.map_err(|e| {
+                disk_failed.store(true, Ordering::Release);
                 metrics::counter!("dsa_ledger_sync_failures_total").increment(1);
-                tracing::error!(error = %e, "the ledger's disk sync failed; its charges are not confirmed");
+                tracing::error!(error = %e, "{DISK_FAULT} The charges of this sync are not confirmed (they may be in the ledger).");
                 RecordError::Unconfirmed
             }),
         };
@@ -291,7 +327,7 @@ pub async fn forward(
     js: async_nats::jetstream::Context,
     subject: String,
     store: Option<Arc<dyn Store>>,
-    LedgerQueue(mut queue): LedgerQueue,
+    LedgerQueue(mut queue, _): LedgerQueue,
 ) {
     let client = js.client();
     let slots = Arc::new(tokio::sync::Semaphore::new(MESSAGES_IN_FLIGHT));
@@ -492,7 +528,7 @@ mod tests {
 
     /// A batch committed after a sync began waits for the next sync; one sync confirms every
     /// batch committed before it began (the newest one's runs, once); a failed sync confirms
-    /// nothing (the handlers answer 503).
+    /// nothing (the handlers answer 503), and no later sync is run or trusted.
     #[tokio::test]
     async fn a_batch_is_confirmed_only_by_a_sync_begun_after_its_commit() {
         let log = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -513,7 +549,8 @@ mod tests {
             (Committed { sync, waiting: vec![done] }, confirmed)
         };
         let (to_sync, committed) = mpsc::channel(COMMITS_AWAITING_SYNC);
-        let syncer = tokio::spawn(confirm_when_durable(committed));
+        let disk_failed = Arc::new(AtomicBool::new(false));
+        let syncer = tokio::spawn(confirm_when_durable(committed, disk_failed.clone()));
 
         let (first, mut first_confirmed) = batch(Some(sync("sync 1", false)));
         to_sync.send(first).await.expect("send");
@@ -539,15 +576,26 @@ mod tests {
         assert_eq!(third_confirmed.await.expect("answered"), Ok(()));
         assert_eq!(*log.lock().expect("log"), ["sync 1 began", "sync 1 done", "sync 3 began", "sync 3 done"]);
 
-        // A failed sync: its batches are not confirmed.
-        let (failing, failing_confirmed) = batch(Some(sync("sync 4", true)));
-        to_sync.send(failing).await.expect("send");
-        release.send(()).expect("release");
-        assert_eq!(failing_confirmed.await.expect("answered"), Err(RecordError::Unconfirmed));
         // A batch durable on commit (no sync) is confirmed at once.
         let (durable, durable_confirmed) = batch(None);
         to_sync.send(durable).await.expect("send");
         assert_eq!(durable_confirmed.await.expect("answered"), Ok(()));
+        assert!(!disk_failed.load(Ordering::SeqCst));
+
+        // A failed sync: its batches are not confirmed, and no later one is.
+        let (failing, failing_confirmed) = batch(Some(sync("sync 4", true)));
+        to_sync.send(failing).await.expect("send");
+        release.send(()).expect("release");
+        assert_eq!(failing_confirmed.await.expect("answered"), Err(RecordError::Unconfirmed));
+        assert!(disk_failed.load(Ordering::SeqCst), "the failure is kept");
+        let (later, later_confirmed) = batch(Some(sync("sync 5", false)));
+        to_sync.send(later).await.expect("send");
+        assert_eq!(later_confirmed.await.expect("answered"), Err(RecordError::Unconfirmed));
+        let (durable, durable_confirmed) = batch(None);
+        to_sync.send(durable).await.expect("send");
+        assert_eq!(durable_confirmed.await.expect("answered"), Err(RecordError::Unconfirmed));
+        let synced = log.lock().expect("log").clone();
+        assert_eq!(synced.last().map(String::as_str), Some("sync 4 done"), "sync 5 never ran: {synced:?}");
         drop(to_sync);
         syncer.await.expect("the syncer ends");
     }

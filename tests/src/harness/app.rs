@@ -126,6 +126,18 @@ impl TestApp {
         adjust: impl FnOnce(&mut Settings),
         clock: api::state::Clock,
     ) -> Self {
+        Self::spawn_wrapped(sim, db_path, adjust, clock, |store| store).await
+    }
+
+    /// [`TestApp::spawn_on`] with the front's store replaced by `wrap` of the SQLite store (a
+    /// store that injects faults around the real one).
+    pub async fn spawn_wrapped(
+        sim: Simulator,
+        db_path: PathBuf,
+        adjust: impl FnOnce(&mut Settings),
+        clock: api::state::Clock,
+        wrap: impl FnOnce(Arc<dyn Store>) -> Arc<dyn Store>,
+    ) -> Self {
         let mut settings = Settings::default();
         settings.database.url = format!("sqlite://{}?mode=rwc", db_path.display()).into();
         settings.engine = engine_config(&sim);
@@ -139,7 +151,12 @@ impl TestApp {
         // measure the test's load as the front's: shedding on delay has its own tests.
         settings.policy.shed_scheduling_lag_ms = 0;
         adjust(&mut settings);
-        let app = api::standalone_with_clock(&settings, clock).await.expect("standalone starts");
+        let sqlite =
+            api::store::SqliteStore::connect(settings.database.url.expose(), settings.database.max_connections)
+                .await
+                .expect("open the SQLite store");
+        let app =
+            api::standalone_with_store(&settings, wrap(Arc::new(sqlite)), clock).await.expect("standalone starts");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let router = api::router(app.state.clone(), None);

@@ -10,6 +10,7 @@
 //!   [`mcp`] (the MCP endpoint's prelude and charges) and [`portal`] (the account portal);
 //! * prices, commissions and purchase URLs ([`pricing`]);
 //! * the ledger's Postgres store ([`store_pg`]);
+//! * the standalone ledger when its disk fails a sync ([`ledger_disk`]);
 //! * the `dsa` command itself, the real binary ([`cli`]: operator commands, `dsa check`, the
 //!   sample configuration, HTTPS);
 //! * the code's layout: no import circles inside `api` ([`layout`]);
@@ -32,6 +33,7 @@ mod engine;
 mod front;
 mod fuzz_regressions;
 mod layout;
+mod ledger_disk;
 mod lookups;
 mod mcp;
 mod policy;

@@ -61,18 +61,22 @@ pub async fn healthz() -> Json<Liveness> {
 }
 
 /// Readiness: 200 when the job bus can take and answer jobs ([`crate::front::dispatch::JobBus::readiness`]:
-/// in standalone mode every kind of lookup has live worker tasks; in the fleet NATS is connected)
-/// and the store answers, else 503 naming what is missing.
+/// in standalone mode every kind of lookup has live worker tasks; in the fleet NATS is connected),
+/// the store answers and (standalone) no disk sync of the ledger has failed
+/// ([`crate::front::ledger::LedgerSink::disk_fault`]), else 503 naming what is missing.
 #[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz",
     summary = "Readiness",
     description = "200 when this instance can take work: its job bus and its workers can answer lookups and its store answers; 503 with the reason otherwise, so a load balancer stops sending it traffic. Free.",
     responses(
         (status = 200, description = "Ready to serve: lookups can be answered and storage answers. In standalone mode `workers` gives the worker tasks alive per kind of lookup.", body = Readiness),
-        (status = 503, description = "Not ready: the `error` says what is missing — no live workers for a kind of lookup (standalone), the job bus (NATS) unavailable (fleet), or storage unavailable. Take this instance out of rotation until it answers 200; `/healthz` still says whether the process itself runs.", body = crate::front::error::ErrorBody,
+        (status = 503, description = "Not ready: the `error` says what is missing — no live workers for a kind of lookup (standalone), the job bus (NATS) unavailable (fleet), storage unavailable, or a failed disk sync of the ledger (standalone: charges are refused until the process is restarted). Take this instance out of rotation until it answers 200; `/healthz` still says whether the process itself runs.", body = crate::front::error::ErrorBody,
             example = json!({"success": false, "error": "No live check workers: check jobs cannot be answered."}))))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     if let Err(why) = state.bus().readiness() {
         tracing::warn!(%why, "not ready");
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "success": false, "error": why })));
+    }
+    if let Some(why) = state.credits().ledger().disk_fault() {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "success": false, "error": why })));
     }
     let probe = tokio::time::timeout(
