@@ -175,24 +175,31 @@ pub fn router(state: AppState, hsts_max_age_secs: Option<u64>) -> Router {
         // Free: the catalogue and its live health describe the service, not a domain.
         .route("/v1/tlds", get(routes::tlds::list).fallback(method_not_allowed))
         .route("/v1/tlds/{tld}", get(routes::tlds::detail).fallback(method_not_allowed))
-        .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
-        .route("/metrics", get(routes::health::metrics))
         .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .fallback(not_found)
+        .with_state(state.clone());
+    // Liveness and metrics are never refused (`policy/pressure.rs` does not shed them either):
+    // outside the in-flight cap below, inside everything else.
+    let liveness = Router::new()
+        .route("/healthz", get(routes::health::healthz))
+        .route("/metrics", get(routes::health::metrics))
+        .route_layer(axum::middleware::from_fn(telemetry::record_request))
         .with_state(state.clone());
     // Every request ends within `server.request_timeout_secs` (500 in the spec's shape, never a
     // hung connection); past `policy.max_in_flight` requests at once, a fast 503 with
     // Retry-After instead of an unbounded queue. Both inside CORS, so browsers can read them.
+    // One cap for the whole front: a router's layer is applied to each route (and method)
+    // separately, and `ConcurrencyLimitLayer` would give each its own `max_in_flight`.
     let max_in_flight = state.policy().max_in_flight;
     let guard = tower::ServiceBuilder::new()
         .layer(axum::error_handling::HandleErrorLayer::new(|e: tower::BoxError| async move {
             if e.is::<tower::timeout::error::Elapsed>() { ApiError::TimedOut } else { ApiError::Overloaded }
         }))
         .option_layer((max_in_flight > 0).then(tower::load_shed::LoadShedLayer::new))
-        .option_layer((max_in_flight > 0).then(|| tower::limit::ConcurrencyLimitLayer::new(max_in_flight)))
+        .option_layer((max_in_flight > 0).then(|| tower::limit::GlobalConcurrencyLimitLayer::new(max_in_flight)))
         .timeout(state.request_timeout());
-    router = router.layer(guard);
+    router = router.layer(guard).merge(liveness);
     let router = router
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {

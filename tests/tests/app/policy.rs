@@ -231,6 +231,37 @@ async fn past_max_in_flight_requests_are_shed_with_503_and_retry_after() {
     assert_eq!(app.finish(Some(&key)).await, ok, "shed requests cost nothing");
 }
 
+/// `policy.max_in_flight` caps the whole front, not each route: with the cap taken by slow checks,
+/// a request to another route is refused too (503, `Retry-After`), while `/healthz` is never
+/// refused; once the checks are answered the other route is served again.
+#[tokio::test]
+async fn the_in_flight_cap_is_one_for_the_whole_front() {
+    let app = TestApp::spawn_with(|s| s.policy.max_in_flight = 2).await;
+    app.sim.set_knobs(dsa_tests::sim::Knobs {
+        latency_ms: dsa_tests::sim::Latency { dns: 0, rdap: 900, whois: 900 },
+        ..dsa_tests::sim::Knobs::default()
+    });
+    let key = app.key(KeyOpts::default()).await;
+    let slow: Vec<_> = (0..2)
+        .map(|i| {
+            let (http, url) = (app.http.clone(), app.url(&path(&key, &format!("cap-test-{i}.com"))));
+            tokio::spawn(async move { http.get(url).send().await.expect("request").status().as_u16() })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (status, headers, body) = app.get("/v1/tlds").await;
+    assert_eq!(status, 503, "another route shares the cap: {}", body["error"]);
+    assert_eq!(headers.get("retry-after").and_then(|v| v.to_str().ok()), Some("1"), "{headers:?}");
+    let (status, _, body) = app.get("/healthz").await;
+    assert_eq!(status, 200, "liveness is never refused: {body}");
+    for task in slow {
+        assert_eq!(task.await.expect("task"), 200, "the checks holding the cap are served");
+    }
+    let (status, _, body) = app.get("/v1/tlds").await;
+    assert_eq!(status, 200, "served again once the cap is free: {body}");
+    assert_eq!(app.finish(Some(&key)).await, 2);
+}
+
 /// A front whose runtime runs ready work late (CPU saturated) refuses new requests at once with
 /// the documented 503, charges nothing for them, and serves normally as soon as it is on time.
 #[tokio::test]
