@@ -105,8 +105,8 @@ async fn warm_ledger(store: &Arc<dyn Store>, key: &str) -> anyhow::Result<()> {
     let found = store.find_key(&api::keys::hash_key(key)).await?;
     let key_id = found.ok_or_else(|| anyhow::anyhow!("the bench's key is not in the store"))?.id;
     for _ in 0..WARM_LEDGER_CHARGES / 4 {
-        let batch = (0..4).map(|_| dsa_tests::harness::ledger_event(&key_id, 1, "bench-warm-up")).collect();
-        let (applied, sync) = store.commit_ledger(batch).await?;
+        let batch: Vec<_> = (0..4).map(|_| dsa_tests::harness::ledger_event(&key_id, 1, "bench-warm-up")).collect();
+        let (applied, sync) = store.commit_ledger(&batch).await?;
         anyhow::ensure!(applied == 4, "a warm-up batch applied {applied} of 4 charges");
         if let Some(sync) = sync {
             sync.run().await?;

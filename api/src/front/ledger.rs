@@ -251,7 +251,7 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue, disk_failed): Led
         let (events, waiting): (Vec<LedgerEvent>, Vec<_>) = batch.drain(..).map(|p: Pending| (p.event, p.done)).unzip();
         // Never dropped: a charge confirmed to nobody yet may have been answered 200 after a
         // timeout, so the batch is retried until the store takes it.
-        let (applied, sync) = (|| store.commit_ledger(events.clone()))
+        let (applied, sync) = (|| store.commit_ledger(&events))
             .retry(backoff().without_max_times())
             .notify(
                 |e, wait| tracing::error!(error = ?e, events = events.len(), ?wait, "ledger batch failed; retrying"),

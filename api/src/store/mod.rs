@@ -130,9 +130,14 @@ pub trait Store: Send + Sync + 'static {
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>>;
     /// [`Store::apply_ledger`] returning as soon as the transaction is committed, with what makes
     /// it durable: the events are durable once the [`LedgerSync`] has run (`None`: already). The
-    /// standalone ledger writer commits its next batch while the last one is synced.
-    fn commit_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
-        Box::pin(async move { Ok((self.apply_ledger(events).await?, None)) })
+    /// standalone ledger writer commits its next batch while the last one is synced. The events
+    /// are borrowed: the writer keeps its batch to retry it, and a store that writes them as they
+    /// are copies nothing first.
+    fn commit_ledger<'a>(
+        &'a self,
+        events: &'a [LedgerEvent],
+    ) -> BoxFuture<'a, anyhow::Result<(u64, Option<LedgerSync>)>> {
+        Box::pin(async move { Ok((self.apply_ledger(events.to_vec()).await?, None)) })
     }
     /// The shared secret called `name`, created (random, 256 bits, hex) on first use; every
     /// process on this database gets the same value.
@@ -586,11 +591,11 @@ pub trait Dialect: Database {
 
     /// [`Store::commit_ledger`] in this dialect: by default [`Dialect::apply_ledger`], durable
     /// on return.
-    fn commit_ledger(
-        store: &SqlStore<Self>,
-        events: Vec<LedgerEvent>,
-    ) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
-        Box::pin(async move { Ok((Self::apply_ledger(store, events).await?, None)) })
+    fn commit_ledger<'a>(
+        store: &'a SqlStore<Self>,
+        events: &'a [LedgerEvent],
+    ) -> BoxFuture<'a, anyhow::Result<(u64, Option<LedgerSync>)>> {
+        Box::pin(async move { Ok((Self::apply_ledger(store, events.to_vec()).await?, None)) })
     }
 
     /// The webhook fan-out's condition on `events`, as its partial index states it.
@@ -744,7 +749,7 @@ impl Dialect for Sqlite {
 
     fn apply_ledger(store: &SqlStore<Self>, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         Box::pin(async move {
-            let (applied, sync) = Self::commit_ledger(store, events).await?;
+            let (applied, sync) = Self::commit_ledger(store, &events).await?;
             if let Some(sync) = sync {
                 sync.run().await?;
             }
@@ -752,10 +757,10 @@ impl Dialect for Sqlite {
         })
     }
 
-    fn commit_ledger(
-        store: &SqlStore<Self>,
-        events: Vec<LedgerEvent>,
-    ) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+    fn commit_ledger<'a>(
+        store: &'a SqlStore<Self>,
+        events: &'a [LedgerEvent],
+    ) -> BoxFuture<'a, anyhow::Result<(u64, Option<LedgerSync>)>> {
         Box::pin(async move {
             if events.is_empty() {
                 return Ok((0, None));
@@ -777,7 +782,7 @@ impl Dialect for Sqlite {
             if store.checkpoints.tail_due.swap(false, std::sync::atomic::Ordering::AcqRel) {
                 checkpoint_the_tail(open).await;
             }
-            let applied = apply_sqlite_ledger(open, &events).await;
+            let applied = apply_sqlite_ledger(open, events).await;
             if applied.is_err() {
                 // A connection in an unknown state is not used again. Closed before the error is
                 // returned (dropped, it would close later on its own thread): the next batch's
@@ -1340,7 +1345,10 @@ where
         DB::apply_ledger(self, events)
     }
 
-    fn commit_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+    fn commit_ledger<'a>(
+        &'a self,
+        events: &'a [LedgerEvent],
+    ) -> BoxFuture<'a, anyhow::Result<(u64, Option<LedgerSync>)>> {
         DB::commit_ledger(self, events)
     }
 
@@ -2152,7 +2160,7 @@ mod tests {
         assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 1200);
         // A commit comes with the sync of the database's WAL; a sync of a WAL that is not there
         // fails (its commits are not confirmed), never passes silently.
-        let (applied, sync) = store.commit_ledger(events(3)).await.expect("commit");
+        let (applied, sync) = store.commit_ledger(&events(3)).await.expect("commit");
         assert_eq!(applied, 3);
         sync.expect("a file database's commit needs its WAL synced").run().await.expect("sync");
         assert_eq!(*store.ledger_wal.get().expect("learnt"), Some(dir.join("dsa.db-wal")));
@@ -2177,9 +2185,9 @@ mod tests {
         let wal = dir.join("dsa.db-wal");
         let (mut largest, mut frames_written, mut in_place) = (0_u64, 0_u64, 0_u32);
         for _ in 0..4_000 {
-            let batch = (0..4).map(|_| charge(&key.id, 1)).collect();
+            let batch: Vec<_> = (0..4).map(|_| charge(&key.id, 1)).collect();
             let before = std::fs::metadata(&wal).map_or(0, |m| m.len());
-            let (applied, _sync) = store.commit_ledger(batch).await.expect("commit");
+            let (applied, _sync) = store.commit_ledger(&batch).await.expect("commit");
             assert_eq!(applied, 4);
             let after = std::fs::metadata(&wal).map_or(0, |m| m.len());
             frames_written += after.saturating_sub(before);
@@ -2300,7 +2308,7 @@ mod tests {
         let store = SqliteStore::connect("sqlite::memory:", 1).await.expect("open");
         store.migrate().await.expect("migrate");
         let key = free_key(&store).await;
-        let (applied, sync) = store.commit_ledger(vec![charge(&key.id, 2)]).await.expect("commit");
+        let (applied, sync) = store.commit_ledger(&[charge(&key.id, 2)]).await.expect("commit");
         assert_eq!((applied, sync.is_none()), (1, true));
         assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 2);
     }

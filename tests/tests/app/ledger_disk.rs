@@ -41,7 +41,10 @@ impl Store for FailingSyncs {
     fn apply_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<u64>> {
         self.inner.apply_ledger(events)
     }
-    fn commit_ledger(&self, events: Vec<LedgerEvent>) -> BoxFuture<'_, anyhow::Result<(u64, Option<LedgerSync>)>> {
+    fn commit_ledger<'a>(
+        &'a self,
+        events: &'a [LedgerEvent],
+    ) -> BoxFuture<'a, anyhow::Result<(u64, Option<LedgerSync>)>> {
         Box::pin(async move {
             let (applied, sync) = self.inner.commit_ledger(events).await?;
             assert!(sync.is_some(), "a ledger on a file is synced after its commit");
