@@ -41,7 +41,11 @@
 //! `policy.max_in_flight` / `policy.shed_scheduling_lag_ms`. Before the flood, the front's
 //! `/healthz` capacity is measured the same way, and the run prints the front process's own
 //! cached check / healthz ratio and its CPU time per request of each (user + system, every
-//! thread, `/proc/<pid>/stat`): the front's cost alone, whatever else shares the machine.
+//! thread, `/proc/<pid>/stat`): the front's cost alone, whatever else shares the machine; and
+//! how busy the front kept its core in each loop (CPU time over wall time): a front waiting for
+//! its ledger's durable commits (a sync of the SQLite WAL, or JetStream's ack of a synced write)
+//! with every connection's request stays below 1.0, its capacity is then that wait × the
+//! connections, and its CPU per request includes going idle and being woken.
 //! `BENCH_FLOOD_SECS=0` stops after that; `BENCH_FLOOD_CAPACITY_SECS` (5) is the length of each
 //! closed loop; `BENCH_FLOOD_METRICS=1` serves `/metrics` on the front's public listener.
 //!
@@ -478,17 +482,30 @@ fn cpu_secs(pid: u32) -> (f64, f64) {
     (ticks(11), ticks(12))
 }
 
+/// What the front process used during one [`front_closed_loop`].
+struct FrontLoad {
+    /// The generator's figures (`dsa-load`'s JSON line).
+    figures: serde_json::Value,
+    /// The front's CPU time per answered request, user and system, µs.
+    cpu_us: (f64, f64),
+    /// The front's CPU time over the loop's wall time: 1.0 is one core kept busy. A front pinned
+    /// to one core and well below 1.0 was waiting (for its ledger's commit or acks), so its
+    /// capacity there is bounded by that wait × connections, not by its CPU, and its CPU per
+    /// request includes the cost of going idle and being woken.
+    busy: f64,
+}
+
 /// A `dsa-load` closed loop of `connections` for `secs` on the `targets` file against the front
-/// at `addr` (process `pid`): the generator's figures, and the front's CPU time per answered
-/// request (user, system; µs) over the loop.
+/// at `addr` (process `pid`): see [`FrontLoad`].
 fn front_closed_loop(
     addr: &str,
     pid: u32,
     targets: &std::path::Path,
     connections: usize,
     secs: f64,
-) -> anyhow::Result<(serde_json::Value, (f64, f64))> {
+) -> anyhow::Result<FrontLoad> {
     let before = cpu_secs(pid);
+    let started = Instant::now();
     let out = generator_command()
         .arg("--addr")
         .arg(addr)
@@ -498,6 +515,7 @@ fn front_closed_loop(
         .stdin(std::process::Stdio::null())
         .output()?;
     let after = cpu_secs(pid);
+    let wall = started.elapsed().as_secs_f64();
     anyhow::ensure!(out.status.success(), "dsa-load (closed loop on {}) failed", targets.display());
     let figures: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii())?;
     // Every answer, whatever its status (0: none, not counted).
@@ -506,7 +524,12 @@ fn front_closed_loop(
         .map(|s| s.iter().filter(|(code, _)| code.as_str() != "0").filter_map(|(_, n)| n.as_u64()).sum())
         .unwrap_or(0);
     let n = (answered as f64).max(1.0);
-    Ok((figures, ((after.0 - before.0) * 1e6 / n, (after.1 - before.1) * 1e6 / n)))
+    let (user, system) = (after.0 - before.0, after.1 - before.1);
+    Ok(FrontLoad {
+        figures,
+        cpu_us: (user * 1e6 / n, system * 1e6 / n),
+        busy: (user + system) / wall.max(f64::MIN_POSITIVE),
+    })
 }
 
 /// Sequential requests: their latencies, sorted, and the statuses that were not 200.
@@ -605,9 +628,9 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     // Capacity: closed loop from the same generator.
     let capacity_secs: f64 = env_or("BENCH_FLOOD_CAPACITY_SECS", 5.0);
     let listen = settings.server.listen.to_string();
-    let (closed, check_cpu) = front_closed_loop(&listen, pid, &targets, connections, capacity_secs)?;
-    let capacity = closed["ok_per_sec"].as_f64().unwrap_or(0.0);
-    anyhow::ensure!(capacity > 0.0, "no capacity measured: {closed}");
+    let check = front_closed_loop(&listen, pid, &targets, connections, capacity_secs)?;
+    let capacity = check.figures["ok_per_sec"].as_f64().unwrap_or(0.0);
+    anyhow::ensure!(capacity > 0.0, "no capacity measured: {}", check.figures);
     // The same front process on cheaper requests from the same generator, on the same CPU
     // budget: `/healthz` (the HTTP stack), a check refused for an unknown key (+ the `/v1` layers,
     // the key lookup, an error answer), a check with a key of a name that cannot be parsed (+ the
@@ -623,31 +646,43 @@ async fn flood(sim: &Simulator, connections: usize) -> anyhow::Result<()> {
     ];
     let mut healthz_capacity = 0.0;
     let mut healthz_cpu = (0.0, 0.0);
+    let mut healthz_busy = 0.0;
     let mut costs = Vec::new();
     for (label, path) in &stages {
         let file = std::env::temp_dir().join(format!("dsa-flood-stage-{}.txt", uuid::Uuid::now_v7()));
         std::fs::write(&file, format!("{path}\n"))?;
         let measured = front_closed_loop(&listen, pid, &file, connections, capacity_secs);
         let _ = std::fs::remove_file(&file);
-        let (figures, cpu) = measured?;
+        let FrontLoad { figures, cpu_us: cpu, busy } = measured?;
         if path == "/healthz" {
             healthz_capacity = figures["ok_per_sec"].as_f64().unwrap_or(0.0);
-            healthz_cpu = cpu;
+            (healthz_cpu, healthz_busy) = (cpu, busy);
         }
         costs.push(format!("{label} {:.1} + {:.1} µs ({:?})", cpu.0, cpu.1, figures["statuses"]));
     }
     println!(
         "flood      {} front process alone on its core (CPU cap {}): cached check {capacity:.0}/s, GET /healthz {healthz_capacity:.0}/s; \
          cached check / healthz throughput: {:.2}; the front's CPU per request (every thread, user + system): \
-         cached check {:.1} + {:.1} µs, {} → throughput at equal CPU, cached check / healthz {:.2}",
+         cached check {:.1} + {:.1} µs, {} → throughput at equal CPU, cached check / healthz {:.2}; \
+         the front's CPU over wall time (1.00 = its core kept busy): cached check {:.2}, GET /healthz {:.2}",
         if fleet_mode { "fleet" } else { "standalone" },
         if capped.is_some() { front_cpu.to_string() } else { "none".to_owned() },
         capacity / healthz_capacity.max(f64::MIN_POSITIVE),
-        check_cpu.0,
-        check_cpu.1,
+        check.cpu_us.0,
+        check.cpu_us.1,
         costs.join(", "),
-        (healthz_cpu.0 + healthz_cpu.1) / (check_cpu.0 + check_cpu.1).max(f64::MIN_POSITIVE),
+        (healthz_cpu.0 + healthz_cpu.1) / (check.cpu_us.0 + check.cpu_us.1).max(f64::MIN_POSITIVE),
+        check.busy,
+        healthz_busy,
     );
+    if check.busy < 0.9 {
+        println!(
+            "flood      the front kept its core {:.0}% busy on cached checks: they wait for the ledger's durable commit \
+             with {connections} connections, so their capacity here is that wait × connections, not the front's CPU \
+             (BENCH_CONNECTIONS raises it)",
+            check.busy * 100.0
+        );
+    }
     if std::env::var("BENCH_FLOOD_SECS").as_deref() == Ok("0") {
         front.sigkill();
         return flood_cleanup(capped, &targets, sqlite, fleet_parts).await;

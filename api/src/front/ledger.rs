@@ -237,10 +237,12 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue, disk_failed): Led
     let syncer = tokio::spawn(confirm_when_durable(committed, disk_failed.clone()));
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
-        // No wait to let a batch fill: what queued during the last transaction is the next batch.
+        // No timed wait to let a batch fill: what queued during the last transaction is the next
+        // batch, and so is what the handlers ready to run now add to it.
         if queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
             break;
         }
+        fill_from_ready_handlers(&mut queue, &mut batch, MAX_BATCH).await;
         if disk_failed.load(Ordering::Acquire) {
             // Not committed: refused with nothing kept.
             for pending in batch.drain(..) {
@@ -265,6 +267,28 @@ pub async fn run(store: Arc<dyn Store>, LedgerQueue(mut queue, disk_failed): Led
     }
     drop(to_sync);
     let _ = syncer.await;
+}
+
+/// Lets every task ready to run on this runtime take its turn once (`yield_now`), then adds what
+/// they queued to `batch` (up to `limit` charges), without waiting for more.
+///
+/// Why: when the front's threads share few cores, the standalone writer's transaction and sync
+/// take the core from the handlers, so what queued meanwhile is little, and on one core the
+/// batches shrank to a charge or two, each transaction writing the same hot pages (the ledger's
+/// last leaf, its index leaves, the usage row) to the WAL again. Handlers ready to run are
+/// usually a step from their charge; one turn each lets them add it to this batch (the fleet
+/// front's message). With nothing else ready (a lone request) the turn comes back at once.
+async fn fill_from_ready_handlers(queue: &mut mpsc::Receiver<Pending>, batch: &mut Vec<Pending>, limit: usize) {
+    if batch.len() >= limit {
+        return;
+    }
+    tokio::task::yield_now().await;
+    while batch.len() < limit {
+        match queue.try_recv() {
+            Ok(pending) => batch.push(pending),
+            Err(_) => break,
+        }
+    }
 }
 
 /// [`LedgerSink::disk_fault`]'s reason.
@@ -339,6 +363,7 @@ pub async fn forward(
         if queue.recv_many(&mut group, EVENTS_PER_MESSAGE).await == 0 {
             break;
         }
+        fill_from_ready_handlers(&mut queue, &mut group, EVENTS_PER_MESSAGE).await;
         if client.connection_state() != async_nats::connection::State::Connected {
             // Not published at all, so definitely not recorded: the handlers answer 503.
             metrics::counter!("dsa_ledger_refused_total").increment(group.len() as u64);
@@ -598,5 +623,59 @@ mod tests {
         assert_eq!(synced.last().map(String::as_str), Some("sync 4 done"), "sync 5 never ran: {synced:?}");
         drop(to_sync);
         syncer.await.expect("the syncer ends");
+    }
+
+    /// A charge of 1 credit with a fresh event id.
+    fn charge() -> LedgerEvent {
+        LedgerEvent {
+            event_id: uuid::Uuid::now_v7(),
+            key_id: "key-1".into(),
+            period: "2026-11".into(),
+            endpoint: "check".into(),
+            credits: 1,
+            charged_at: time::OffsetDateTime::now_utc(),
+            front: "front-1".into(),
+            request_id: None,
+        }
+    }
+
+    /// Issue 29: the batch is cut after the handlers ready to run have had their turn, so on a
+    /// front whose writer shares the core with them a batch holds their charges too, not only
+    /// what queued before the writer woke; up to the limit, the rest left queued; and a lone
+    /// charge goes out at once.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_batch_takes_the_charges_of_the_handlers_ready_to_run() {
+        let (sink, LedgerQueue(mut queue, _)) = queue(64);
+        // Five handlers ready to run (spawned, not yet polled on this one-thread runtime), each a
+        // step from its charge.
+        let handlers: Vec<_> = (0..5)
+            .map(|_| {
+                let sink = sink.clone();
+                tokio::spawn(async move { sink.record(charge()).await })
+            })
+            .collect();
+        let (done, _confirmed) = oneshot::channel();
+        sink.queue.try_send(Pending { event: charge(), done }).expect("queued");
+        let mut batch = Vec::new();
+        assert_eq!(queue.recv_many(&mut batch, MAX_BATCH).await, 1, "only the first charge had queued");
+        fill_from_ready_handlers(&mut queue, &mut batch, 4).await;
+        assert_eq!(batch.len(), 4, "the handlers' charges join the batch, up to its limit");
+        fill_from_ready_handlers(&mut queue, &mut batch, MAX_BATCH).await;
+        assert_eq!(batch.len(), 6, "the rest stayed queued for the next batch");
+        for pending in batch.drain(..) {
+            let _ = pending.done.send(Ok(()));
+        }
+        for handler in handlers {
+            assert_eq!(handler.await.expect("handler"), Ok(()));
+        }
+
+        // A lone charge: nothing else is ready, the batch is cut at once with it alone.
+        let (done, _confirmed) = oneshot::channel();
+        sink.queue.try_send(Pending { event: charge(), done }).expect("queued");
+        assert_eq!(queue.recv_many(&mut batch, MAX_BATCH).await, 1);
+        tokio::time::timeout(Duration::from_secs(5), fill_from_ready_handlers(&mut queue, &mut batch, MAX_BATCH))
+            .await
+            .expect("no wait for more charges");
+        assert_eq!(batch.len(), 1);
     }
 }
