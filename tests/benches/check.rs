@@ -797,7 +797,10 @@ async fn flood_cleanup(
     }
     let _ = std::fs::remove_file(targets);
     if let Some(file) = sqlite {
-        let _ = std::fs::remove_file(file);
+        // The database and the write-ahead log and index the killed front left beside it.
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
     }
     if let Some((_nats, db, worker, ledger)) = fleet_parts {
         worker.stop().await;

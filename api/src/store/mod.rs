@@ -2204,9 +2204,12 @@ mod tests {
         );
         assert!(completed >= 4, "checkpoints ran beside the writer: {completed}");
         // Measured: 2,000+ commits in place and at most 6–17 MiB (17 on a loaded machine, where the
-        // checkpoints beside the writer lag); without the tail checkpoint none and 94 MiB.
+        // checkpoints beside the writer lag; once 1,396 in place and 62 MiB, with the rest of the
+        // crate's tests sharing two cores); without the tail checkpoint none and 94 MiB. The
+        // commits written in place are what tells a WAL that restarts; the size bound only
+        // catches one that grows without end.
         assert!(in_place >= 1_000, "the WAL restarted: only {in_place} commits were written in place");
-        assert!(largest < 48 * 1024 * 1024, "the WAL restarted: it reached {largest} bytes");
+        assert!(largest < 80 * 1024 * 1024, "the WAL restarted: it reached {largest} bytes");
         assert_eq!(store.settled_usage(&key.id, "2026-11").await.expect("usage"), 16_000);
         let _ = std::fs::remove_dir_all(&dir);
     }
