@@ -550,6 +550,7 @@ mod tests {
 
     use super::*;
     use crate::store::LedgerSync;
+    use crate::store::tests::charge;
 
     /// A batch committed after a sync began waits for the next sync; one sync confirms every
     /// batch committed before it began (the newest one's runs, once); a failed sync confirms
@@ -625,20 +626,6 @@ mod tests {
         syncer.await.expect("the syncer ends");
     }
 
-    /// A charge of 1 credit with a fresh event id.
-    fn charge() -> LedgerEvent {
-        LedgerEvent {
-            event_id: uuid::Uuid::now_v7(),
-            key_id: "key-1".into(),
-            period: "2026-11".into(),
-            endpoint: "check".into(),
-            credits: 1,
-            charged_at: time::OffsetDateTime::now_utc(),
-            front: "front-1".into(),
-            request_id: None,
-        }
-    }
-
     /// Issue 29: the batch is cut after the handlers ready to run have had their turn, so on a
     /// front whose writer shares the core with them a batch holds their charges too, not only
     /// what queued before the writer woke; up to the limit, the rest left queued; and a lone
@@ -651,11 +638,11 @@ mod tests {
         let handlers: Vec<_> = (0..5)
             .map(|_| {
                 let sink = sink.clone();
-                tokio::spawn(async move { sink.record(charge()).await })
+                tokio::spawn(async move { sink.record(charge("key-1", 1)).await })
             })
             .collect();
         let (done, _confirmed) = oneshot::channel();
-        sink.queue.try_send(Pending { event: charge(), done }).expect("queued");
+        sink.queue.try_send(Pending { event: charge("key-1", 1), done }).expect("queued");
         let mut batch = Vec::new();
         assert_eq!(queue.recv_many(&mut batch, MAX_BATCH).await, 1, "only the first charge had queued");
         fill_from_ready_handlers(&mut queue, &mut batch, 4).await;
@@ -671,7 +658,7 @@ mod tests {
 
         // A lone charge: nothing else is ready, the batch is cut at once with it alone.
         let (done, _confirmed) = oneshot::channel();
-        sink.queue.try_send(Pending { event: charge(), done }).expect("queued");
+        sink.queue.try_send(Pending { event: charge("key-1", 1), done }).expect("queued");
         assert_eq!(queue.recv_many(&mut batch, MAX_BATCH).await, 1);
         tokio::time::timeout(Duration::from_secs(5), fill_from_ready_handlers(&mut queue, &mut batch, MAX_BATCH))
             .await

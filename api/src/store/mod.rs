@@ -2066,7 +2066,7 @@ fn refused_as_data(error: &anyhow::Error) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Issue 32: a charge answered 200 must survive a power loss, so every connection of the
@@ -2100,8 +2100,9 @@ mod tests {
             .expect("key")
     }
 
-    /// A charge of `credits` on `key_id` for November 2026's `check`, with a fresh event id.
-    fn charge(key_id: &str, credits: i64) -> LedgerEvent {
+    /// A charge of `credits` on `key_id` for November 2026's `check`, with a fresh event id
+    /// (the ledger writer's tests use it too).
+    pub(crate) fn charge(key_id: &str, credits: i64) -> LedgerEvent {
         LedgerEvent {
             event_id: uuid::Uuid::now_v7(),
             key_id: key_id.to_owned(),
