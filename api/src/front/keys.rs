@@ -8,6 +8,8 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::pricing::purchase::CheckoutUrl;
+
 /// Browser-side or secret key (spec §2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumString)]
 #[serde(rename_all = "snake_case")]
@@ -131,6 +133,37 @@ pub struct KeyRecord {
     /// The portal account that owns the key; `None` for an operator key (`dsa keys create`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
+    /// `purchase_url` checked as a checkout URL, on first use ([`KeyRecord::purchase_checkout`]).
+    /// Not stored, not serialised, not compared.
+    #[serde(skip)]
+    pub parsed_purchase_url: ParsedPurchaseUrl,
+}
+
+impl KeyRecord {
+    /// The key's purchase URL as a checkout URL ([`CheckoutUrl::parse`]); `None` when the key has
+    /// none or it is not an acceptable checkout URL. Parsed once per record (every available
+    /// answer of a key with a purchase button asks for it), again only if `purchase_url` changed.
+    pub fn purchase_checkout(&self) -> Option<std::borrow::Cow<'_, CheckoutUrl>> {
+        let text = self.purchase_url.as_deref()?;
+        let (source, parsed) =
+            self.parsed_purchase_url.0.get_or_init(|| (text.to_owned(), CheckoutUrl::parse(text).ok()));
+        if source == text {
+            parsed.as_ref().map(std::borrow::Cow::Borrowed)
+        } else {
+            CheckoutUrl::parse(text).ok().map(std::borrow::Cow::Owned)
+        }
+    }
+}
+
+/// The cache behind [`KeyRecord::purchase_checkout`]: the text parsed and its parse. Every
+/// record's cache equals every other's, so that records compare by their settings alone.
+#[derive(Debug, Clone, Default)]
+pub struct ParsedPurchaseUrl(std::sync::OnceLock<(String, Option<CheckoutUrl>)>);
+
+impl PartialEq for ParsedPurchaseUrl {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// Generates a new key of `kind`; returns the key (show once) and its stored hash.

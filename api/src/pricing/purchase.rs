@@ -143,6 +143,26 @@ const PURCHASE_PARAMS: [&str; 3] = ["domain", "sld", "tld"];
 pub fn checkout_url(base: &CheckoutUrl, domain: &str, sld: &str, tld: &str) -> String {
     let tld: Cow<'_, str> = if tld.starts_with('.') { Cow::Borrowed(tld) } else { Cow::Owned(format!(".{tld}")) };
     let values = [domain, sld, tld.as_ref()];
+    if base.0.query().is_none() && base.0.fragment().is_none() {
+        return appended(base, values);
+    }
+    rebuilt(base, values)
+}
+
+/// [`checkout_url`] of a base without query nor fragment (`https://shop.example/checkout`, the
+/// common case): the three pairs appended to its text, without re-parsing the URL. Form-URL-encoded
+/// text is all in the query's allowed set, so this is byte for byte what [`rebuilt`] writes.
+fn appended(base: &CheckoutUrl, values: [&str; 3]) -> String {
+    let mut pairs = form_urlencoded::Serializer::new(String::with_capacity(64));
+    for (name, value) in PURCHASE_PARAMS.iter().zip(values) {
+        pairs.append_pair(name, value);
+    }
+    [base.0.as_str(), "?", &pairs.finish()].concat()
+}
+
+/// [`checkout_url`] of any base: its query rebuilt with the purchase parameters replaced or
+/// appended, then set on a copy of the URL.
+fn rebuilt(base: &CheckoutUrl, values: [&str; 3]) -> String {
     let encoded =
         |i: usize| form_urlencoded::Serializer::new(String::new()).append_pair(PURCHASE_PARAMS[i], values[i]).finish();
 
@@ -270,6 +290,32 @@ mod tests {
             checkout_url(&url("https://shop.example/?tld=.net&tld=.org&ref=1"), "x.com", "x", ".com"),
             "https://shop.example/?tld=.com&ref=1&domain=x.com&sld=x"
         );
+    }
+
+    #[test]
+    fn a_base_without_query_gets_the_same_url_either_way() {
+        let bases = [
+            "https://shop.example/checkout",
+            "http://Shop.Example:8080/a/b%20c/",
+            "https://xn--bcher-kva.de",
+            "https://[::1]/x",
+        ];
+        let names = [
+            ("example.com.af", "example", ".com.af"),
+            ("xn--bcher-kva.de", "xn--bcher-kva", ".de"),
+            ("bücher.de", "bücher", ".de"),
+            ("a b&c=d#e+f%g.com", "a b&c=d#e+f%g", ".com"),
+            ("", "", "."),
+        ];
+        for base in bases {
+            let base = url(base);
+            assert!(base.as_url().query().is_none() && base.as_url().fragment().is_none());
+            for (domain, sld, tld) in names {
+                let values = [domain, sld, tld];
+                assert_eq!(appended(&base, values), rebuilt(&base, values), "{base} {domain}");
+                assert_eq!(checkout_url(&base, domain, sld, tld), rebuilt(&base, values));
+            }
+        }
     }
 
     #[test]

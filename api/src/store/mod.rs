@@ -621,7 +621,7 @@ pub struct SqlStore<DB: Database> {
     checkpoints: std::sync::Arc<WalCheckpoints>,
     /// The write-ahead log the standalone ledger writer's commits go to (`None`: an in-memory
     /// database), learnt from SQLite when its connection is first opened ([`wal_sync`]).
-    ledger_wal: std::sync::Arc<std::sync::OnceLock<Option<std::path::PathBuf>>>,
+    ledger_wal: std::sync::Arc<std::sync::OnceLock<Option<std::sync::Arc<WalFile>>>>,
 }
 
 /// Ledger events the standalone writer applies between two WAL checkpoints: about SQLite's own
@@ -773,7 +773,7 @@ impl Dialect for Sqlite {
                         sqlx::ConnectOptions::connect(&ledger_writer_options(&store.pool.connect_options())).await?;
                     if store.ledger_wal.get().is_none() {
                         let wal = write_ahead_log(&mut open).await?;
-                        let _ = store.ledger_wal.set(wal);
+                        let _ = store.ledger_wal.set(wal.map(|path| std::sync::Arc::new(WalFile::new(path))));
                     }
                     open
                 }
@@ -829,10 +829,47 @@ async fn write_ahead_log(connection: &mut sqlx::SqliteConnection) -> anyhow::Res
 /// that sync began, and SQLite's recovery keeps every transaction up to the last valid commit
 /// frame (SQLite "Write-Ahead Logging"; "PRAGMA synchronous": NORMAL in WAL mode keeps the
 /// database consistent and may lose only the last transactions, those not yet synced).
-fn wal_sync(wal: std::path::PathBuf) -> LedgerSync {
-    // Opened afresh each time: should SQLite delete the WAL and make it again, the file flushed
-    // is the one the commit went to.
-    LedgerSync::new(move || std::fs::File::open(&wal)?.sync_data())
+fn wal_sync(wal: std::sync::Arc<WalFile>) -> LedgerSync {
+    LedgerSync::new(move || wal.sync())
+}
+
+/// The standalone ledger writer's write-ahead log, kept open between syncs ([`wal_sync`]):
+/// opening and closing it for each sync were two system calls and a path lookup per commit.
+#[derive(Debug)]
+pub(crate) struct WalFile {
+    path: std::path::PathBuf,
+    open: std::sync::Mutex<Option<std::fs::File>>,
+}
+
+impl WalFile {
+    fn new(path: std::path::PathBuf) -> Self {
+        Self { path, open: std::sync::Mutex::new(None) }
+    }
+
+    /// `fdatasync` of the WAL. The file kept open is used while it still has a name: should
+    /// SQLite have deleted the WAL (it does when its last connection closes) and made it again,
+    /// the file flushed is the one at the path, which the commit went to; a WAL gone from the
+    /// path is an error (`NotFound`), never a sync of the deleted file.
+    fn sync(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let named = match open.as_ref() {
+            Some(file) => file.metadata()?.nlink() > 0,
+            None => false,
+        };
+        if !named {
+            *open = None;
+            *open = Some(std::fs::File::open(&self.path)?);
+        }
+        let file = open.as_ref().ok_or_else(|| std::io::Error::other("WAL not open"))?;
+        let synced = file.sync_data();
+        if synced.is_err() {
+            // The next sync opens the file again (the ledger stops charging after a failed sync
+            // anyway: `front::ledger`).
+            *open = None;
+        }
+        synced
+    }
 }
 
 /// The standalone ledger writer's connection options: the pool's, and
@@ -1159,6 +1196,7 @@ where
             label: row.try_get("label")?,
             created_at: DB::rfc3339(row.try_get("created_at")?)?,
             account_id: row.try_get("account_id")?,
+            parsed_purchase_url: Default::default(),
         })
     }
 
@@ -2164,9 +2202,21 @@ pub(crate) mod tests {
         let (applied, sync) = store.commit_ledger(&events(3)).await.expect("commit");
         assert_eq!(applied, 3);
         sync.expect("a file database's commit needs its WAL synced").run().await.expect("sync");
-        assert_eq!(*store.ledger_wal.get().expect("learnt"), Some(dir.join("dsa.db-wal")));
-        let gone = wal_sync(dir.join("no-such.db-wal"));
+        let wal = store.ledger_wal.get().cloned().flatten().expect("learnt");
+        assert_eq!(wal.path, dir.join("dsa.db-wal"));
+        let gone = wal_sync(std::sync::Arc::new(WalFile::new(dir.join("no-such.db-wal"))));
         assert_eq!(gone.run().await.expect_err("no WAL").kind(), std::io::ErrorKind::NotFound);
+        // The WAL is kept open between syncs, but a WAL deleted from under it is not synced as if
+        // it were still there: the next sync fails until a WAL is at the path again.
+        let kept = std::sync::Arc::new(WalFile::new(dir.join("kept.db-wal")));
+        std::fs::write(&kept.path, b"frames").expect("write");
+        wal_sync(kept.clone()).run().await.expect("sync");
+        wal_sync(kept.clone()).run().await.expect("sync of the file kept open");
+        std::fs::remove_file(&kept.path).expect("remove");
+        let deleted = wal_sync(kept.clone()).run().await.expect_err("the WAL was deleted");
+        assert_eq!(deleted.kind(), std::io::ErrorKind::NotFound);
+        std::fs::write(&kept.path, b"new frames").expect("write");
+        wal_sync(kept.clone()).run().await.expect("sync of the new WAL");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -29,7 +29,7 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use super::check::{Caller, CheckOutcome, CheckQuery, perform, set_demo_cookie};
-use super::{ApiQuery, flag};
+use super::flag;
 use crate::front::error::{ApiError, ErrorBody};
 use crate::pricing::{CommissionPercent, PriceTable, quote};
 
@@ -135,7 +135,7 @@ answer would carry `pricing`; `purchase_url` is null when it would carry no `pur
 pub async fn domain_check(
     State(state): State<crate::front::state::AppState>,
     caller: Caller,
-    ApiQuery(query): ApiQuery<CheckQuery>,
+    query: CheckQuery,
 ) -> Result<Response, ApiError> {
     let include_price = flag(&query.include_price, "include_price")?;
     let checked = perform(&state, caller, &query).await?;
