@@ -4,6 +4,9 @@
 #
 #   scripts/profile-check.sh [REQUESTS]    # default 5000
 #
+# Keep REQUESTS in the thousands: start-up (lazily built tables, the first connections) differs by
+# several million instructions from one run to the next, a few thousand per request at 2,000.
+#
 # Builds the `check_profile` bench (release), runs it three times under callgrind (start-up and
 # warm-up only; + N healthz; + N checks), subtracts, and leaves the check run's profile in
 # $OUT/check.out for `callgrind_annotate --inclusive=yes`. Needs valgrind.

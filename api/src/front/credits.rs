@@ -112,7 +112,8 @@ impl Reservation {
         let event = LedgerEvent {
             event_id,
             key_id: self.key_id.clone(),
-            period: self.period.clone(),
+            // Settled: nothing reads the reservation's period again (its drop gives nothing back).
+            period: std::mem::take(&mut self.period),
             endpoint: self.endpoint.to_owned(),
             credits: self.credits,
             charged_at: self.charged_at,
