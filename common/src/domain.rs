@@ -216,7 +216,12 @@ fn to_ascii(host: &str) -> Result<String, DomainError> {
             return Err(DomainError::EmptyLabel);
         }
         if label.is_ascii() {
-            check_ascii_label(&label.to_ascii_lowercase())?;
+            // Lower-cased only when it has upper case (a copy per label of every check else).
+            if label.bytes().any(|b| b.is_ascii_uppercase()) {
+                check_ascii_label(&label.to_ascii_lowercase())?;
+            } else {
+                check_ascii_label(label)?;
+            }
         }
     }
     let ascii = Uts46::new()
