@@ -302,13 +302,7 @@ impl TestApp {
                 .expect("count"),
             None => 0,
         };
-        // The database and its write-ahead log and shared-memory index (SQLite keeps both beside
-        // it while a connection is open).
-        for suffix in ["", "-wal", "-shm"] {
-            let mut path = self.db_path.clone().into_os_string();
-            path.push(suffix);
-            let _ = std::fs::remove_file(path);
-        }
+        super::remove_sqlite_database(&self.db_path);
         count
     }
 }

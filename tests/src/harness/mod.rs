@@ -60,3 +60,15 @@ pub fn ledger_event(key_id: &str, credits: i64, front: &str) -> common::messages
         request_id: None,
     }
 }
+
+/// Removes a SQLite database file a test made and the write-ahead log and shared-memory index
+/// SQLite keeps beside it (`<file>-wal`, `<file>-shm`, left behind when its last connection was
+/// not closed cleanly): a test run leaves nothing in the temporary directory. Missing files are
+/// not an error.
+pub fn remove_sqlite_database(file: &std::path::Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = file.as_os_str().to_owned();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
+}

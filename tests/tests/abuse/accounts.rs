@@ -119,9 +119,7 @@ impl Front {
         if let Some(server) = self.server.take() {
             let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
         }
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", self.db_path.display()));
-        }
+        dsa_tests::harness::remove_sqlite_database(&self.db_path);
     }
 }
 

@@ -252,7 +252,7 @@ async fn readiness_fails_while_a_kind_of_lookup_has_no_live_worker() {
     let api::Standalone { state, ledger, .. } = app;
     drop(state);
     let _ = tokio::time::timeout(Duration::from_secs(10), ledger).await;
-    let _ = std::fs::remove_file(&db_path);
+    dsa_tests::harness::remove_sqlite_database(&db_path);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

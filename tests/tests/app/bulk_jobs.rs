@@ -419,9 +419,7 @@ async fn a_job_survives_sigkill_of_the_standalone_process() {
     );
     assert_eq!(api::store::Store::settled_usage(&store, &record.id, &period).await.expect("usage"), total);
     drop(store);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db_path.display()));
-    }
+    dsa_tests::harness::remove_sqlite_database(&db_path);
 }
 
 /// `dsa check --file F --server URL --key K`: the names go to the server as a job; every result

@@ -76,21 +76,26 @@ fn is_metered(op: &Value) -> bool {
     op["security"].as_array().is_some_and(|reqs| reqs.iter().any(|r| r.get("client_key").is_some()))
 }
 
-/// A router over a standalone state, for reading its routes.
-async fn standalone_router() -> (axum::Router, api::Standalone) {
+/// A router over a standalone state, for reading its routes, and the directory of the state's
+/// database (its own: removed whole, no task still holding the store can make the file again).
+async fn standalone_router() -> (axum::Router, api::Standalone, std::path::PathBuf) {
     let mut settings = api::config::Settings::default();
-    let db = std::env::temp_dir().join(format!("dsa-contract-{}.db", uuid::Uuid::now_v7()));
-    settings.database.url = format!("sqlite://{}?mode=rwc", db.display()).into();
+    let dir = std::env::temp_dir().join(format!("dsa-contract-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).expect("database directory");
+    settings.database.url = format!("sqlite://{}?mode=rwc", dir.join("dsa.db").display()).into();
     let app = api::standalone(&settings).await.expect("standalone starts");
-    (api::router(app.state.clone(), None), app)
+    (api::router(app.state.clone(), None), app, dir)
 }
 
 #[tokio::test]
 async fn every_route_is_described_and_every_described_operation_is_served() {
-    let (router, standalone) = standalone_router().await;
+    let (router, standalone, dir) = standalone_router().await;
     let served = router_paths(&router);
     drop(router);
-    drop(standalone);
+    let api::Standalone { state, ledger, store } = standalone;
+    drop((state, store));
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
+    let _ = std::fs::remove_dir_all(&dir);
     // The reading of the router works (else every other assertion here would be vacuous).
     for known in ["/v1/domains/check", "/healthz", "/v1/openapi.json", "/docs"] {
         assert!(served.contains(known), "router paths read from its Debug output miss {known}: {served:?}");

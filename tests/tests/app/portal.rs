@@ -147,9 +147,7 @@ impl Portal {
             let _ = tokio::time::timeout(Duration::from_secs(10), ledger).await;
         }
         match self.cleanup.take() {
-            Some(Cleanup::File(path)) => {
-                let _ = std::fs::remove_file(path);
-            }
+            Some(Cleanup::File(path)) => dsa_tests::harness::remove_sqlite_database(&path),
             Some(Cleanup::Database { admin, name }) => {
                 drop(self.store);
                 if let Ok(mut conn) = PgConnection::connect(&admin).await {
