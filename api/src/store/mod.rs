@@ -853,22 +853,15 @@ impl WalFile {
     fn sync(&self) -> std::io::Result<()> {
         use std::os::unix::fs::MetadataExt;
         let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let named = match open.as_ref() {
-            Some(file) => file.metadata()?.nlink() > 0,
-            None => false,
+        // Taken out: kept again only after a sync that succeeded (after any error the next sync
+        // opens the path afresh; the ledger stops charging after a failed sync anyway).
+        let file = match open.take() {
+            Some(file) if file.metadata()?.nlink() > 0 => file,
+            _ => std::fs::File::open(&self.path)?,
         };
-        if !named {
-            *open = None;
-            *open = Some(std::fs::File::open(&self.path)?);
-        }
-        let file = open.as_ref().ok_or_else(|| std::io::Error::other("WAL not open"))?;
-        let synced = file.sync_data();
-        if synced.is_err() {
-            // The next sync opens the file again (the ledger stops charging after a failed sync
-            // anyway: `front::ledger`).
-            *open = None;
-        }
-        synced
+        file.sync_data()?;
+        *open = Some(file);
+        Ok(())
     }
 }
 
