@@ -262,6 +262,28 @@ pub struct Standalone {
     pub store: Arc<dyn Store>,
 }
 
+impl Standalone {
+    /// Stops standalone mode once the HTTP server (or MCP session) has ended: drops the state,
+    /// which closes the ledger queue, waits (at most [`SHUTDOWN_WAIT`]) until every queued charge
+    /// is applied and confirmed, then closes the store's connections ([`Store::close`], also
+    /// bounded by [`SHUTDOWN_WAIT`]), so the SQLite file is whole on its own once the process
+    /// has exited.
+    pub async fn shut_down(self) {
+        let Self { state, ledger, store } = self;
+        drop(state);
+        if tokio::time::timeout(SHUTDOWN_WAIT, ledger).await.is_err() {
+            tracing::warn!("the ledger did not drain in {SHUTDOWN_WAIT:?}");
+        }
+        if tokio::time::timeout(SHUTDOWN_WAIT, store.close()).await.is_err() {
+            tracing::warn!("the store's connections did not close in {SHUTDOWN_WAIT:?}");
+        }
+    }
+}
+
+/// The longest [`Standalone::shut_down`] waits for the ledger to drain, and then for the store's
+/// connections to close.
+pub const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Assembles standalone mode: SQLite store (migrated), engine, in-process bus, credits, ledger.
 ///
 /// # Errors

@@ -328,9 +328,7 @@ async fn run(size: usize, k: &Knobset) -> u64 {
         p99_busy / p99_idle.max(1e-9),
     );
     front.terminate(Duration::from_secs(10)).await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
+    dsa_tests::harness::remove_sqlite_database(&file);
     rss_peak
 }
 

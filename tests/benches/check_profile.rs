@@ -142,9 +142,7 @@ async fn run() -> anyhow::Result<()> {
         total as f64 / elapsed.as_secs_f64().max(1e-9)
     );
     server.abort();
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+    dsa_tests::harness::remove_sqlite_database(&db);
     Ok(())
 }
 

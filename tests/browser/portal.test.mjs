@@ -20,6 +20,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
+import { cleanUp } from './work.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -99,7 +100,7 @@ before(async () => {
 
 after(async () => {
   if (browser) await browser.close();
-  for (const c of children.reverse()) c.kill('SIGTERM');
+  await cleanUp(children, work, OUT, 'portal');
 });
 
 /** A context that records CSP violations, script errors and the widget's dsa:result events. */

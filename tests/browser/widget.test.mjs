@@ -20,6 +20,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
+import { cleanUp } from './work.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -144,7 +145,7 @@ before(async () => {
 
 after(async () => {
   if (browser) await browser.close();
-  for (const c of children.reverse()) c.kill('SIGTERM');
+  await cleanUp(children, work, OUT, 'widget');
 });
 
 /** A fresh context (own cookies) and page that records CSP violations and dsa:result events. */

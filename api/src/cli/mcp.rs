@@ -47,9 +47,7 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
         outcome = running.waiting() => { outcome.context("MCP session on stdio")?; }
         _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
     }
-    let api::Standalone { state, ledger, .. } = app;
-    drop(state);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
+    app.shut_down().await;
     tracing::info!("MCP server stopped; ledger drained");
     Ok(())
 }

@@ -20,9 +20,7 @@ pub(crate) async fn serve(settings: Settings) -> anyhow::Result<()> {
     let scheduler = api::start_watch_scheduler(&app.state, &settings, "standalone");
     serve_http(&settings, app.state.clone(), "standalone", started, None).await?;
     drop(scheduler);
-    let api::Standalone { state, ledger, .. } = app;
-    drop(state);
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ledger).await;
+    app.shut_down().await;
     tracing::info!("stopped; ledger drained");
     Ok(())
 }

@@ -72,3 +72,37 @@ pub fn remove_sqlite_database(file: &std::path::Path) {
         let _ = std::fs::remove_file(path);
     }
 }
+
+/// A directory of a test's own in the temporary directory (`<prefix>-<UUID v7>`), created when
+/// made and removed with everything in it when dropped, however the test ends (a failed
+/// assertion unwinds through the drop too): a test run leaves nothing behind.
+#[derive(Debug)]
+pub struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    /// Creates `<temp dir>/<prefix>-<UUID v7>`.
+    ///
+    /// # Panics
+    /// When the directory cannot be created (the test could not run).
+    pub fn new(prefix: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+        Self(path)
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// `name` inside the directory.
+    pub fn join(&self, name: impl AsRef<std::path::Path>) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

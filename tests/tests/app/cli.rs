@@ -4,11 +4,12 @@
 //!
 //! With everything else that runs the real binary or loads its configuration: [`check`] (`dsa
 //! check` against the simulator), [`sample_config`] (`dsa.sample.toml`), [`tls`] (`dsa serve`
-//! over HTTPS) and [`memory`] (the binary's allocator).
+//! over HTTPS), [`memory`] (the binary's allocator) and [`stop`] (`dsa serve` stopped by SIGTERM).
 
 mod check;
 mod memory;
 mod sample_config;
+mod stop;
 mod tls;
 
 use std::path::PathBuf;

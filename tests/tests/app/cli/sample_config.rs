@@ -1,6 +1,7 @@
 //! The sample configuration lists valid knobs with their defaults.
 
 use api::config::Settings;
+use dsa_tests::harness::ScratchDir;
 use dsa_tests::harness::binary::dsa_binary;
 
 #[test]
@@ -12,8 +13,7 @@ fn sample_config_parses_and_matches_the_defaults() {
 
 #[test]
 fn a_bad_setting_is_named() {
-    let dir = std::env::temp_dir().join(format!("dsa-config-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = ScratchDir::new("dsa-config");
     let path = dir.join("bad.toml");
     std::fs::write(&path, "[engine.whois]\nmax_bytes = \"lots\"\n").expect("write");
     let err = Settings::load(Some(&path)).expect_err("must fail").to_string();
@@ -27,8 +27,7 @@ fn a_bad_setting_is_named() {
 fn environment_overrides_and_unrelated_variables() {
     // SAFETY-free: set_var is safe to call in a single-threaded test of its own process section;
     // these names are used by this test only.
-    let dir = std::env::temp_dir().join(format!("dsa-config-env-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = ScratchDir::new("dsa-config-env");
     let path = dir.join("empty.toml");
     std::fs::write(&path, "").expect("write");
     // DSA_LOG and friends are not settings and must not break loading.
@@ -45,8 +44,7 @@ fn environment_overrides_and_unrelated_variables() {
 
 #[test]
 fn credentials_never_show_in_debug_output_or_errors() {
-    let dir = std::env::temp_dir().join(format!("dsa-config-secret-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = ScratchDir::new("dsa-config-secret");
     let path = dir.join("secret.toml");
     let file = "[database]\nurl = \"postgres://dsa:db-pa55word@db.internal/dsa\"\n\n\
                 [fleet]\nnats_url = \"nats://dsa-front:nats-pa55word@nats.internal:4222\"\n\n\
