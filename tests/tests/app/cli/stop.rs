@@ -3,11 +3,13 @@
 //! removed, so that copying the file alone (a backup of a stopped service) keeps every charge.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use api::store::{NewKey, SqliteStore, Store};
-use dsa_tests::harness::ScratchDir;
+use api::keys::Plan;
+use api::store::{SqliteStore, Store};
 use dsa_tests::harness::binary::dsa_binary;
+use dsa_tests::harness::{ScratchDir, fleet};
 use dsa_tests::sim::{Scenario, Simulator};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -20,23 +22,9 @@ async fn a_stopped_standalone_leaves_every_charge_in_its_database_file() {
     let file = dir.join("dsa.db");
     let db = format!("sqlite://{}?mode=rwc", file.display());
     let key = {
-        let store = SqliteStore::connect(&db, 1).await.expect("open the database");
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&db, 1).await.expect("open the database"));
         store.migrate().await.expect("migrate");
-        let (key, key_hash) = api::keys::generate(api::keys::KeyKind::Server);
-        store
-            .create_key(NewKey {
-                key_hash,
-                kind: api::keys::KeyKind::Server,
-                plan: api::keys::Plan::Pro,
-                pricing_enabled: false,
-                show_purchase_button: false,
-                default_commission_percent: None,
-                purchase_url: None,
-                allowed_origins: Vec::new(),
-                label: "stop test".into(),
-            })
-            .await
-            .expect("key");
+        let (key, _) = fleet::key(&store, Plan::Pro).await;
         // The test's own connection closed: the service's are then the database's only ones.
         store.close().await;
         key
@@ -57,14 +45,11 @@ async fn a_stopped_standalone_leaves_every_charge_in_its_database_file() {
         .expect("start dsa");
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
-    let mut up = false;
-    for _ in 0..400 {
-        if http.get(format!("{base}/healthz")).send().await.is_ok() {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let up = fleet::wait_until(Duration::from_secs(20), || {
+        let health = http.get(format!("{base}/healthz")).send();
+        async move { health.await.is_ok() }
+    })
+    .await;
     if !up {
         let _ = child.kill();
         panic!("dsa did not start");
@@ -79,17 +64,16 @@ async fn a_stopped_standalone_leaves_every_charge_in_its_database_file() {
     assert!(wal.exists(), "a running service writes its commits to the WAL first");
 
     let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("dsa did not stop within 30 s of SIGTERM");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let exited = fleet::wait_until(Duration::from_secs(30), || {
+        let done = matches!(child.try_wait(), Ok(Some(_)));
+        async move { done }
+    })
+    .await;
+    if !exited {
+        let _ = child.kill();
+        panic!("dsa did not stop within 30 s of SIGTERM");
+    }
+    let status = child.wait().expect("exit status");
     assert!(status.success(), "dsa exits cleanly on SIGTERM: {status:?}");
     assert!(!wal.exists(), "the WAL is checkpointed into the file and removed when dsa stops");
 
